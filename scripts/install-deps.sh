@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything sortd needs to build and test, from the distribution's packages only.
+# Used by the README, .ci/run and the Dockerfile. Works on Debian 12 and Ubuntu 24.04, as root or
+# through sudo, and skips the package manager entirely when everything is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+# Tools only the test suite uses; --build-only (the Dockerfile's build stage) skips them.
+if [[ ${1:-} != --build-only ]]; then
+  packages+=(python3)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then sudo=(sudo); fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

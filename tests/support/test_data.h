@@ -1,0 +1,44 @@
+// Test inputs shared by the CPU, kernel and server tests: key arrays of every type and shape, and
+// value arrays that encode their own input position so a test can recover the permutation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "worker/sort_spec.h"
+
+namespace sortd::testing {
+
+enum class Distribution {
+  kRandom,          // uniform random bits (floats include NaNs, infinities, denormals)
+  kAllEqual,
+  kFewUnique,       // 8 distinct values
+  kSorted,          // ascending in the API's order
+  kReversed,        // descending in the API's order
+  kLowByteVaries,   // only the lowest byte differs: most radix passes are skippable
+  kHighByteVaries,  // only the highest byte differs
+  kSpecialFloats,   // NaN/-NaN (several payloads), +-0, +-Inf, denormals, mixed with ordinary values
+};
+inline constexpr Distribution kAllDistributions[] = {
+    Distribution::kRandom,        Distribution::kAllEqual,       Distribution::kFewUnique,
+    Distribution::kSorted,        Distribution::kReversed,       Distribution::kLowByteVaries,
+    Distribution::kHighByteVaries, Distribution::kSpecialFloats};
+
+const char* DistributionName(Distribution d);
+
+// A seed from $SORTD_TEST_SEED, or a fresh one; printed either way so a failure can be replayed.
+uint64_t TestSeed();
+
+// n packed little-endian keys of `type`.
+std::string MakeKeys(KeyType type, size_t n, Distribution dist, uint64_t seed);
+
+// n packed values of `width` (4 or 8) bytes; value i encodes i (see DecodeValueIndex).
+std::string MakeValues(uint32_t width, size_t n);
+// The input position encoded in a value made by MakeValues, or UINT64_MAX if it is no such value.
+uint64_t DecodeValueIndex(const unsigned char* value, uint32_t width);
+
+// A byte pattern written over outputs before a sort, so an element the sort never wrote fails.
+inline constexpr unsigned char kPoisonByte = 0xA5;
+
+}  // namespace sortd::testing

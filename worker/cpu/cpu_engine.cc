@@ -1,0 +1,121 @@
+#include "worker/cpu/cpu_engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace sortd {
+
+void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
+  const SortSpec& spec = job.spec;
+  job.out_keys->resize(job.n * KeyWidth(spec.key_type));
+  if (spec.value_width != 0) job.out_values->resize(job.n * spec.value_width);
+  if (spec.return_indices) job.out_indices->resize(job.n * sizeof(uint32_t));
+  const absl::Time start = absl::Now();
+  sorter.Sort(spec, SortInput{job.keys.data(), job.values.data(), job.n},
+              SortOutput{job.out_keys->data(),
+                         spec.value_width != 0 ? job.out_values->data() : nullptr,
+                         spec.return_indices ? job.out_indices->data() : nullptr});
+  report.algorithm = Algorithm::kCpu;
+  report.device = "cpu";
+  report.compute = absl::Now() - start;
+}
+
+absl::StatusOr<std::unique_ptr<CpuEngine>> CpuEngine::Create(const CpuEngineOptions& options) {
+  if (options.threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cpu threads must be >= 0, got ", options.threads));
+  }
+  if (options.max_queued_jobs == 0) {
+    return absl::InvalidArgumentError("cpu engine max_queued_jobs must be > 0");
+  }
+  int threads = options.threads;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return std::unique_ptr<CpuEngine>(new CpuEngine(options, threads));
+}
+
+CpuEngine::CpuEngine(const CpuEngineOptions& options, int threads)
+    : options_(options), helpers_(threads - 1) {
+  workers_.reserve(threads);
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+CpuEngine::~CpuEngine() { Shutdown(absl::InfinitePast()); }
+
+std::string CpuEngine::Describe() const {
+  return absl::StrCat("cpu engine, ", workers_.size(), " worker threads, queue limit ",
+                      options_.max_queued_jobs);
+}
+
+size_t CpuEngine::queued() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
+  absl::Status refusal;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!accepting_) {
+      refusal = absl::UnavailableError("the server is shutting down and takes no new requests");
+    } else if (queue_.size() >= options_.max_queued_jobs) {
+      refusal = absl::ResourceExhaustedError(absl::StrCat(
+          "the cpu engine's queue is full (", queue_.size(), " jobs queued, limit ",
+          options_.max_queued_jobs, "); retry later"));
+    } else {
+      queue_.push_back(std::move(job));
+      return;
+    }
+  }
+  job->done(refusal, SortReport{Algorithm::kCpu, "cpu", {}, {}, {}});
+}
+
+void CpuEngine::WorkerLoop() {
+  CpuSorter sorter(&helpers_);
+  for (;;) {
+    std::unique_ptr<SortJob> job;
+    absl::Time drain_deadline;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](CpuEngine* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(e->mu_) {
+            return !e->queue_.empty() || !e->accepting_;
+          },
+          this));
+      if (queue_.empty()) return;  // shutting down and drained
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      drain_deadline = drain_deadline_;
+    }
+    SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}};
+    const absl::Time now = absl::Now();
+    report.queued = now - job->arrival;
+    absl::Status status = CheckJobStillWanted(*job, now);
+    if (status.ok() && now > drain_deadline) {
+      status = absl::UnavailableError(
+          "the server shut down before this request was sorted (drain deadline passed)");
+    }
+    if (status.ok()) {
+      if (options_.test_delay_per_job > absl::ZeroDuration()) {
+        absl::SleepFor(options_.test_delay_per_job);
+      }
+      RunJobOnCpu(sorter, *job, report);
+    }
+    job->done(status, report);
+  }
+}
+
+void CpuEngine::Shutdown(absl::Time deadline) {
+  absl::MutexLock shutdown_lock(&shutdown_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (accepting_) {
+      accepting_ = false;
+      drain_deadline_ = deadline;
+    }
+  }
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace sortd

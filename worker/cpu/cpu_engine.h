@@ -1,0 +1,58 @@
+// The CPU engine: a bounded job queue served by worker threads, each with its own CpuSorter, plus
+// a shared helper pool that splits large sorts across cores. It serves every request when no GPU
+// is present and is the fallback of the GPU worker pool.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "worker/cpu/cpu_sort.h"
+#include "worker/cpu/thread_pool.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+struct CpuEngineOptions {
+  int threads = 0;               // worker threads; 0 means one per hardware thread
+  size_t max_queued_jobs = 4096;  // a job beyond this is refused with RESOURCE_EXHAUSTED
+  // Test hook: every job sleeps this long before it sorts (simulates a stalled server).
+  absl::Duration test_delay_per_job = absl::ZeroDuration();
+};
+
+// Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
+// Shared by the CPU engine and by the GPU pool's CPU fallback.
+void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report);
+
+class CpuEngine : public SortEngine {
+ public:
+  static absl::StatusOr<std::unique_ptr<CpuEngine>> Create(const CpuEngineOptions& options);
+  ~CpuEngine() override;  // shuts down with no drain time if Shutdown was not called
+
+  void Submit(std::unique_ptr<SortJob> job) override;
+  void Shutdown(absl::Time deadline) override;
+  std::string Describe() const override;
+
+  // Jobs queued and not yet taken by a worker.
+  size_t queued() const;
+
+ private:
+  explicit CpuEngine(const CpuEngineOptions& options, int threads);
+  void WorkerLoop();
+
+  const CpuEngineOptions options_;
+  ThreadPool helpers_;
+  mutable absl::Mutex mu_;
+  std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
+  bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+  absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  std::vector<std::thread> workers_;
+  absl::Mutex shutdown_mu_;  // serialises Shutdown calls, so workers are joined once
+};
+
+}  // namespace sortd

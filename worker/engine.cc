@@ -1,0 +1,19 @@
+#include "worker/engine.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace sortd {
+
+absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now) {
+  if (job.is_cancelled && job.is_cancelled()) {
+    return absl::CancelledError("the client cancelled the request before it was sorted");
+  }
+  if (now >= job.deadline) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the request's deadline passed after ", absl::FormatDuration(now - job.arrival),
+        " in the queue, before it was sorted"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sortd

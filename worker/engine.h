@@ -1,0 +1,69 @@
+// The one interface between the RPC layer and whatever sorts: the CPU engine today, the GPU worker
+// pool behind the same calls. The service validates a request, wraps it in a SortJob and hands it
+// over; the engine runs it on its own threads and reports back through job->done, which finishes
+// the RPC. Nothing here knows about gRPC.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "worker/sort_spec.h"
+
+namespace sortd {
+
+// What ran and where the time went, reported with every finished job.
+struct SortReport {
+  Algorithm algorithm = Algorithm::kCpu;
+  std::string device;  // "cpu", "cuda:0", ...
+  absl::Duration queued;
+  absl::Duration transfer;
+  absl::Duration compute;
+};
+
+struct SortJob {
+  SortSpec spec;
+  size_t n = 0;
+  // Input bytes: n keys and, when spec.value_width != 0, n value records. They belong to the
+  // caller and stay valid until `done` has been called.
+  absl::string_view keys;
+  absl::string_view values;
+  // Outputs, resized and filled by the engine: keys always, values when spec.value_width != 0,
+  // indices (packed uint32) when spec.return_indices. Owned by the caller like the inputs.
+  std::string* out_keys = nullptr;
+  std::string* out_values = nullptr;
+  std::string* out_indices = nullptr;
+
+  absl::Time arrival = absl::Now();
+  absl::Time deadline = absl::InfiniteFuture();
+  // True once the client has gone away; checked before the job starts. May be empty.
+  std::function<bool()> is_cancelled;
+  // Called exactly once, from an engine thread (or from Submit itself when the job is refused at
+  // once). Outputs are meaningful only when the status is OK.
+  std::function<void(const absl::Status&, const SortReport&)> done;
+};
+
+class SortEngine {
+ public:
+  virtual ~SortEngine() = default;
+
+  // Takes the job. Never blocks on sort work: a full queue answers RESOURCE_EXHAUSTED and a stopped
+  // engine UNAVAILABLE, both through job->done.
+  virtual void Submit(std::unique_ptr<SortJob> job) = 0;
+
+  // Stops taking jobs, runs those already accepted until `deadline`, fails the rest with
+  // UNAVAILABLE, and returns once every accepted job's done callback has returned.
+  virtual void Shutdown(absl::Time deadline) = 0;
+
+  // Human-readable description for logs ("cpu engine, 8 threads").
+  virtual std::string Describe() const = 0;
+};
+
+// Checks taken before any sort work starts on a job: an expired deadline or a departed client
+// means the job is not run. Returns OK when the job should run.
+absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now);
+
+}  // namespace sortd
