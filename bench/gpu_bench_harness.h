@@ -1,0 +1,85 @@
+// Shared harness of the GPU kernel benchmarks (radix, networks, batched): every figure is the
+// median of at least 10 runs after warm-up, timed with CUDA events on one stream, and every
+// benchmark prints the same table and writes the same JSON, so one run compares them all.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace sortd::bench {
+
+struct BenchRow {
+  std::string benchmark;  // "radix", "cub", "bitonic_naive", "std::sort", ...
+  std::string key_type;   // "u32", "u64/u64 pairs", ...
+  std::string shape;      // "n=2^24", "segments of 256", ...
+  size_t keys = 0;        // keys sorted per run
+  double median_ms = 0;
+  double min_ms = 0;
+  int runs = 0;
+  double gkeys_per_s() const { return median_ms > 0 ? keys / (median_ms * 1e6) : 0; }
+  std::string note;       // e.g. "1.07x cub"
+};
+
+class BenchReport {
+ public:
+  void Add(BenchRow row);
+  const std::vector<BenchRow>& rows() const { return rows_; }
+  // Markdown table on `out`, ready for docs/benchmarks.md.
+  void PrintTable(std::FILE* out, const std::string& title) const;
+  // Writes {"device": ..., "date": ..., "rows": [...]}; false if the file cannot be written.
+  bool WriteJson(const std::string& path, const std::string& device) const;
+
+ private:
+  std::vector<BenchRow> rows_;
+};
+
+struct TimingResult {
+  double median_ms = 0;
+  double min_ms = 0;
+  int runs = 0;
+  cudaError_t error = cudaSuccess;
+};
+
+// Runs launch(i) for i in [0, warmup) untimed, then `runs` more times each between two events on
+// `stream`. launch(i) must only enqueue work on `stream`; callers rotate input buffers by i so
+// the L2 cache does not flatter small sizes.
+template <typename Launch>
+TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& launch) {
+  TimingResult result;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  auto fail = [&](cudaError_t e) {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    result.error = e;
+    return result;
+  };
+  cudaError_t e;
+  if ((e = cudaEventCreate(&start)) != cudaSuccess) return fail(e);
+  if ((e = cudaEventCreate(&stop)) != cudaSuccess) return fail(e);
+  for (int i = 0; i < warmup; ++i) {
+    if ((e = launch(i)) != cudaSuccess) return fail(e);
+  }
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) return fail(e);
+  std::vector<float> ms(runs);
+  for (int i = 0; i < runs; ++i) {
+    cudaEventRecord(start, stream);
+    if ((e = launch(warmup + i)) != cudaSuccess) return fail(e);
+    cudaEventRecord(stop, stream);
+    if ((e = cudaEventSynchronize(stop)) != cudaSuccess) return fail(e);
+    cudaEventElapsedTime(&ms[i], start, stop);
+  }
+  std::sort(ms.begin(), ms.end());
+  result.median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
+  result.min_ms = ms.front();
+  result.runs = runs;
+  return fail(cudaSuccess);
+}
+
+// "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`.
+std::string DeviceDescription(int device);
+
+}  // namespace sortd::bench
