@@ -53,7 +53,7 @@ bool BenchReport::WriteJson(const std::string& path, const std::string& device) 
 std::string DeviceDescription(int device) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return "unknown device";
-  char buf[256];
+  char buf[512];
   std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.0f GB)", prop.name, prop.major,
                 prop.minor, prop.multiProcessorCount, prop.totalGlobalMem / 1e9);
   return buf;

@@ -1,0 +1,38 @@
+// The one shape every GPU sort's host entry point takes, so the worker can run any algorithm
+// through the same call (CUB's convention):
+//
+//   cudaError_t XxxSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+//                       cudaStream_t stream);
+//
+// With temp == nullptr it only writes the scratch bytes the sort needs into *temp_bytes and
+// returns. Otherwise it enqueues the sort on `stream` using `temp` (at least that many bytes) and
+// returns the first launch or API error. It never allocates and never synchronises.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "worker/sort_spec.h"
+
+namespace sortd::kernels {
+
+struct DeviceSortArgs {
+  KeyType key_type = KeyType::kUint32;
+  size_t n = 0;
+  // Device pointers. keys_in is read only; outputs must not overlap inputs.
+  const void* keys_in = nullptr;
+  void* keys_out = nullptr;
+  uint32_t value_width = 0;  // 0, 4 or 8
+  const void* values_in = nullptr;
+  void* values_out = nullptr;
+  uint32_t* indices_out = nullptr;  // argsort: input position of each output element, or null
+  bool descending = false;
+  bool stable = false;  // equal keys keep input order (descending too)
+};
+
+using DeviceSortFn = cudaError_t (*)(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                     cudaStream_t stream);
+
+}  // namespace sortd::kernels
