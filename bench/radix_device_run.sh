@@ -2,7 +2,7 @@
 # The radix sort's device run: GPU tests, compute-sanitizer (memcheck, racecheck) on the small
 # cases, and the radix-vs-CUB benchmark. Runs on the GPU machine from the checkout root with the
 # bundle made by ../shared/tools/gpu-bundle carried in .gpu-radix; logs go to $OUT.
-#   bash .gpu-radix/run.sh [all|tests|bench|ncu] [extra radix_bench args...]
+#   bash .gpu-radix/run.sh [all|tests|bench|tune|ncu] [extra args...]
 set -uo pipefail
 . .gpu-radix/env.sh
 mode=${1:-all}
@@ -13,12 +13,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
   --format=csv | tee "$out/nvidia-smi.txt"
 if [[ $mode == all || $mode == tests ]]; then
   echo "== gpu_tests"
-  timeout 360 gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+  timeout ${T_TESTS:-200} gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
   echo "gpu_tests rc=$?"
   grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED|Failure|seed" "$out/gpu_tests.log" | head -30
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 3 gpu_tests --gtest_filter='*Sanitize*' \
+    timeout ${T_SAN:-80} compute-sanitizer --tool $tool --error-exitcode 3 gpu_tests --gtest_filter='*Sanitize*' \
       --gtest_brief=1 >"$out/$tool.log" 2>&1
     echo "$tool rc=$?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/$tool.log" | head -8
@@ -26,15 +26,23 @@ if [[ $mode == all || $mode == tests ]]; then
 fi
 if [[ $mode == all || $mode == bench ]]; then
   echo "== radix_bench"
-  timeout 300 radix_bench --json "$out/radix.json" "$@" >"$out/bench.log" 2>&1
+  timeout ${T_BENCH:-180} radix_bench --json "$out/radix.json" "$@" >"$out/bench.log" 2>&1
   echo "radix_bench rc=$?"
   sed -n '/^### /,$p' "$out/bench.log"
 fi
+if [[ $mode == tune ]]; then
+  echo "== radix_tune"
+  timeout ${T_TUNE:-240} radix_tune "$@" 2>&1 | tee "$out/tune.log"
+fi
 if [[ $mode == ncu ]]; then
-  # One size, both engines, counters for every kernel launch of one timed sort.
-  timeout 400 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --section MemoryWorkloadAnalysis -k regex:'Onesweep|Histogram|DeviceRadixSort' --launch-skip 0 \
-    --launch-count 40 radix_bench --runs 10 "$@" >"$out/ncu.log" 2>&1
-  echo "ncu rc=$?"
-  grep -E "^  [A-Za-z_]+.*\(|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Theoretical Occ|Compute \(SM\) Throughput" "$out/ncu.log" | head -150
+  # Counters for one whole sort of each engine (4 digit passes of u32 keys at 2^24 by default):
+  # ours are the first 13 sorts' launches, CUB's come after them.
+  sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis"
+  for skip in ${NCU_SKIPS:-10 75}; do
+    timeout 200 ncu --clock-control none $sections -k regex:'Onesweep|Histogram' --launch-skip $skip \
+      --launch-count ${NCU_COUNT:-5} radix_bench --runs 10 --only u32 --min_log2 24 --max_log2 24 "$@" \
+      >"$out/ncu_$skip.log" 2>&1
+    echo "ncu skip=$skip rc=$?"
+    grep -E "^  [A-Za-z_].*\(|^    (Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Limit|Stall|Warp Cycles Per Issued|Issued Warp|No Eligible|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth)|being stalled" "$out/ncu_$skip.log" | head -${NCU_LINES:-90}
+  done
 fi

@@ -1,12 +1,16 @@
 // Block-wide stable ranking of 8-bit digits for a tile held warp-striped in registers: warp w
-// holds the w-th contiguous segment of kWarpItems keys, item j of lane l being the segment's
+// holds the w-th contiguous segment of 32 * kItems keys, item j of lane l being the segment's
 // (j * 32 + l)-th key, so input order is (warp, item, lane) and loads stay coalesced.
 //
-// Ranking is split into steps so that the one-sweep pass can publish its digit counts to the
-// look-back as soon as they exist and do its local scan while predecessors catch up:
-//   RankInWarps()  per-warp counters updated by match.any leaders (no atomics, stable);
-//   CountDigits()  thread d < 256 turns warp counts of digit d into cross-warp offsets;
-//   SetDigitStarts(start) then AddOffsets(ranks) make the ranks tile-wide.
+// Counts come first ("early counts", as in CUB's RADIX_RANK_MATCH_EARLY_COUNTS_ANY), so the
+// one-sweep pass can publish its digit counts to the look-back before the slow part, ranking,
+// and predecessors' counts are there by the time it looks back:
+//   CountInWarps()  per-warp digit histograms (shared atomics, no dependence between items);
+//   CountDigits()   thread d < 256 turns warp counts of digit d into cross-warp offsets and
+//                   returns the tile's count of d;
+//   SetDigitStart() thread d adds the tile offset of digit d (the exclusive scan of counts);
+//   RankInWarps()   match.any peers; each peer group's leader fetch-adds the group size to its
+//                   warp's running offset: ranks are tile positions, stable by input order.
 #pragma once
 
 #include <cstdint>
@@ -29,15 +33,15 @@ class BlockRadixRank {
 
   __device__ explicit BlockRadixRank(TempStorage& temp) : temp_(temp) {}
 
-  // ranks[j] := position of item j among the items of its warp with the same digit. digit_of(j)
-  // recomputes item j's digit (a shift and a mask): cheaper than holding kItems more registers.
+  // digit_of(j) recomputes item j's digit (a shift and a mask): cheaper than kItems registers.
   template <typename DigitOf>
-  __device__ void RankInWarps(DigitOf digit_of, uint32_t (&ranks)[kItems]) {
+  __device__ void CountInWarps(DigitOf digit_of) {
     uint32_t* counters = temp_.warp_counts[threadIdx.x / 32];
+#pragma unroll
     for (int d = warp::LaneId(); d < kDigits; d += 32) counters[d] = 0;
     __syncwarp();
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) ranks[j] = warp::WarpMatchRank(digit_of(j), counters);
+    for (int j = 0; j < kItems; ++j) atomicAdd(&counters[digit_of(j)], 1u);
   }
 
   // After a barrier: for thread d < 256, replaces each warp's count of digit d by the count in
@@ -55,7 +59,6 @@ class BlockRadixRank {
     return running;
   }
 
-  // Thread d < 256 adds the tile offset of digit d (exclusive scan of the counts over digits).
   __device__ void SetDigitStart(uint32_t start) {
     if (threadIdx.x < kDigits) {
 #pragma unroll
@@ -63,12 +66,22 @@ class BlockRadixRank {
     }
   }
 
-  // After a barrier: ranks become positions in the tile sorted (stably) by digit.
+  // After a barrier: ranks[j] := item j's position in the tile stably sorted by digit.
   template <typename DigitOf>
-  __device__ void AddOffsets(DigitOf digit_of, uint32_t (&ranks)[kItems]) {
-    const uint32_t* offsets = temp_.warp_counts[threadIdx.x / 32];
+  __device__ void RankInWarps(DigitOf digit_of, uint32_t (&ranks)[kItems]) {
+    uint32_t* offsets = temp_.warp_counts[threadIdx.x / 32];
+    const uint32_t lane = warp::LaneId();
+    const uint32_t lanes_below = warp::LaneMaskLt();
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) ranks[j] += offsets[digit_of(j)];
+    for (int j = 0; j < kItems; ++j) {
+      const uint32_t digit = digit_of(j);
+      const uint32_t peers = __match_any_sync(0xffffffffu, digit);
+      const uint32_t leader = 31 - __clz(peers);
+      uint32_t base = 0;
+      if (lane == leader) base = atomicAdd(&offsets[digit], __popc(peers));
+      base = __shfl_sync(0xffffffffu, base, leader);
+      ranks[j] = base + __popc(peers & lanes_below);
+    }
   }
 
  private:

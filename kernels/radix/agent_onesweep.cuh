@@ -85,17 +85,24 @@ struct AgentOnesweep {
     }
 
     const auto digit_of = [&](int j) { return Digit(keys[j], shift); };
-    uint32_t ranks[kItems];
     Rank rank(s.rank);
-    rank.RankInWarps(digit_of, ranks);
+    rank.CountInWarps(digit_of);
     __syncthreads();
-    uint32_t count = rank.CountDigits();
-    // Padding slots are all digit 255; they must not reach the look-back.
+    const uint32_t count = rank.CountDigits();
+    // Padding slots are all digit 255; they must not reach the look-back. Counts go out before
+    // ranking so that successors rarely wait on this tile.
     const uint32_t published = threadIdx.x == kRadixDigits - 1 ? count - (kTile - valid) : count;
     if (threadIdx.x < kRadixDigits) block::PublishAggregate(status, tile, first_tile, threadIdx.x, published);
     uint32_t total;
     const uint32_t start = Scan(s.scan).Scan(count, &total);
     rank.SetDigitStart(start);
+    __syncthreads();
+    uint32_t ranks[kItems];
+    rank.RankInWarps(digit_of, ranks);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
+
+    // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
     if (threadIdx.x < kRadixDigits) {
       const uint32_t exclusive = block::LookBack(status, tile, first_tile, threadIdx.x, published);
       const uint64_t* bases = sc.bases + (static_cast<size_t>(pass) * (sc.portions + 1) + portion) * kRadixDigits;
@@ -106,11 +113,6 @@ struct AgentOnesweep {
         const_cast<uint64_t*>(bases)[kRadixDigits + threadIdx.x] = global + published;
       }
     }
-    __syncthreads();
-    rank.AddOffsets(digit_of, ranks);
-
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
     __syncthreads();
     Bits* dst = Select<Bits>(plan.dst, b.keys_in, b.keys_alt, b.keys_out);
     uint32_t slot_digits[(kItems + 3) / 4] = {};  // 8-bit digits packed: they outlive the keys

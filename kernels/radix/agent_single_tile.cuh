@@ -82,14 +82,14 @@ struct AgentSingleTile {
       const int shift = pass * kRadixBits;
       if (Digit(differ, shift) == 0) continue;  // block-uniform
       const auto digit_of = [&](int j) { return Digit(keys[j], shift); };
-      uint32_t ranks[kItems];
-      rank.RankInWarps(digit_of, ranks);
+      rank.CountInWarps(digit_of);
       __syncthreads();
       const uint32_t count = rank.CountDigits();
       uint32_t total;
       rank.SetDigitStart(Scan(s.scan).Scan(count, &total));
       __syncthreads();
-      rank.AddOffsets(digit_of, ranks);
+      uint32_t ranks[kItems];
+      rank.RankInWarps(digit_of, ranks);
 #pragma unroll
       for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
       __syncthreads();

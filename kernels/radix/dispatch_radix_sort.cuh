@@ -83,23 +83,28 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
   const unsigned hist_blocks = static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
   HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
   SORTD_CUDA_TRY_LAUNCH();
+  constexpr size_t kSmem = sizeof(typename AgentOnesweep<Key, kValueBytes, Onesweep>::TempStorage);
+  if (kSmem > 48 * 1024) {
+    SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Policy>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  }
   for (int pass = 0; pass < sc.passes; ++pass) {
     for (uint32_t portion = 0; portion < sc.portions; ++portion) {
       const uint32_t first = portion * sc.portion_tiles;
       const uint32_t tiles = sc.num_tiles - first < sc.portion_tiles ? sc.num_tiles - first : sc.portion_tiles;
       OnesweepKernel<Key, kValueBytes, Policy>
-          <<<tiles, Onesweep::kBlockThreads, 0, stream>>>(b, sc, pass, portion);
+          <<<tiles, Onesweep::kBlockThreads, kSmem, stream>>>(b, sc, pass, portion);
       SORTD_CUDA_TRY_LAUNCH();
     }
   }
   return cudaSuccess;
 }
 
-template <typename Key>
-cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
-                                  cudaStream_t stream) {
+// Policy is a parameter so that bench/radix_tune can time other tile shapes than radix_policy.h's.
+template <typename Key, typename Policy>
+cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                        cudaStream_t stream) {
   using Bits = typename KeyTraits<Key>::Bits;
-  using Policy = RadixPolicy<sizeof(Bits)>;
   if (temp_bytes == nullptr) return cudaErrorInvalidValue;
   if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
@@ -151,6 +156,13 @@ cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortAr
                                 args.n, stream));
   }
   return cudaSuccess;
+}
+
+template <typename Key>
+cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                              cudaStream_t stream) {
+  return DispatchRadixSortWithPolicy<Key, RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>>(
+      temp, temp_bytes, args, stream);
 }
 
 template <typename Key>

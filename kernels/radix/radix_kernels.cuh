@@ -17,12 +17,14 @@ __global__ void __launch_bounds__(Policy::Histogram::kBlockThreads)
   Agent::Run(temp, buffers, scratch);
 }
 
+// Shared memory is dynamic: large tiles with 8-byte values need more than the static 48 KB.
 template <typename Key, int kValueBytes, typename Policy>
-__global__ void __launch_bounds__(Policy::Onesweep::kBlockThreads)
+__global__ void __launch_bounds__(Policy::Onesweep::kBlockThreads, Policy::Onesweep::kMinBlocks)
     OnesweepKernel(RadixBuffers buffers, RadixScratch scratch, int pass, uint32_t portion) {
   using Agent = AgentOnesweep<Key, kValueBytes, typename Policy::Onesweep>;
-  __shared__ typename Agent::TempStorage temp;
-  Agent::Run(temp, buffers, scratch, pass, portion);
+  extern __shared__ __align__(16) unsigned char onesweep_smem[];
+  Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(onesweep_smem), buffers, scratch, pass,
+             portion);
 }
 
 template <typename Key, int kValueBytes, typename Policy>

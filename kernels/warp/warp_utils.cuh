@@ -29,21 +29,4 @@ __device__ __forceinline__ T WarpInclusiveSum(T x) {
   return x;
 }
 
-// Stable rank of each lane among the lanes holding the same digit, and the running count of that
-// digit in `counters` (shared memory, private to this warp): one leader per digit updates it, so
-// no atomics are needed. Lanes earlier in the warp rank first.
-__device__ __forceinline__ uint32_t WarpMatchRank(uint32_t digit, uint32_t* counters) {
-  const uint32_t peers = __match_any_sync(0xffffffffu, digit);
-  const uint32_t leader = 31 - __clz(peers);
-  const uint32_t below = __popc(peers & LaneMaskLt());
-  uint32_t base = 0;
-  if (LaneId() == leader) {
-    base = counters[digit];
-    counters[digit] = base + __popc(peers);
-  }
-  base = __shfl_sync(0xffffffffu, base, leader);
-  __syncwarp();  // the next call's leaders must see this call's counter updates
-  return base + below;
-}
-
 }  // namespace sortd::kernels::warp
