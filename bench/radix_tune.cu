@@ -35,6 +35,7 @@ template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks>
 struct SweepPolicy {
   using Histogram = typename radix::RadixPolicy<kKeyBytes>::Histogram;
   static constexpr int kHistogramBlocksPerSm = radix::RadixPolicy<kKeyBytes>::kHistogramBlocksPerSm;
+  template <int kValueBytes>
   using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks>;
   using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
 };
@@ -81,23 +82,21 @@ int main(int argc, char** argv) {
     uint32_t value_width;
     std::vector<Candidate> candidates;
   };
+  // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__).
   std::vector<Config> configs = {
       {"u32", KeyType::kUint32, 4, 0,
-       {{"256x16", &Sort<uint32_t, 256, 16, 1>}, {"256x16/3", &Sort<uint32_t, 256, 16, 3>},
-        {"384x16", &Sort<uint32_t, 384, 16, 1>}, {"384x20", &Sort<uint32_t, 384, 20, 1>},
-        {"384x23", &Sort<uint32_t, 384, 23, 1>}, {"512x16", &Sort<uint32_t, 512, 16, 1>},
-        {"256x24", &Sort<uint32_t, 256, 24, 1>}, {"512x20", &Sort<uint32_t, 512, 20, 1>}}},
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
+        {"256x28/3", &Sort<uint32_t, 256, 28, 3>}, {"512x20/2", &Sort<uint32_t, 512, 20, 2>},
+        {"256x24/3", &Sort<uint32_t, 256, 24, 3>}}},
       {"u32/u32", KeyType::kUint32, 4, 4,
-       {{"256x16", &Sort<uint32_t, 256, 16, 1>}, {"384x16", &Sort<uint32_t, 384, 16, 1>},
-        {"384x20", &Sort<uint32_t, 384, 20, 1>}, {"384x23", &Sort<uint32_t, 384, 23, 1>},
-        {"512x16", &Sort<uint32_t, 512, 16, 1>}}},
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
+        {"256x24/3", &Sort<uint32_t, 256, 24, 3>}, {"512x20/2", &Sort<uint32_t, 512, 20, 2>}}},
       {"u64", KeyType::kUint64, 8, 0,
-       {{"256x12", &Sort<uint64_t, 256, 12, 1>}, {"256x16", &Sort<uint64_t, 256, 16, 1>},
-        {"384x12", &Sort<uint64_t, 384, 12, 1>}, {"384x16", &Sort<uint64_t, 384, 16, 1>},
-        {"512x12", &Sort<uint64_t, 512, 12, 1>}, {"384x20", &Sort<uint64_t, 384, 20, 1>}}},
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
+        {"512x16/2", &Sort<uint64_t, 512, 16, 2>}, {"256x20/3", &Sort<uint64_t, 256, 20, 3>}}},
       {"u64/u64", KeyType::kUint64, 8, 8,
-       {{"256x12", &Sort<uint64_t, 256, 12, 1>}, {"384x12", &Sort<uint64_t, 384, 12, 1>},
-        {"384x16", &Sort<uint64_t, 384, 16, 1>}, {"512x12", &Sort<uint64_t, 512, 12, 1>}}},
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
+        {"512x16/2", &Sort<uint64_t, 512, 16, 2>}}},
   };
   for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
 

@@ -9,7 +9,7 @@
 //   CountDigits()   thread d < 256 turns warp counts of digit d into cross-warp offsets and
 //                   returns the tile's count of d;
 //   SetDigitStart() thread d adds the tile offset of digit d (the exclusive scan of counts);
-//   RankInWarps()   match.any peers; each peer group's leader fetch-adds the group size to its
+//   RankInWarps()   peers by 8 ballots (warp::MatchAny); each peer group's leader fetch-adds the group size to its
 //                   warp's running offset: ranks are tile positions, stable by input order.
 #pragma once
 
@@ -20,12 +20,24 @@
 
 namespace sortd::kernels::block {
 
+// Tile ranks packed two per register (tiles hold at most 2^16 keys): with 8-byte values the
+// ranks live across the key scatter, and half the registers let tiles grow at equal occupancy.
+template <int kItems>
+struct PackedRanks {
+  uint32_t words[(kItems + 1) / 2];
+  __device__ __forceinline__ void Set(int j, uint32_t rank) {  // j ascending, compile-time
+    words[j / 2] = j % 2 == 0 ? rank : words[j / 2] | (rank << 16);
+  }
+  __device__ __forceinline__ uint32_t Get(int j) const { return (words[j / 2] >> (16 * (j % 2))) & 0xFFFFu; }
+};
+
 template <int kBlockThreads, int kItems>
 class BlockRadixRank {
  public:
   static constexpr int kDigits = radix::kRadixDigits;
   static constexpr int kWarps = kBlockThreads / 32;
   static_assert(kBlockThreads >= kDigits, "one thread per digit");
+  static_assert(kBlockThreads * kItems <= 65536, "ranks are packed in 16 bits");
 
   struct TempStorage {
     uint32_t warp_counts[kWarps][kDigits];
@@ -66,21 +78,21 @@ class BlockRadixRank {
     }
   }
 
-  // After a barrier: ranks[j] := item j's position in the tile stably sorted by digit.
+  // After a barrier: ranks.Get(j) := item j's position in the tile stably sorted by digit.
   template <typename DigitOf>
-  __device__ void RankInWarps(DigitOf digit_of, uint32_t (&ranks)[kItems]) {
+  __device__ void RankInWarps(DigitOf digit_of, PackedRanks<kItems>& ranks) {
     uint32_t* offsets = temp_.warp_counts[threadIdx.x / 32];
     const uint32_t lane = warp::LaneId();
     const uint32_t lanes_below = warp::LaneMaskLt();
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       const uint32_t digit = digit_of(j);
-      const uint32_t peers = __match_any_sync(0xffffffffu, digit);
+      const uint32_t peers = warp::MatchAny<radix::kRadixBits>(digit);
       const uint32_t leader = 31 - __clz(peers);
       uint32_t base = 0;
       if (lane == leader) base = atomicAdd(&offsets[digit], __popc(peers));
       base = __shfl_sync(0xffffffffu, base, leader);
-      ranks[j] = base + __popc(peers & lanes_below);
+      ranks.Set(j, base + __popc(peers & lanes_below));
     }
   }
 

@@ -13,7 +13,9 @@
 
 namespace sortd::kernels::radix {
 
-template <typename Key, int kValueBytes, typename Policy>
+// Offset: uint32_t whenever n < 2^32. 64-bit scatter offsets cost the scatter loop enough
+// registers to spill at 24 items per thread (ptxas, sm_90), so they are kept for huge inputs.
+template <typename Key, int kValueBytes, typename Offset, typename Policy>
 struct AgentOnesweep {
   using Bits = typename KeyTraits<Key>::Bits;
   using Value = typename ValueOf<kValueBytes>::Type;
@@ -31,7 +33,7 @@ struct AgentOnesweep {
       Value values[kTile];
     } exchange;
     typename Scan::TempStorage scan;
-    uint64_t scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit
+    Offset scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit (mod 2^bits)
     uint32_t tile;
   };
 
@@ -97,17 +99,17 @@ struct AgentOnesweep {
     const uint32_t start = Scan(s.scan).Scan(count, &total);
     rank.SetDigitStart(start);
     __syncthreads();
-    uint32_t ranks[kItems];
+    block::PackedRanks<kItems> ranks;
     rank.RankInWarps(digit_of, ranks);
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
+    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks.Get(j)] = keys[j];
 
     // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
     if (threadIdx.x < kRadixDigits) {
       const uint32_t exclusive = block::LookBack(status, tile, first_tile, threadIdx.x, published);
       const uint64_t* bases = sc.bases + (static_cast<size_t>(pass) * (sc.portions + 1) + portion) * kRadixDigits;
       const uint64_t global = bases[threadIdx.x] + exclusive;
-      s.scatter_base[threadIdx.x] = global - start;
+      s.scatter_base[threadIdx.x] = static_cast<Offset>(global - start);
       if (tile == first_tile + sc.portion_tiles - 1 || tile == sc.num_tiles - 1) {
         // The portion's last tile hands the next portion its digit offsets.
         const_cast<uint64_t*>(bases)[kRadixDigits + threadIdx.x] = global + published;
@@ -123,7 +125,7 @@ struct AgentOnesweep {
         const Bits key = s.exchange.keys[i];
         const uint32_t d = Digit(key, shift);
         slot_digits[k / 4] |= d << (8 * (k % 4));
-        dst[s.scatter_base[d] + i] = plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
+        dst[static_cast<Offset>(s.scatter_base[d] + i)] = plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
       }
     }
     if (kValueBytes == 0) return;
@@ -143,7 +145,7 @@ struct AgentOnesweep {
     __syncthreads();  // every thread has read its keys out of the exchange buffer
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
-      if (valid == kTile || seg + j * 32 < b.n) s.exchange.values[ranks[j]] = values[j];
+      if (valid == kTile || seg + j * 32 < b.n) s.exchange.values[ranks.Get(j)] = values[j];
     }
     __syncthreads();
     Value* vdst = Select<Value>(plan.dst, b.values_in, b.values_alt, b.values_out);
@@ -151,7 +153,7 @@ struct AgentOnesweep {
     for (int k = 0; k < kItems; ++k) {
       const uint32_t i = threadIdx.x + k * kThreads;
       if (valid == kTile || i < valid) {
-        vdst[s.scatter_base[(slot_digits[k / 4] >> (8 * (k % 4))) & 0xFF] + i] = s.exchange.values[i];
+        vdst[static_cast<Offset>(s.scatter_base[(slot_digits[k / 4] >> (8 * (k % 4))) & 0xFF] + i)] = s.exchange.values[i];
       }
     }
   }

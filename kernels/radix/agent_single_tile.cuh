@@ -88,17 +88,17 @@ struct AgentSingleTile {
       uint32_t total;
       rank.SetDigitStart(Scan(s.scan).Scan(count, &total));
       __syncthreads();
-      uint32_t ranks[kItems];
+      block::PackedRanks<kItems> ranks;
       rank.RankInWarps(digit_of, ranks);
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
+      for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks.Get(j)] = keys[j];
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < kItems; ++j) keys[j] = s.exchange.keys[seg + j * 32];
       __syncthreads();
       if (kValueBytes != 0) {
 #pragma unroll
-        for (int j = 0; j < kItems; ++j) s.exchange.values[ranks[j]] = values[j];
+        for (int j = 0; j < kItems; ++j) s.exchange.values[ranks.Get(j)] = values[j];
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < kItems; ++j) values[j] = s.exchange.values[seg + j * 32];

@@ -32,7 +32,9 @@ struct OnesweepLayout {
   size_t total = 0;
 
   OnesweepLayout(char* base, size_t n, uint32_t carried_value_bytes) {
-    constexpr size_t kTile = Policy::Onesweep::kTileItems;
+    const size_t kTile = carried_value_bytes == 0 ? Policy::template Onesweep<0>::kTileItems
+                         : carried_value_bytes == 4 ? Policy::template Onesweep<4>::kTileItems
+                                                    : Policy::template Onesweep<8>::kTileItems;
     const size_t tiles = (n + kTile - 1) / kTile;
     const size_t portion_tiles = kMaxPortionKeys / kTile;
     const size_t portions = (tiles + portion_tiles - 1) / portion_tiles;
@@ -69,11 +71,11 @@ cudaError_t LaunchSingleTile(const RadixBuffers& b, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-template <typename Key, int kValueBytes, typename Policy>
+template <typename Key, int kValueBytes, typename Offset, typename Policy>
 cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
                            cudaStream_t stream) {
   using Histogram = typename Policy::Histogram;
-  using Onesweep = typename Policy::Onesweep;
+  using Onesweep = typename Policy::template Onesweep<kValueBytes>;
   SORTD_CUDA_TRY(cudaMemsetAsync(sc.histogram, 0, control_bytes, stream));
   int device = 0, sms = 0;
   SORTD_CUDA_TRY(cudaGetDevice(&device));
@@ -83,21 +85,31 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
   const unsigned hist_blocks = static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
   HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
   SORTD_CUDA_TRY_LAUNCH();
-  constexpr size_t kSmem = sizeof(typename AgentOnesweep<Key, kValueBytes, Onesweep>::TempStorage);
+  constexpr size_t kSmem = sizeof(typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep>::TempStorage);
   if (kSmem > 48 * 1024) {
-    SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Policy>,
+    SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Offset, Policy>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   }
   for (int pass = 0; pass < sc.passes; ++pass) {
     for (uint32_t portion = 0; portion < sc.portions; ++portion) {
       const uint32_t first = portion * sc.portion_tiles;
       const uint32_t tiles = sc.num_tiles - first < sc.portion_tiles ? sc.num_tiles - first : sc.portion_tiles;
-      OnesweepKernel<Key, kValueBytes, Policy>
+      OnesweepKernel<Key, kValueBytes, Offset, Policy>
           <<<tiles, Onesweep::kBlockThreads, kSmem, stream>>>(b, sc, pass, portion);
       SORTD_CUDA_TRY_LAUNCH();
     }
   }
   return cudaSuccess;
+}
+
+template <typename Key, typename Offset, typename Policy>
+cudaError_t LaunchOnesweepOffset(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
+                                 uint32_t carried_value_bytes, cudaStream_t stream) {
+  switch (carried_value_bytes) {
+    case 0: return LaunchOnesweep<Key, 0, Offset, Policy>(b, sc, control_bytes, stream);
+    case 4: return LaunchOnesweep<Key, 4, Offset, Policy>(b, sc, control_bytes, stream);
+    default: return LaunchOnesweep<Key, 8, Offset, Policy>(b, sc, control_bytes, stream);
+  }
 }
 
 // Policy is a parameter so that bench/radix_tune can time other tile shapes than radix_policy.h's.
@@ -144,11 +156,9 @@ cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const De
     detail::OnesweepLayout<Bits, Policy> layout(static_cast<char*>(temp), args.n, carried);
     b.keys_alt = layout.keys_alt;
     b.values_alt = layout.values_alt;
-    switch (carried) {
-      case 0: err = LaunchOnesweep<Key, 0, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
-      case 4: err = LaunchOnesweep<Key, 4, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
-      default: err = LaunchOnesweep<Key, 8, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
-    }
+    err = args.n <= UINT32_MAX
+              ? LaunchOnesweepOffset<Key, uint32_t, Policy>(b, layout.scratch, layout.control_bytes, carried, stream)
+              : LaunchOnesweepOffset<Key, uint64_t, Policy>(b, layout.scratch, layout.control_bytes, carried, stream);
   }
   if (err != cudaSuccess) return err;
   if (argsort && args.value_width != 0) {
@@ -169,7 +179,8 @@ template <typename Key>
 RadixSortTiles Tiles() {
   using Policy = RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>;
   return {static_cast<size_t>(Policy::SingleTile::kTileItems),
-          static_cast<size_t>(Policy::Onesweep::kTileItems)};
+          static_cast<size_t>(Policy::template Onesweep<0>::kTileItems),
+          static_cast<size_t>(Policy::template Onesweep<4>::kTileItems)};
 }
 
 }  // namespace sortd::kernels::radix

@@ -25,7 +25,10 @@ struct TilePolicy {
   static_assert(kThreads % 32 == 0 && kThreads >= kRadixDigits, "one thread per digit at least");
 };
 
-// Per key width: the up-front histogram, the one-sweep digit pass, and the single-block path.
+// Per key width: the up-front histogram, the one-sweep digit pass (per carried value width: 0,
+// 4 or 8 bytes), and the single-block path. One-sweep shapes are threads x items / minimum
+// blocks per SM (a register cap); the figures are radix_tune medians on one H200, 2026-11-21,
+// random keys, as a ratio to CUB in the same run (docs/benchmarks.md has the sweep).
 template <int kKeyBytes>
 struct RadixPolicy;
 
@@ -34,8 +37,11 @@ struct RadixPolicy<4> {
   // Histogram: a few blocks per SM, each item costs one shared atomic per digit pass.
   using Histogram = TilePolicy<512, 16>;
   static constexpr int kHistogramBlocksPerSm = 2;
-  // Digit pass: 256 threads x 16 items; see docs/benchmarks.md for the sweep that chose it.
-  using Onesweep = TilePolicy<256, 16>;
+  // u32 keys: 384x24/2 = 1.00x / 0.98x CUB at 2^24 / 2^28 (256x16/1: 0.85x / 0.80x; 28 items
+  // spill). u32/u32 pairs: 384x24/2 = 0.93x / 0.92x (384x20/2: 0.90x / 0.88x).
+  // 8-byte values: 20 items, since 24 spilled 176 bytes.
+  template <int kValueBytes>
+  using Onesweep = TilePolicy<384, kValueBytes == 8 ? 20 : 24, 2>;
   // Single block: the whole input sorted in shared memory in one launch.
   using SingleTile = TilePolicy<256, 16>;
 };
@@ -44,7 +50,10 @@ template <>
 struct RadixPolicy<8> {
   using Histogram = TilePolicy<512, 8>;
   static constexpr int kHistogramBlocksPerSm = 2;
-  using Onesweep = TilePolicy<256, 12>;
+  // u64 keys: 384x16/2 = 0.97x / 0.97x CUB at 2^24 / 2^28 (384x12/2: 0.89x / 0.86x; 256x24/3
+  // spills: 0.71x). u64/u64 pairs: 384x16/2 = 1.04x / 1.05x.
+  template <int kValueBytes>
+  using Onesweep = TilePolicy<384, 16, 2>;
   using SingleTile = TilePolicy<256, 8>;
 };
 

@@ -150,9 +150,13 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
 
   std::vector<size_t> SmallSizes(KeyType type) const {
     const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
-    return {0, 1, 2, 255, 256, 257, t.single_tile_max - 1, t.single_tile_max,
-            t.single_tile_max + 1, t.onesweep_tile - 1, t.onesweep_tile, t.onesweep_tile + 1,
-            3 * t.onesweep_tile + 5, 100003};
+    std::vector<size_t> sizes = {0, 1, 2, 255, 256, 257, t.single_tile_max - 1, t.single_tile_max,
+                                 t.single_tile_max + 1, t.onesweep_tile - 1, t.onesweep_tile,
+                                 t.onesweep_tile + 1, 3 * t.onesweep_tile + 5, 100003};
+    if (t.onesweep_pairs_tile != t.onesweep_tile) {
+      sizes.insert(sizes.end(), {t.onesweep_pairs_tile - 1, t.onesweep_pairs_tile, t.onesweep_pairs_tile + 1});
+    }
+    return sizes;
   }
 
   ThreadPool pool_{static_cast<int>(std::thread::hardware_concurrency())};
