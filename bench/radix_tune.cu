@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
@@ -31,18 +32,21 @@ namespace radix = sortd::kernels::radix;
     }                                                                                         \
   } while (0)
 
-template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks>
+// kVariant 1: values loaded before the look-back; 2: histogram of 256 threads x 16, 6 per SM.
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, int kVariant = 0>
 struct SweepPolicy {
-  using Histogram = typename radix::RadixPolicy<kKeyBytes>::Histogram;
-  static constexpr int kHistogramBlocksPerSm = radix::RadixPolicy<kKeyBytes>::kHistogramBlocksPerSm;
+  using Histogram = std::conditional_t<kVariant == 2, radix::TilePolicy<256, 16>,
+                                       typename radix::RadixPolicy<kKeyBytes>::Histogram>;
+  static constexpr int kHistogramBlocksPerSm =
+      kVariant == 2 ? 6 : radix::RadixPolicy<kKeyBytes>::kHistogramBlocksPerSm;
   template <int kValueBytes>
-  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks>;
+  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kVariant == 1>;
   using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
 };
 
-template <typename Key, int T, int I, int M>
+template <typename Key, int T, int I, int M, int V = 0>
 cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStream_t stream) {
-  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M>>(temp, bytes, args, stream);
+  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, V>>(temp, bytes, args, stream);
 }
 
 struct Candidate {
@@ -83,20 +87,20 @@ int main(int argc, char** argv) {
     std::vector<Candidate> candidates;
   };
   // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__).
+  // "+early": values loaded before the look-back; "+hist6": 256x16 histogram blocks, 6 per SM.
   std::vector<Config> configs = {
       {"u32", KeyType::kUint32, 4, 0,
-       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
-        {"256x28/3", &Sort<uint32_t, 256, 28, 3>}, {"512x20/2", &Sort<uint32_t, 512, 20, 2>},
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>},
         {"256x24/3", &Sort<uint32_t, 256, 24, 3>}}},
       {"u32/u32", KeyType::kUint32, 4, 4,
-       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
-        {"256x24/3", &Sort<uint32_t, 256, 24, 3>}, {"512x20/2", &Sort<uint32_t, 512, 20, 2>}}},
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, 1>},
+        {"384x20/2+early", &Sort<uint32_t, 384, 20, 2, 1>}, {"256x24/3+early", &Sort<uint32_t, 256, 24, 3, 1>},
+        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>}}},
       {"u64", KeyType::kUint64, 8, 0,
-       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
-        {"512x16/2", &Sort<uint64_t, 512, 16, 2>}, {"256x20/3", &Sort<uint64_t, 256, 20, 3>}}},
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, 2>}}},
       {"u64/u64", KeyType::kUint64, 8, 8,
-       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
-        {"512x16/2", &Sort<uint64_t, 512, 16, 2>}}},
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, 1>},
+        {"384x12/2+early", &Sort<uint64_t, 384, 12, 2, 1>}}},
   };
   for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
 

@@ -104,6 +104,23 @@ struct AgentOnesweep {
 #pragma unroll
     for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks.Get(j)] = keys[j];
 
+    // Values: loaded while the look-back and the key scatter run (kEarlyValues), or only after
+    // the key scatter, when no key is held in registers any more (fewer registers).
+    Value values[kValueBytes != 0 ? kItems : 1];
+    const auto load_values = [&] {
+      if (plan.first && b.values_in == nullptr) {
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) values[j] = static_cast<Value>(seg + j * 32);
+      } else {
+        const Value* vsrc = Select<const Value>(plan.src, b.values_in, b.values_alt, b.values_out);
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+          if (valid == kTile || seg + j * 32 < b.n) values[j] = vsrc[seg + j * 32];
+        }
+      }
+    };
+    if constexpr (kValueBytes != 0 && Policy::kEarlyValues) load_values();
+
     // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
     if (threadIdx.x < kRadixDigits) {
       const uint32_t exclusive = block::LookBack(status, tile, first_tile, threadIdx.x, published);
@@ -130,18 +147,7 @@ struct AgentOnesweep {
     }
     if (kValueBytes == 0) return;
 
-    // Values are loaded only now, after the keys are dead, to keep registers for occupancy.
-    Value values[kItems];
-    if (plan.first && b.values_in == nullptr) {
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) values[j] = static_cast<Value>(seg + j * 32);
-    } else {
-      const Value* vsrc = Select<const Value>(plan.src, b.values_in, b.values_alt, b.values_out);
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        if (valid == kTile || seg + j * 32 < b.n) values[j] = vsrc[seg + j * 32];
-      }
-    }
+    if constexpr (!Policy::kEarlyValues) load_values();
     __syncthreads();  // every thread has read its keys out of the exchange buffer
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {

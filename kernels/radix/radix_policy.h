@@ -16,10 +16,11 @@ inline constexpr int kRadixDigits = 1 << kRadixBits;
 // kernel (a "portion") may cover fewer than 2^30 keys; larger inputs run several portions per pass.
 inline constexpr uint32_t kMaxPortionKeys = (uint32_t{1} << 30) - 1;
 
-template <int kThreads, int kItems, int kMinBlocksPerSm = 1>
+template <int kThreads, int kItems, int kMinBlocksPerSm = 1, bool kLoadValuesEarly = false>
 struct TilePolicy {
   static constexpr int kBlockThreads = kThreads;
   static constexpr int kMinBlocks = kMinBlocksPerSm;  // __launch_bounds__: caps registers
+  static constexpr bool kEarlyValues = kLoadValuesEarly;  // one-sweep: values load before look-back
   static constexpr int kItemsPerThread = kItems;
   static constexpr int kTileItems = kThreads * kItems;
   static_assert(kThreads % 32 == 0 && kThreads >= kRadixDigits, "one thread per digit at least");

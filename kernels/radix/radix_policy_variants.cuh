@@ -1,0 +1,27 @@
+// Policy variants of the radix sort for the tests and benchmarks: the same kernels under another
+// one-sweep schedule, so the alternatives stay tested and measured next to the default.
+#pragma once
+
+#include "kernels/radix/radix_policy.h"
+
+namespace sortd::kernels::radix {
+
+// The default tiles, with values loaded before the look-back instead of after the key scatter.
+template <int kKeyBytes>
+struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
+  template <int kValueBytes>
+  using Onesweep =
+      TilePolicy<RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kBlockThreads,
+                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kItemsPerThread,
+                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks, true>;
+};
+
+// Small tiles (many look-back steps per pass) and early values: a test schedule only.
+template <int kKeyBytes>
+struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
+  template <int kValueBytes>
+  using Onesweep = TilePolicy<256, 3, 1, true>;
+  using SingleTile = TilePolicy<256, 2>;
+};
+
+}  // namespace sortd::kernels::radix
