@@ -28,12 +28,12 @@ if [[ $mode == final ]]; then
 fi
 if [[ $mode == all || $mode == final || $mode == tests ]]; then
   echo "== gpu_tests"
-  timeout ${T_TESTS:-200} gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+  timeout ${T_TESTS:-200} gpu_tests --gtest_brief=1 --gtest_filter="${GTEST_FILTER:-*}" >"$out/gpu_tests.log" 2>&1
   echo "gpu_tests rc=$?"
   grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED|Failure|seed" "$out/gpu_tests.log" | head -30
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
-    timeout ${T_SAN:-80} compute-sanitizer --tool $tool --error-exitcode 3 gpu_tests --gtest_filter='*Sanitize*' \
+    timeout ${T_SAN:-80} compute-sanitizer --tool $tool --error-exitcode 3 gpu_tests --gtest_filter="${SAN_FILTER:-*Sanitize*}" \
       --gtest_brief=1 >"$out/$tool.log" 2>&1
     echo "$tool rc=$?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/$tool.log" | head -8

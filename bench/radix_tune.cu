@@ -42,6 +42,7 @@ struct SweepPolicy {
   template <int kValueBytes>
   using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kVariant == 1>;
   using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
+  static constexpr size_t kSmallInputKeys = 0;
 };
 
 template <typename Key, int T, int I, int M, int V = 0>

@@ -117,6 +117,13 @@ template <typename Key, typename Policy>
 cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                         cudaStream_t stream) {
   using Bits = typename KeyTraits<Key>::Bits;
+  // Small multi-pass inputs switch to the policy's small-tile schedule; the query call takes the
+  // same branch (it depends on n only), so the scratch size always matches.
+  if constexpr (Policy::kSmallInputKeys != 0) {
+    if (args.n > static_cast<size_t>(Policy::SingleTile::kTileItems) && args.n < Policy::kSmallInputKeys) {
+      return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args, stream);
+    }
+  }
   if (temp_bytes == nullptr) return cudaErrorInvalidValue;
   if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
@@ -178,9 +185,12 @@ cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortAr
 template <typename Key>
 RadixSortTiles Tiles() {
   using Policy = RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>;
+  using Small = typename Policy::SmallInputs;
   return {static_cast<size_t>(Policy::SingleTile::kTileItems),
-          static_cast<size_t>(Policy::template Onesweep<0>::kTileItems),
-          static_cast<size_t>(Policy::template Onesweep<4>::kTileItems)};
+          static_cast<size_t>(Small::template Onesweep<0>::kTileItems),
+          static_cast<size_t>(Small::template Onesweep<4>::kTileItems),
+          Policy::kSmallInputKeys,
+          static_cast<size_t>(Policy::template Onesweep<0>::kTileItems)};
 }
 
 }  // namespace sortd::kernels::radix

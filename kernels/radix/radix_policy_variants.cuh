@@ -14,6 +14,7 @@ struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
       TilePolicy<RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kBlockThreads,
                  RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kItemsPerThread,
                  RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks, true>;
+  static constexpr size_t kSmallInputKeys = 0;  // measure the big tiles at every size
 };
 
 // Small tiles (many look-back steps per pass) and early values: a test schedule only.
@@ -22,6 +23,7 @@ struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
   template <int kValueBytes>
   using Onesweep = TilePolicy<256, 3, 1, true>;
   using SingleTile = TilePolicy<256, 2>;
+  static constexpr size_t kSmallInputKeys = 0;
 };
 
 }  // namespace sortd::kernels::radix

@@ -21,13 +21,16 @@ namespace sortd::kernels {
 cudaError_t RadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                       cudaStream_t stream);
 
-// Tile sizes of the two paths for one key type, so tests can aim at their edges: inputs of at
-// most single_tile_max keys take the one-block path, larger ones the one-sweep passes whose
-// tiles hold onesweep_tile keys (onesweep_pairs_tile with 4-byte values or indices).
+// Tile sizes of the paths for one key type, so tests can aim at their edges: inputs of at most
+// single_tile_max keys take the one-block path; up to small_input_keys - 1 keys, one-sweep passes
+// whose tiles hold onesweep_tile keys (onesweep_pairs_tile with 4-byte values or indices);
+// larger inputs, tiles of large_onesweep_tile keys (keys only).
 struct RadixSortTiles {
   size_t single_tile_max = 0;
   size_t onesweep_tile = 0;
   size_t onesweep_pairs_tile = 0;
+  size_t small_input_keys = 0;
+  size_t large_onesweep_tile = 0;
 };
 RadixSortTiles GetRadixSortTiles(KeyType key_type);
 

@@ -208,6 +208,22 @@ TEST_P(GpuSortTest, Sanitize) {
 TEST_P(GpuSortTest, LargeSizes) {
   if (IsVariant(GetParam())) GTEST_SKIP() << "policy variants run the small sizes only";
   const uint64_t seed = testing::TestSeed();
+  // Around the radix sort's switch from small to large one-sweep tiles, and at a multiple of
+  // the large tile and one past it.
+  for (KeyType type : kAllKeyTypes) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    const size_t large = (t.small_input_keys / t.large_onesweep_tile + 1) * t.large_onesweep_tile;
+    for (size_t n : {t.small_input_keys - 1, t.small_input_keys, large, large + 1}) {
+      for (Distribution dist : {Distribution::kRandom, Distribution::kLowByteVaries}) {
+        for (bool desc : {false, true}) {
+          for (Shape shape : {Shape{0, false}, Shape{8, true}}) {
+            Check(type, n, dist, desc, shape, seed + n);
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
   for (KeyType type : kAllKeyTypes) {
     for (Distribution dist : testing::kAllDistributions) {
       for (bool desc : {false, true}) {
