@@ -1,5 +1,6 @@
 // Tuning constants of the radix sort, in one place. Every figure cited here is from
-// bench/radix_bench on one H200 (see docs/benchmarks.md, "Radix sort vs CUB").
+// bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 (docs/benchmarks.md, "Radix sort
+// vs CUB", has the tables).
 #pragma once
 
 #include <cstddef>
