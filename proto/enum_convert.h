@@ -1,0 +1,12 @@
+// Engine enums -> wire enums, shared by the server (reporting what ran) and the clients.
+#pragma once
+
+#include "sortd/v1/sortd.pb.h"
+#include "worker/sort_spec.h"
+
+namespace sortd {
+
+v1::Algorithm ToProtoAlgorithm(Algorithm algorithm);
+v1::KeyType ToProtoKeyType(KeyType type);
+
+}  // namespace sortd

@@ -1,0 +1,97 @@
+// sortd: the sort server. `sortd --help` lists every flag.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "server/sortd_server.h"
+#include "worker/engine_factory.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port");
+ABSL_FLAG(std::string, engine, "auto",
+          "Sort engine: auto (GPU when present, else CPU), cpu, or gpu (fail if none)");
+ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
+ABSL_FLAG(uint64_t, cpu_queue_limit, 4096,
+          "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_request_keys, uint64_t{1} << 28,
+          "Largest request in keys; larger ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_request_bytes, uint64_t{1} << 30,
+          "Largest request in key plus value bytes; larger ones get RESOURCE_EXHAUSTED (gRPC's "
+          "own message limit is set just above it)");
+ABSL_FLAG(uint64_t, transposition_cap, 32768,
+          "Largest request ODD_EVEN_TRANSPOSITION accepts (it is O(n^2)); larger ones get "
+          "INVALID_ARGUMENT");
+ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
+          "On SIGTERM/SIGINT, how long accepted requests may take to finish before the rest "
+          "are failed with UNAVAILABLE and the process exits 0");
+ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
+
+namespace {
+
+void Log(const std::string& line) {
+  std::fprintf(stderr, "%s sortd: %s\n",
+               absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()).c_str(),
+               line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sortd: sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
+      "Usage: sortd [--listen=0.0.0.0:50051] [--engine=auto|cpu|gpu] [flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are taken by sigwait below; blocked before any thread starts so every thread
+  // inherits the mask and none of them is interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto engine_kind = sortd::ParseEngineKind(absl::GetFlag(FLAGS_engine));
+  if (!engine_kind.ok()) {
+    Log(engine_kind.status().ToString());
+    return 2;
+  }
+  sortd::EngineOptions engine_options;
+  engine_options.kind = *engine_kind;
+  engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
+  engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
+  auto engine = sortd::CreateEngine(engine_options, Log);
+  if (!engine.ok()) {
+    Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));
+    return 1;
+  }
+
+  sortd::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.limits.max_keys = absl::GetFlag(FLAGS_max_request_keys);
+  options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
+  options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
+  options.enable_reflection = absl::GetFlag(FLAGS_reflection);
+  auto server = sortd::SortdServer::Start(options, std::move(*engine));
+  if (!server.ok()) {
+    Log(absl::StrCat("cannot start: ", server.status().ToString()));
+    return 1;
+  }
+  Log(absl::StrCat("serving sortd.v1.SortService on ", options.listen_address, " (port ",
+                   (*server)->port(), ")"));
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  Log(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT", "; draining for up to ",
+                   absl::FormatDuration(options.drain_deadline)));
+  (*server)->Shutdown();
+  Log("drained; exiting");
+  return 0;
+}
