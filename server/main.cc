@@ -31,6 +31,9 @@ ABSL_FLAG(uint64_t, transposition_cap, 32768,
 ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long accepted requests may take to finish before the rest "
           "are failed with UNAVAILABLE and the process exits 0");
+ABSL_FLAG(absl::Duration, test_delay_per_job, absl::ZeroDuration(),
+          "Testing only: the CPU engine waits this long before each sort, to simulate a stalled "
+          "server (load-tester and drain tests)");
 ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
   engine_options.kind = *engine_kind;
   engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
   engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
+  engine_options.cpu.test_delay_per_job = absl::GetFlag(FLAGS_test_delay_per_job);
   auto engine = sortd::CreateEngine(engine_options, Log);
   if (!engine.ok()) {
     Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));

@@ -86,6 +86,7 @@ void CpuEngine::WorkerLoop() {
       queue_.pop_front();
       drain_deadline = drain_deadline_;
     }
+    jobs_taken_.fetch_add(1);
     SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}};
     const absl::Time now = absl::Now();
     report.queued = now - job->arrival;
@@ -99,6 +100,7 @@ void CpuEngine::WorkerLoop() {
         absl::SleepFor(options_.test_delay_per_job);
       }
       RunJobOnCpu(sorter, *job, report);
+      jobs_sorted_.fetch_add(1);
     }
     job->done(status, report);
   }

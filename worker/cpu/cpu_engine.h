@@ -3,6 +3,7 @@
 // is present and is the fallback of the GPU worker pool.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
@@ -40,6 +41,10 @@ class CpuEngine : public SortEngine {
 
   // Jobs queued and not yet taken by a worker.
   size_t queued() const;
+  // Jobs workers have taken off the queue (sorted or not).
+  uint64_t jobs_taken() const { return jobs_taken_.load(); }
+  // Jobs that were actually sorted (not refused, expired or cancelled) since start.
+  uint64_t jobs_sorted() const { return jobs_sorted_.load(); }
 
  private:
   explicit CpuEngine(const CpuEngineOptions& options, int threads);
@@ -51,6 +56,8 @@ class CpuEngine : public SortEngine {
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  std::atomic<uint64_t> jobs_taken_{0};
+  std::atomic<uint64_t> jobs_sorted_{0};
   std::vector<std::thread> workers_;
   absl::Mutex shutdown_mu_;  // serialises Shutdown calls, so workers are joined once
 };
