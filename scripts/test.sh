@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is needed, builds everything (the CUDA code too when
+# nvcc is present, so it always compiles) and runs every test. GPU tests run when a GPU is present
+# and otherwise say why they skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh
+build=${SORTD_BUILD_DIR:-build}
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)"
