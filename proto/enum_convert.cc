@@ -27,4 +27,16 @@ v1::KeyType ToProtoKeyType(KeyType type) {
   return v1::KEY_TYPE_UNSPECIFIED;
 }
 
+std::optional<KeyType> FromProtoKeyType(int type) {
+  switch (type) {
+    case v1::KEY_TYPE_UINT32: return KeyType::kUint32;
+    case v1::KEY_TYPE_INT32: return KeyType::kInt32;
+    case v1::KEY_TYPE_FLOAT32: return KeyType::kFloat32;
+    case v1::KEY_TYPE_UINT64: return KeyType::kUint64;
+    case v1::KEY_TYPE_INT64: return KeyType::kInt64;
+    case v1::KEY_TYPE_FLOAT64: return KeyType::kFloat64;
+  }
+  return std::nullopt;
+}
+
 }  // namespace sortd

@@ -13,8 +13,11 @@
 #include "absl/time/time.h"
 #include "server/sortd_server.h"
 #include "worker/engine_factory.h"
+#include "worker/gpu_names.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "Prometheus /metrics listen address, host:port; empty disables the endpoint");
 ABSL_FLAG(std::string, engine, "auto",
           "Sort engine: auto (GPU when present, else CPU), cpu, or gpu (fail if none)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
@@ -65,7 +68,13 @@ int main(int argc, char** argv) {
     Log(engine_kind.status().ToString());
     return 2;
   }
+  sortd::BuildInfo build;
+  build.version = SORTD_VERSION;
+  build.cuda = SORTD_WITH_CUDA;
+  build.gpus = sortd::GpuNames();
+  auto metrics = std::make_unique<sortd::Metrics>(build);
   sortd::EngineOptions engine_options;
+  engine_options.cpu.observer = metrics.get();
   engine_options.kind = *engine_kind;
   engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
   engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
@@ -83,13 +92,18 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
-  auto server = sortd::SortdServer::Start(options, std::move(*engine));
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  auto server = sortd::SortdServer::Start(options, std::move(metrics), std::move(*engine));
   if (!server.ok()) {
     Log(absl::StrCat("cannot start: ", server.status().ToString()));
     return 1;
   }
   Log(absl::StrCat("serving sortd.v1.SortService on ", options.listen_address, " (port ",
                    (*server)->port(), ")"));
+  if ((*server)->metrics_port() != 0) {
+    Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
+                     (*server)->metrics_port(), ")"));
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

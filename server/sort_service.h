@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "server/metrics.h"
 #include "server/validation.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 #include "worker/engine.h"
@@ -13,9 +14,9 @@ namespace sortd {
 
 class SortServiceImpl final : public v1::SortService::CallbackService {
  public:
-  // `engine` must outlive the service.
-  SortServiceImpl(SortEngine* engine, const ValidationLimits& limits)
-      : engine_(engine), limits_(limits) {}
+  // `engine` and `metrics` must outlive the service.
+  SortServiceImpl(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits)
+      : engine_(engine), metrics_(metrics), limits_(limits) {}
 
   grpc::ServerUnaryReactor* SortKeys(grpc::CallbackServerContext* context,
                                      const v1::SortRequest* request,
@@ -26,6 +27,7 @@ class SortServiceImpl final : public v1::SortService::CallbackService {
 
  private:
   SortEngine* const engine_;
+  Metrics* const metrics_;
   const ValidationLimits limits_;
   std::atomic<bool> draining_{false};
 };

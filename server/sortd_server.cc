@@ -23,13 +23,29 @@ int GrpcMessageLimit(size_t payload_bytes) {
 
 }  // namespace
 
-SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<SortEngine> engine)
-    : options_(options), engine_(std::move(engine)), service_(engine_.get(), options.limits) {}
+SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
+                         std::unique_ptr<SortEngine> engine)
+    : options_(options),
+      metrics_(std::move(metrics)),
+      engine_(std::move(engine)),
+      service_(engine_.get(), metrics_.get(), options.limits) {}
 
 absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
-    const ServerOptions& options, std::unique_ptr<SortEngine> engine) {
+    const ServerOptions& options, std::unique_ptr<Metrics> metrics,
+    std::unique_ptr<SortEngine> engine) {
   if (engine == nullptr) return absl::InvalidArgumentError("no engine given to the server");
-  std::unique_ptr<SortdServer> s(new SortdServer(options, std::move(engine)));
+  if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
+  std::unique_ptr<SortdServer> s(
+      new SortdServer(options, std::move(metrics), std::move(engine)));
+  s->metrics_->AttachEngine(s->engine_.get());
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<int> port = s->metrics_->StartExposer(options.metrics_address);
+    if (!port.ok()) {
+      s->engine_->Shutdown(absl::InfinitePast());
+      return port.status();
+    }
+    s->metrics_port_ = *port;
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -49,7 +65,10 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   return s;
 }
 
-SortdServer::~SortdServer() { Shutdown(); }
+SortdServer::~SortdServer() {
+  Shutdown();
+  metrics_->AttachEngine(nullptr);  // scrapes must not reach the engine while it is destroyed
+}
 
 void SortdServer::Shutdown() {
   absl::MutexLock lock(&shutdown_mu_);

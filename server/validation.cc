@@ -6,17 +6,11 @@ namespace sortd {
 namespace {
 
 absl::StatusOr<KeyType> KeyTypeFromProto(int type) {
-  switch (type) {
-    case v1::KEY_TYPE_UINT32: return KeyType::kUint32;
-    case v1::KEY_TYPE_INT32: return KeyType::kInt32;
-    case v1::KEY_TYPE_FLOAT32: return KeyType::kFloat32;
-    case v1::KEY_TYPE_UINT64: return KeyType::kUint64;
-    case v1::KEY_TYPE_INT64: return KeyType::kInt64;
-    case v1::KEY_TYPE_FLOAT64: return KeyType::kFloat64;
-    case v1::KEY_TYPE_UNSPECIFIED:
-      return absl::InvalidArgumentError(
-          "key_type: unspecified; set one of KEY_TYPE_UINT32, KEY_TYPE_INT32, KEY_TYPE_FLOAT32, "
-          "KEY_TYPE_UINT64, KEY_TYPE_INT64, KEY_TYPE_FLOAT64");
+  if (std::optional<KeyType> t = FromProtoKeyType(type)) return *t;
+  if (type == v1::KEY_TYPE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        "key_type: unspecified; set one of KEY_TYPE_UINT32, KEY_TYPE_INT32, KEY_TYPE_FLOAT32, "
+        "KEY_TYPE_UINT64, KEY_TYPE_INT64, KEY_TYPE_FLOAT64");
   }
   return absl::InvalidArgumentError(absl::StrCat("key_type: unknown value ", type));
 }

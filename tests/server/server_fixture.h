@@ -21,10 +21,12 @@ struct TestServer {
   static TestServer Start(ServerOptions options = {}, CpuEngineOptions engine_options = {}) {
     TestServer t;
     options.listen_address = "127.0.0.1:0";
+    auto metrics = std::make_unique<Metrics>(BuildInfo{"test", false, ""});
+    engine_options.observer = metrics.get();
     auto engine = CpuEngine::Create(engine_options);
     EXPECT_TRUE(engine.ok()) << engine.status();
     t.engine = engine->get();
-    auto server = SortdServer::Start(options, std::move(*engine));
+    auto server = SortdServer::Start(options, std::move(metrics), std::move(*engine));
     EXPECT_TRUE(server.ok()) << server.status();
     t.server = std::move(*server);
     t.target = absl::StrCat("127.0.0.1:", t.server->port());
