@@ -1,0 +1,153 @@
+// Policy sweep for kernels/radix/radix_policy.h: times the radix sort with other one-sweep tile
+// shapes (threads x items per thread) next to CUB, in one binary, so a single device run picks
+// the constants. Not a benchmark of record (that is radix_bench).
+//   radix_tune [--log2 24,28]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_bench_harness.h"
+#include "kernels/library/library_sort.h"
+#include "kernels/radix/dispatch_radix_sort.cuh"
+
+namespace {
+
+using sortd::KeyType;
+using sortd::kernels::DeviceSortArgs;
+using sortd::kernels::DeviceSortFn;
+namespace radix = sortd::kernels::radix;
+
+#define TUNE_CHECK(expr)                                                                      \
+  do {                                                                                        \
+    const cudaError_t e_ = (expr);                                                            \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks>
+struct SweepPolicy {
+  using Histogram = typename radix::RadixPolicy<kKeyBytes>::Histogram;
+  static constexpr int kHistogramBlocksPerSm = radix::RadixPolicy<kKeyBytes>::kHistogramBlocksPerSm;
+  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks>;
+  using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
+};
+
+template <typename Key, int T, int I, int M>
+cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStream_t stream) {
+  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M>>(temp, bytes, args, stream);
+}
+
+struct Candidate {
+  std::string name;
+  DeviceSortFn fn;
+};
+
+__global__ void RandomBits(uint64_t* out, size_t words, uint64_t seed) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    out[i] = z ^ (z >> 31);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> log2s = {20, 24, 28};
+  if (argc == 3 && !std::strcmp(argv[1], "--log2")) {
+    log2s.clear();
+    for (char* p = std::strtok(argv[2], ","); p; p = std::strtok(nullptr, ",")) log2s.push_back(std::atoi(p));
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("radix_tune SKIPPED: no CUDA device\n");
+    return 0;
+  }
+  cudaStream_t stream;
+  TUNE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct Config {
+    const char* name;
+    KeyType type;
+    size_t key_bytes;
+    uint32_t value_width;
+    std::vector<Candidate> candidates;
+  };
+  std::vector<Config> configs = {
+      {"u32", KeyType::kUint32, 4, 0,
+       {{"256x16", &Sort<uint32_t, 256, 16, 1>}, {"256x16/3", &Sort<uint32_t, 256, 16, 3>},
+        {"384x16", &Sort<uint32_t, 384, 16, 1>}, {"384x20", &Sort<uint32_t, 384, 20, 1>},
+        {"384x23", &Sort<uint32_t, 384, 23, 1>}, {"512x16", &Sort<uint32_t, 512, 16, 1>},
+        {"256x24", &Sort<uint32_t, 256, 24, 1>}, {"512x20", &Sort<uint32_t, 512, 20, 1>}}},
+      {"u32/u32", KeyType::kUint32, 4, 4,
+       {{"256x16", &Sort<uint32_t, 256, 16, 1>}, {"384x16", &Sort<uint32_t, 384, 16, 1>},
+        {"384x20", &Sort<uint32_t, 384, 20, 1>}, {"384x23", &Sort<uint32_t, 384, 23, 1>},
+        {"512x16", &Sort<uint32_t, 512, 16, 1>}}},
+      {"u64", KeyType::kUint64, 8, 0,
+       {{"256x12", &Sort<uint64_t, 256, 12, 1>}, {"256x16", &Sort<uint64_t, 256, 16, 1>},
+        {"384x12", &Sort<uint64_t, 384, 12, 1>}, {"384x16", &Sort<uint64_t, 384, 16, 1>},
+        {"512x12", &Sort<uint64_t, 512, 12, 1>}, {"384x20", &Sort<uint64_t, 384, 20, 1>}}},
+      {"u64/u64", KeyType::kUint64, 8, 8,
+       {{"256x12", &Sort<uint64_t, 256, 12, 1>}, {"384x12", &Sort<uint64_t, 384, 12, 1>},
+        {"384x16", &Sort<uint64_t, 384, 16, 1>}, {"512x12", &Sort<uint64_t, 512, 12, 1>}}},
+  };
+  for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
+
+  std::printf("| keys | n | candidate | median ms | Gkeys/s | vs cub |\n|---|---|---|---:|---:|---:|\n");
+  for (const Config& c : configs) {
+    for (int lg : log2s) {
+      const size_t n = size_t{1} << lg;
+      const size_t set_bytes = n * (c.key_bytes + c.value_width);
+      const size_t sets = std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
+      void *keys_in, *keys_out, *values_in = nullptr, *values_out = nullptr;
+      TUNE_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
+      TUNE_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
+      RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in), n * c.key_bytes * sets / 8, lg);
+      if (c.value_width) {
+        TUNE_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
+        TUNE_CHECK(cudaMalloc(&values_out, n * c.value_width));
+        RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in), n * c.value_width * sets / 8, 3);
+      }
+      std::vector<double> ms;
+      for (const Candidate& cand : c.candidates) {
+        DeviceSortArgs args;
+        args.key_type = c.type;
+        args.n = n;
+        args.keys_out = keys_out;
+        args.value_width = c.value_width;
+        args.values_out = values_out;
+        size_t bytes = 0;
+        TUNE_CHECK(cand.fn(nullptr, &bytes, args, stream));
+        void* temp;
+        TUNE_CHECK(cudaMalloc(&temp, bytes));
+        const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
+          const size_t set = static_cast<size_t>(i) % sets;
+          args.keys_in = static_cast<const char*>(keys_in) + set * n * c.key_bytes;
+          args.values_in = c.value_width ? static_cast<const char*>(values_in) + set * n * c.value_width : nullptr;
+          return cand.fn(temp, &bytes, args, stream);
+        });
+        TUNE_CHECK(t.error);
+        TUNE_CHECK(cudaFree(temp));
+        ms.push_back(t.median_ms);
+      }
+      for (size_t k = 0; k < c.candidates.size(); ++k) {
+        std::printf("| %s | 2^%d | %s | %.4f | %.2f | %.2fx |\n", c.name, lg, c.candidates[k].name.c_str(),
+                    ms[k], n / (ms[k] * 1e6), ms.back() / ms[k]);
+      }
+      std::fflush(stdout);
+      cudaFree(keys_in);
+      cudaFree(keys_out);
+      cudaFree(values_in);
+      cudaFree(values_out);
+    }
+  }
+  return 0;
+}

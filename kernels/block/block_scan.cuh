@@ -1,0 +1,43 @@
+// Block-wide exclusive prefix sum of one value per thread (warp shuffles, then the warp totals).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/warp/warp_utils.cuh"
+
+namespace sortd::kernels::block {
+
+template <typename T, int kBlockThreads>
+class BlockExclusiveSum {
+ public:
+  static constexpr int kWarps = kBlockThreads / 32;
+  struct TempStorage {
+    T warp_totals[kWarps];
+  };
+
+  __device__ explicit BlockExclusiveSum(TempStorage& temp) : temp_(temp) {}
+
+  // Returns the sum of x over lower threads; *total gets the block's sum. Contains barriers: all
+  // threads must call it.
+  __device__ T Scan(T x, T* total) {
+    const int warp_id = threadIdx.x / 32;
+    const T inclusive = warp::WarpInclusiveSum(x);
+    if (warp::LaneId() == 31) temp_.warp_totals[warp_id] = inclusive;
+    __syncthreads();
+    T warp_prefix = 0, sum = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const T t = temp_.warp_totals[w];
+      if (w < warp_id) warp_prefix += t;
+      sum += t;
+    }
+    *total = sum;
+    __syncthreads();  // warp_totals may be reused right after
+    return warp_prefix + inclusive - x;
+  }
+
+ private:
+  TempStorage& temp_;
+};
+
+}  // namespace sortd::kernels::block

@@ -1,0 +1,113 @@
+// The up-front histogram: one read of the keys counts the digits of every pass at once. Its last
+// block then plans the passes on the device (exclusive digit offsets, which passes to skip, which
+// buffer each active pass reads and writes), so the host enqueues all passes without waiting.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/block/block_scan.cuh"
+#include "kernels/radix/radix_common.cuh"
+
+namespace sortd::kernels::radix {
+
+template <typename Key, typename Policy>
+struct AgentHistogram {
+  using Bits = typename KeyTraits<Key>::Bits;
+  static constexpr int kPasses = sizeof(Bits) * 8 / kRadixBits;
+  static constexpr int kThreads = Policy::kBlockThreads;
+  static constexpr int kItems = Policy::kItemsPerThread;
+  static constexpr int kTile = Policy::kTileItems;
+  using Scan = block::BlockExclusiveSum<unsigned long long, kThreads>;
+
+  struct TempStorage {
+    uint32_t counts[kPasses][kRadixDigits];
+    typename Scan::TempStorage scan;
+    uint8_t active[kPasses];
+    bool is_last;
+  };
+
+  __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
+    for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) (&s.counts[0][0])[i] = 0;
+    __syncthreads();
+    const Bits* keys = static_cast<const Bits*>(b.keys_in);
+    const Bits mask = static_cast<Bits>(b.mask);
+    for (size_t base = static_cast<size_t>(blockIdx.x) * kTile; base < b.n;
+         base += static_cast<size_t>(gridDim.x) * kTile) {
+      Bits k[kItems];
+      bool valid[kItems];
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {  // all loads in flight before the first atomic
+        const size_t idx = base + j * kThreads + threadIdx.x;
+        valid[j] = idx < b.n;
+        k[j] = valid[j] ? keys[idx] : Bits{0};
+      }
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        if (!valid[j]) continue;
+        const Bits ordered = KeyTraits<Key>::ToOrdered(k[j]) ^ mask;
+#pragma unroll
+        for (int p = 0; p < kPasses; ++p) atomicAdd(&s.counts[p][Digit(ordered, p * kRadixBits)], 1u);
+      }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) {
+      const uint32_t c = (&s.counts[0][0])[i];
+      if (c != 0) atomicAdd(&sc.histogram[i], static_cast<unsigned long long>(c));
+    }
+
+    // Both look-back status arrays start at zero; each pass then clears the other one's tiles.
+    uint4* status = reinterpret_cast<uint4*>(sc.status);
+    const size_t words4 = static_cast<size_t>(sc.num_tiles) * kRadixDigits * 2 / 4;
+    for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < words4;
+         i += static_cast<size_t>(gridDim.x) * kThreads) {
+      status[i] = make_uint4(0, 0, 0, 0);
+    }
+
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) s.is_last = atomicAdd(sc.done_blocks, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!s.is_last) return;
+    __threadfence();
+    Plan(s, b, sc);
+  }
+
+  __device__ static void Plan(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
+    for (int p = 0; p < kPasses; ++p) {
+      unsigned long long c = 0;
+      if (threadIdx.x < kRadixDigits) {
+        c = *static_cast<volatile unsigned long long*>(&sc.histogram[p * kRadixDigits + threadIdx.x]);
+      }
+      unsigned long long total;
+      const unsigned long long exclusive = Scan(s.scan).Scan(c, &total);
+      if (threadIdx.x < kRadixDigits) {
+        sc.bases[static_cast<size_t>(p) * (sc.portions + 1) * kRadixDigits + threadIdx.x] = exclusive;
+      }
+      const bool one_digit = __syncthreads_or(threadIdx.x < kRadixDigits && c == b.n);
+      if (threadIdx.x == 0) s.active[p] = !one_digit;
+    }
+    if (threadIdx.x != 0) return;
+    int active = 0;
+    for (int p = 0; p < kPasses; ++p) active += s.active[p];
+    if (active == 0) {  // all keys equal: one pass still moves them (and values) to the output
+      s.active[kPasses - 1] = 1;
+      active = 1;
+    }
+    uint8_t src = kSelInput;
+    for (int p = 0, i = 0; p < kPasses; ++p) {
+      PassPlan plan{};
+      if (s.active[p]) {
+        plan.active = 1;
+        plan.first = i == 0;
+        plan.last = i == active - 1;
+        plan.src = src;
+        plan.dst = (active - 1 - i) % 2 == 0 ? kSelOut : kSelAlt;
+        src = plan.dst;
+        ++i;
+      }
+      sc.plan[p] = plan;
+    }
+  }
+};
+
+}  // namespace sortd::kernels::radix

@@ -1,0 +1,160 @@
+// One digit pass of the LSD sort in a single kernel (Onesweep): each block takes the next tile,
+// ranks its digits, gets each digit's global offset from the decoupled look-back, and scatters
+// keys (then values) through shared memory so that runs of equal digits leave as contiguous
+// stores. Stable: ranks follow input order inside a tile and tiles follow their ids.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/block/block_digit_lookback.cuh"
+#include "kernels/block/block_radix_rank.cuh"
+#include "kernels/block/block_scan.cuh"
+#include "kernels/radix/radix_common.cuh"
+
+namespace sortd::kernels::radix {
+
+template <typename Key, int kValueBytes, typename Policy>
+struct AgentOnesweep {
+  using Bits = typename KeyTraits<Key>::Bits;
+  using Value = typename ValueOf<kValueBytes>::Type;
+  static constexpr int kThreads = Policy::kBlockThreads;
+  static constexpr int kItems = Policy::kItemsPerThread;
+  static constexpr int kTile = Policy::kTileItems;
+  static constexpr int kWarpItems = 32 * kItems;
+  using Rank = block::BlockRadixRank<kThreads, kItems>;
+  using Scan = block::BlockExclusiveSum<uint32_t, kThreads>;
+
+  struct TempStorage {
+    typename Rank::TempStorage rank;
+    union {
+      Bits keys[kTile];
+      Value values[kTile];
+    } exchange;
+    typename Scan::TempStorage scan;
+    uint64_t scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit
+    uint32_t tile;
+  };
+
+  template <typename T>
+  __device__ static T* Select(uint8_t sel, const void* in, void* alt, void* out) {
+    return sel == kSelInput ? static_cast<T*>(const_cast<void*>(in))
+                            : static_cast<T*>(sel == kSelAlt ? alt : out);
+  }
+
+  __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc, int pass,
+                             uint32_t portion) {
+    const PassPlan plan = sc.plan[pass];
+    const size_t status_stride = static_cast<size_t>(sc.num_tiles) * kRadixDigits;
+    uint32_t* status = sc.status + (pass & 1) * status_stride;
+    uint32_t* status_next = sc.status + ((pass + 1) & 1) * status_stride;
+    const uint32_t first_tile = portion * sc.portion_tiles;
+    if (!plan.active) {
+      const uint32_t tile = first_tile + blockIdx.x;
+      if (threadIdx.x < kRadixDigits) status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
+      return;
+    }
+    if (threadIdx.x == 0) s.tile = first_tile + atomicAdd(&sc.tile_counters[pass * sc.portions + portion], 1u);
+    __syncthreads();
+    const uint32_t tile = s.tile;
+    // The next pass's status array was last used by the previous pass, which has finished.
+    if (threadIdx.x < kRadixDigits) status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
+
+    const int shift = pass * kRadixBits;
+    const Bits mask = static_cast<Bits>(b.mask);
+    const size_t tile_start = static_cast<size_t>(tile) * kTile;
+    const uint32_t valid = static_cast<uint32_t>(min(static_cast<size_t>(kTile), b.n - tile_start));
+    const uint32_t lane = warp::LaneId();
+    const size_t seg = tile_start + (threadIdx.x / 32) * kWarpItems + lane;
+
+    // Load warp-striped; out-of-range slots get all-ones bits, so they rank last (digit 255,
+    // after every real key) and land beyond `valid` in the tile.
+    Bits keys[kItems];
+    const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
+    if (valid == kTile) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) keys[j] = src[seg + j * 32];
+    } else {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) keys[j] = seg + j * 32 < b.n ? src[seg + j * 32] : ~Bits{0};
+    }
+    if (plan.first) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        if (valid == kTile || seg + j * 32 < b.n) keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
+      }
+    }
+
+    const auto digit_of = [&](int j) { return Digit(keys[j], shift); };
+    Rank rank(s.rank);
+    rank.CountInWarps(digit_of);
+    __syncthreads();
+    const uint32_t count = rank.CountDigits();
+    // Padding slots are all digit 255; they must not reach the look-back. Counts go out before
+    // ranking so that successors rarely wait on this tile.
+    const uint32_t published = threadIdx.x == kRadixDigits - 1 ? count - (kTile - valid) : count;
+    if (threadIdx.x < kRadixDigits) block::PublishAggregate(status, tile, first_tile, threadIdx.x, published);
+    uint32_t total;
+    const uint32_t start = Scan(s.scan).Scan(count, &total);
+    rank.SetDigitStart(start);
+    __syncthreads();
+    uint32_t ranks[kItems];
+    rank.RankInWarps(digit_of, ranks);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks[j]] = keys[j];
+
+    // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
+    if (threadIdx.x < kRadixDigits) {
+      const uint32_t exclusive = block::LookBack(status, tile, first_tile, threadIdx.x, published);
+      const uint64_t* bases = sc.bases + (static_cast<size_t>(pass) * (sc.portions + 1) + portion) * kRadixDigits;
+      const uint64_t global = bases[threadIdx.x] + exclusive;
+      s.scatter_base[threadIdx.x] = global - start;
+      if (tile == first_tile + sc.portion_tiles - 1 || tile == sc.num_tiles - 1) {
+        // The portion's last tile hands the next portion its digit offsets.
+        const_cast<uint64_t*>(bases)[kRadixDigits + threadIdx.x] = global + published;
+      }
+    }
+    __syncthreads();
+    Bits* dst = Select<Bits>(plan.dst, b.keys_in, b.keys_alt, b.keys_out);
+    uint32_t slot_digits[(kItems + 3) / 4] = {};  // 8-bit digits packed: they outlive the keys
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t i = threadIdx.x + k * kThreads;
+      if (valid == kTile || i < valid) {
+        const Bits key = s.exchange.keys[i];
+        const uint32_t d = Digit(key, shift);
+        slot_digits[k / 4] |= d << (8 * (k % 4));
+        dst[s.scatter_base[d] + i] = plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
+      }
+    }
+    if (kValueBytes == 0) return;
+
+    // Values are loaded only now, after the keys are dead, to keep registers for occupancy.
+    Value values[kItems];
+    if (plan.first && b.values_in == nullptr) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) values[j] = static_cast<Value>(seg + j * 32);
+    } else {
+      const Value* vsrc = Select<const Value>(plan.src, b.values_in, b.values_alt, b.values_out);
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        if (valid == kTile || seg + j * 32 < b.n) values[j] = vsrc[seg + j * 32];
+      }
+    }
+    __syncthreads();  // every thread has read its keys out of the exchange buffer
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      if (valid == kTile || seg + j * 32 < b.n) s.exchange.values[ranks[j]] = values[j];
+    }
+    __syncthreads();
+    Value* vdst = Select<Value>(plan.dst, b.values_in, b.values_alt, b.values_out);
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t i = threadIdx.x + k * kThreads;
+      if (valid == kTile || i < valid) {
+        vdst[s.scatter_base[(slot_digits[k / 4] >> (8 * (k % 4))) & 0xFF] + i] = s.exchange.values[i];
+      }
+    }
+  }
+};
+
+}  // namespace sortd::kernels::radix

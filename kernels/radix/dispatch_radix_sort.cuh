@@ -1,0 +1,182 @@
+// Dispatch layer of the radix sort: sizes and carves the scratch memory, picks the single-block
+// path for tiny inputs or the multi-pass path (memset of the small control block, up-front
+// histogram with on-device pass planning, one one-sweep launch per digit pass and portion), and
+// checks every call. Never allocates, never synchronises.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/device_sort_args.h"
+#include "kernels/radix/radix_kernels.cuh"
+#include "kernels/radix/radix_sort.h"
+#include "kernels/util/cuda_error.h"
+#include "kernels/util/elementwise_kernels.cuh"
+
+namespace sortd::kernels::radix {
+
+namespace detail {
+
+inline size_t AlignUp(size_t x) { return (x + 255) & ~size_t{255}; }
+
+// Carves [base, base + total) into the multi-pass scratch; with base == nullptr only sizes it.
+template <typename Bits, typename Policy>
+struct OnesweepLayout {
+  static constexpr int kPasses = sizeof(Bits) * 8 / kRadixBits;
+  RadixScratch scratch;
+  size_t control_bytes = 0;  // the part that must start zeroed
+  void* keys_alt = nullptr;
+  void* values_alt = nullptr;
+  size_t total = 0;
+
+  OnesweepLayout(char* base, size_t n, uint32_t carried_value_bytes) {
+    constexpr size_t kTile = Policy::Onesweep::kTileItems;
+    const size_t tiles = (n + kTile - 1) / kTile;
+    const size_t portion_tiles = kMaxPortionKeys / kTile;
+    const size_t portions = (tiles + portion_tiles - 1) / portion_tiles;
+    scratch.passes = kPasses;
+    scratch.num_tiles = static_cast<uint32_t>(tiles);
+    scratch.portions = static_cast<uint32_t>(portions);
+    scratch.portion_tiles = static_cast<uint32_t>(portion_tiles);
+    size_t offset = 0;
+    auto take = [&](size_t bytes) {
+      char* p = base == nullptr ? nullptr : base + offset;
+      offset += AlignUp(bytes);
+      return p;
+    };
+    scratch.histogram = reinterpret_cast<unsigned long long*>(take(kPasses * kRadixDigits * 8));
+    scratch.tile_counters = reinterpret_cast<uint32_t*>(take(kPasses * portions * 4));
+    scratch.done_blocks = reinterpret_cast<uint32_t*>(take(4));
+    control_bytes = offset;
+    scratch.plan = reinterpret_cast<PassPlan*>(take(kPasses * sizeof(PassPlan)));
+    scratch.bases = reinterpret_cast<uint64_t*>(take(kPasses * (portions + 1) * kRadixDigits * 8));
+    scratch.status = reinterpret_cast<uint32_t*>(take(2 * tiles * kRadixDigits * 4));
+    keys_alt = take(n * sizeof(Bits));
+    values_alt = carried_value_bytes != 0 ? take(n * carried_value_bytes) : nullptr;
+    total = offset;
+  }
+};
+
+}  // namespace detail
+
+template <typename Key, int kValueBytes, typename Policy>
+cudaError_t LaunchSingleTile(const RadixBuffers& b, cudaStream_t stream) {
+  SingleTileKernel<Key, kValueBytes, Policy>
+      <<<1, Policy::SingleTile::kBlockThreads, 0, stream>>>(b);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+template <typename Key, int kValueBytes, typename Policy>
+cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
+                           cudaStream_t stream) {
+  using Histogram = typename Policy::Histogram;
+  using Onesweep = typename Policy::Onesweep;
+  SORTD_CUDA_TRY(cudaMemsetAsync(sc.histogram, 0, control_bytes, stream));
+  int device = 0, sms = 0;
+  SORTD_CUDA_TRY(cudaGetDevice(&device));
+  SORTD_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const size_t hist_tiles = (b.n + Histogram::kTileItems - 1) / Histogram::kTileItems;
+  const size_t max_blocks = static_cast<size_t>(sms) * Policy::kHistogramBlocksPerSm;
+  const unsigned hist_blocks = static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
+  HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
+  SORTD_CUDA_TRY_LAUNCH();
+  constexpr size_t kSmem = sizeof(typename AgentOnesweep<Key, kValueBytes, Onesweep>::TempStorage);
+  if (kSmem > 48 * 1024) {
+    SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Policy>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  }
+  for (int pass = 0; pass < sc.passes; ++pass) {
+    for (uint32_t portion = 0; portion < sc.portions; ++portion) {
+      const uint32_t first = portion * sc.portion_tiles;
+      const uint32_t tiles = sc.num_tiles - first < sc.portion_tiles ? sc.num_tiles - first : sc.portion_tiles;
+      OnesweepKernel<Key, kValueBytes, Policy>
+          <<<tiles, Onesweep::kBlockThreads, kSmem, stream>>>(b, sc, pass, portion);
+      SORTD_CUDA_TRY_LAUNCH();
+    }
+  }
+  return cudaSuccess;
+}
+
+// Policy is a parameter so that bench/radix_tune can time other tile shapes than radix_policy.h's.
+template <typename Key, typename Policy>
+cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                        cudaStream_t stream) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
+  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) return cudaErrorInvalidValue;
+  const bool argsort = args.indices_out != nullptr;
+  if (argsort && args.n > UINT32_MAX) return cudaErrorInvalidValue;
+  // Argsort carries 4-byte indices through the passes (values follow by one gather at the end).
+  const uint32_t carried = argsort ? 4 : args.value_width;
+  const bool single = args.n <= static_cast<size_t>(Policy::SingleTile::kTileItems);
+  detail::OnesweepLayout<Bits, Policy> sizing(nullptr, single ? 0 : args.n, carried);
+  const size_t needed = single ? 256 : sizing.total;  // never 0: a null temp means "query"
+  if (temp == nullptr) {
+    *temp_bytes = needed;
+    return cudaSuccess;
+  }
+  if (*temp_bytes < needed) return cudaErrorInvalidValue;
+  if (args.n == 0) return cudaSuccess;
+  if (args.keys_in == nullptr || args.keys_out == nullptr) return cudaErrorInvalidValue;
+  if (args.value_width != 0 && (args.values_in == nullptr || args.values_out == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
+
+  RadixBuffers b;
+  b.n = args.n;
+  b.mask = DirectionMask<Bits>(args.descending);
+  b.keys_in = args.keys_in;
+  b.keys_out = args.keys_out;
+  b.values_in = argsort ? nullptr : args.values_in;
+  b.values_out = argsort ? static_cast<void*>(args.indices_out) : args.values_out;
+
+  cudaError_t err;
+  if (single) {
+    switch (carried) {
+      case 0: err = LaunchSingleTile<Key, 0, Policy>(b, stream); break;
+      case 4: err = LaunchSingleTile<Key, 4, Policy>(b, stream); break;
+      default: err = LaunchSingleTile<Key, 8, Policy>(b, stream); break;
+    }
+  } else {
+    detail::OnesweepLayout<Bits, Policy> layout(static_cast<char*>(temp), args.n, carried);
+    b.keys_alt = layout.keys_alt;
+    b.values_alt = layout.values_alt;
+    switch (carried) {
+      case 0: err = LaunchOnesweep<Key, 0, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
+      case 4: err = LaunchOnesweep<Key, 4, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
+      default: err = LaunchOnesweep<Key, 8, Policy>(b, layout.scratch, layout.control_bytes, stream); break;
+    }
+  }
+  if (err != cudaSuccess) return err;
+  if (argsort && args.value_width != 0) {
+    SORTD_CUDA_TRY(LaunchGather(args.indices_out, args.values_in, args.values_out, args.value_width,
+                                args.n, stream));
+  }
+  return cudaSuccess;
+}
+
+template <typename Key>
+cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                              cudaStream_t stream) {
+  return DispatchRadixSortWithPolicy<Key, RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>>(
+      temp, temp_bytes, args, stream);
+}
+
+template <typename Key>
+RadixSortTiles Tiles() {
+  using Policy = RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>;
+  return {static_cast<size_t>(Policy::SingleTile::kTileItems),
+          static_cast<size_t>(Policy::Onesweep::kTileItems)};
+}
+
+}  // namespace sortd::kernels::radix
+
+// Explicit instantiation for one key type, used once per radix_sort_<type>.cu.
+#define SORTD_INSTANTIATE_RADIX_SORT(Key)                                                       \
+  template cudaError_t sortd::kernels::radix::DispatchRadixSort<Key>(                           \
+      void* temp, size_t* temp_bytes, const sortd::kernels::DeviceSortArgs& args,               \
+      cudaStream_t stream);                                                                     \
+  template sortd::kernels::RadixSortTiles sortd::kernels::radix::Tiles<Key>();

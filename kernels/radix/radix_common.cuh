@@ -1,0 +1,81 @@
+// Device-side types shared by the radix kernels, the agents and the dispatch layer: where the
+// buffers are, how the scratch memory is carved, and the per-pass plan that the histogram kernel
+// decides on the device (so the host never waits for the histogram).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/radix/radix_policy.h"
+#include "kernels/util/key_traits.h"
+
+namespace sortd::kernels::radix {
+
+template <int kBytes>
+struct ValueOf {
+  using Type = uint32_t;  // keys only: never loaded or stored
+};
+template <>
+struct ValueOf<8> {
+  using Type = uint64_t;
+};
+
+// Where a pass reads or writes: the caller's input, the scratch buffer, or the caller's output.
+enum : uint8_t { kSelInput = 0, kSelAlt = 1, kSelOut = 2 };
+
+// Written by the histogram kernel's last block. Skipped passes (all keys share the digit) do
+// nothing, and the active ones alternate buffers so that the last active pass writes the
+// caller's output: the output location never depends on the data.
+struct PassPlan {
+  uint8_t active;
+  uint8_t first;  // reads the caller's keys and applies the order transform
+  uint8_t last;   // undoes the transform and writes the caller's output
+  uint8_t src;
+  uint8_t dst;
+};
+
+// Status word of the decoupled look-back: flag in the top 2 bits, count below.
+inline constexpr uint32_t kStatusAggregate = 1u << 30;
+inline constexpr uint32_t kStatusInclusive = 2u << 30;
+inline constexpr uint32_t kStatusFlags = 3u << 30;
+inline constexpr uint32_t kStatusValue = ~kStatusFlags;
+
+struct RadixBuffers {
+  size_t n = 0;
+  uint64_t mask = 0;  // DirectionMask, widened
+  const void* keys_in = nullptr;
+  void* keys_out = nullptr;
+  void* keys_alt = nullptr;
+  const void* values_in = nullptr;  // null with 4-byte values: generate indices (argsort)
+  void* values_out = nullptr;
+  void* values_alt = nullptr;
+};
+
+struct RadixScratch {
+  int passes = 0;
+  uint32_t num_tiles = 0;
+  uint32_t portions = 0;
+  uint32_t portion_tiles = 0;
+  unsigned long long* histogram = nullptr;  // [passes][256], zeroed by a memset
+  uint32_t* tile_counters = nullptr;        // [passes][portions], zeroed by the same memset
+  uint32_t* done_blocks = nullptr;          // histogram blocks finished, same memset
+  PassPlan* plan = nullptr;                 // [passes]
+  uint64_t* bases = nullptr;                // [passes][portions + 1][256] digit offsets
+  uint32_t* status = nullptr;               // [2][num_tiles][256], zeroed by the histogram kernel
+};
+
+__device__ __forceinline__ uint32_t LoadRelaxed(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StoreRelaxed(uint32_t* p, uint32_t v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+template <typename Bits>
+__device__ __forceinline__ uint32_t Digit(Bits ordered, int shift) {
+  return static_cast<uint32_t>(ordered >> shift) & (kRadixDigits - 1);
+}
+
+}  // namespace sortd::kernels::radix

@@ -1,0 +1,38 @@
+// The radix sort's __global__ kernels: thin wrappers that give each agent its shared memory.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/radix/agent_histogram.cuh"
+#include "kernels/radix/agent_onesweep.cuh"
+#include "kernels/radix/agent_single_tile.cuh"
+
+namespace sortd::kernels::radix {
+
+template <typename Key, typename Policy>
+__global__ void __launch_bounds__(Policy::Histogram::kBlockThreads)
+    HistogramKernel(RadixBuffers buffers, RadixScratch scratch) {
+  using Agent = AgentHistogram<Key, typename Policy::Histogram>;
+  __shared__ typename Agent::TempStorage temp;
+  Agent::Run(temp, buffers, scratch);
+}
+
+// Shared memory is dynamic: large tiles with 8-byte values need more than the static 48 KB.
+template <typename Key, int kValueBytes, typename Policy>
+__global__ void __launch_bounds__(Policy::Onesweep::kBlockThreads, Policy::Onesweep::kMinBlocks)
+    OnesweepKernel(RadixBuffers buffers, RadixScratch scratch, int pass, uint32_t portion) {
+  using Agent = AgentOnesweep<Key, kValueBytes, typename Policy::Onesweep>;
+  extern __shared__ __align__(16) unsigned char onesweep_smem[];
+  Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(onesweep_smem), buffers, scratch, pass,
+             portion);
+}
+
+template <typename Key, int kValueBytes, typename Policy>
+__global__ void __launch_bounds__(Policy::SingleTile::kBlockThreads)
+    SingleTileKernel(RadixBuffers buffers) {
+  using Agent = AgentSingleTile<Key, kValueBytes, typename Policy::SingleTile>;
+  __shared__ typename Agent::TempStorage temp;
+  Agent::Run(temp, buffers);
+}
+
+}  // namespace sortd::kernels::radix

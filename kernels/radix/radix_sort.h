@@ -1,0 +1,42 @@
+// The project's GPU LSD radix sort: host entry point (see kernels/device_sort_args.h for the
+// contract: query call for scratch bytes, caller-given stream, never allocates or synchronises).
+// Plain C++ header: the worker's .cc files include it without nvcc.
+//
+//   size_t bytes = 0;
+//   RadixSort(nullptr, &bytes, args, stream);   // query
+//   RadixSort(scratch, &bytes, args, stream);   // sort, enqueued on stream
+//
+// Every key type, ascending or descending, always stable; keys only, with 4- or 8-byte values
+// (aligned to their width), and argsort (args.indices_out, n < 2^32), with or without values.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "kernels/device_sort_args.h"
+
+namespace sortd::kernels {
+
+cudaError_t RadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                      cudaStream_t stream);
+
+// Tile sizes of the two paths for one key type, so tests can aim at their edges: inputs of at
+// most single_tile_max keys take the one-block path, larger ones the one-sweep passes whose
+// tiles hold onesweep_tile keys.
+struct RadixSortTiles {
+  size_t single_tile_max = 0;
+  size_t onesweep_tile = 0;
+};
+RadixSortTiles GetRadixSortTiles(KeyType key_type);
+
+namespace radix {
+// Implemented per key type in radix_sort_<type>.cu.
+template <typename Key>
+cudaError_t DispatchRadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                              cudaStream_t stream);
+template <typename Key>
+RadixSortTiles Tiles();
+}  // namespace radix
+
+}  // namespace sortd::kernels

@@ -1,0 +1,4 @@
+// Radix sort instantiated for float32 keys (one file per key type keeps the build parallel).
+#include "kernels/radix/dispatch_radix_sort.cuh"
+
+SORTD_INSTANTIATE_RADIX_SORT(float)
