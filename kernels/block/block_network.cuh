@@ -16,13 +16,12 @@ __device__ __forceinline__ uint32_t NextPow2(uint32_t v) {
   return v <= 1 ? 1u : 1u << (32 - __clz(v - 1));
 }
 
-// Layers (p, k) for k = k_first, k_first/2, ..., 1 of `net` on s[0, len). The tile must start at a
-// multiple of 2p when 2p <= its size (in-tile sort), or the strides must not reach outside it.
+// Layers (p, k) for k = k_first .. k_last (powers of two, k_last >= 1), each ending in a barrier.
 template <Network kNet, typename E, int kThreads>
-__device__ __forceinline__ void BlockLayers(typename E::T* s, uint32_t len, uint32_t p,
-                                            uint32_t k_first) {
-  const uint32_t span = NextPow2(len);  // comparators of the padded network, half of them
-  for (uint32_t k = k_first; k >= 1; k >>= 1) {
+__device__ __forceinline__ void BlockLayersRange(typename E::T* s, uint32_t len, uint32_t p,
+                                                 uint32_t k_first, uint32_t k_last) {
+  const uint32_t span = NextPow2(len);
+  for (uint32_t k = k_first; k >= k_last; k >>= 1) {
     for (uint32_t c = threadIdx.x; c < span / 2; c += kThreads) {
       uint32_t lo, hi;
       bool valid = true;
@@ -35,6 +34,14 @@ __device__ __forceinline__ void BlockLayers(typename E::T* s, uint32_t len, uint
     }
     __syncthreads();
   }
+}
+
+// Layers (p, k) for k = k_first, k_first/2, ..., 1 of `net` on s[0, len). The tile must start at a
+// multiple of 2p when 2p <= its size (in-tile sort), or the strides must not reach outside it.
+template <Network kNet, typename E, int kThreads>
+__device__ __forceinline__ void BlockLayers(typename E::T* s, uint32_t len, uint32_t p,
+                                            uint32_t k_first) {
+  BlockLayersRange<kNet, E, kThreads>(s, len, p, k_first, 1);
 }
 
 // Sorts s[0, len) completely with `net` (bitonic or odd-even merge).

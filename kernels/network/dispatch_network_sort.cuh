@@ -67,8 +67,9 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   constexpr int kGThreads = P::kGlobalThreads;
   const size_t n = args.n;
   const bool one_tile = n <= kTile;
-  // Alignment slack: the caller's scratch pointer need not be aligned for T.
-  const size_t need = one_tile ? 0 : n * sizeof(T) + alignof(T);
+  // Alignment slack: the caller's scratch pointer need not be aligned; tiles move as 16-byte
+  // vectors.
+  const size_t need = one_tile ? 0 : n * sizeof(T) + 16;
   if (temp == nullptr) {
     *temp_bytes = std::max(need, kMinTempBytes);
     return cudaSuccess;
@@ -82,7 +83,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
     return cudaSuccess;
   }
   const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
-  T* buf = reinterpret_cast<T*>((raw + alignof(T) - 1) / alignof(T) * alignof(T));
+  T* buf = reinterpret_cast<T*>((raw + 15) / 16 * 16);
   const size_t span = NextPow2(n);
 
   if constexpr (kNet == Network::kTransposition) {

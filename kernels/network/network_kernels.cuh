@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/block/block_bitonic.cuh"
 #include "kernels/block/block_network.cuh"
 #include "kernels/network/network_elem.cuh"
 #include "kernels/network/network_layers.cuh"
@@ -22,24 +23,78 @@ __device__ __forceinline__ void Emit(const NetworkIo<Key, E>& io, typename E::T*
   }
 }
 
+// Vector width for moving kItems consecutive elements of one thread: 16 bytes when they tile.
+template <typename T, int kItems>
+inline constexpr bool kVectorizable = (kItems * sizeof(T)) % 16 == 0;
+
+// Loads the thread's kItems consecutive positions of buf[base, base + len) (a full tile: vectors).
+template <typename E, int kItems, uint32_t kTile>
+__device__ __forceinline__ void LoadBlocked(const typename E::T* buf, size_t base, uint32_t len,
+                                            typename E::T (&e)[kItems]) {
+  using T = typename E::T;
+  const uint32_t first = threadIdx.x * kItems;
+  if (kVectorizable<T, kItems> && len == kTile) {
+    const uint4* src = reinterpret_cast<const uint4*>(buf + base + first);
+    uint4* dst = reinterpret_cast<uint4*>(e);
+#pragma unroll
+    for (int v = 0; v < int(kItems * sizeof(T) / 16); ++v) dst[v] = src[v];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (first + i < len) e[i] = buf[base + first + i];
+  }
+}
+
+template <typename Key, typename E, int kItems, uint32_t kTile>
+__device__ __forceinline__ void StoreBlocked(const NetworkIo<Key, E>& io, typename E::T* buf,
+                                             size_t base, uint32_t len, typename E::T (&e)[kItems],
+                                             bool final) {
+  using T = typename E::T;
+  const uint32_t first = threadIdx.x * kItems;
+  if (!final && kVectorizable<T, kItems> && len == kTile) {
+    uint4* dst = reinterpret_cast<uint4*>(buf + base + first);
+    const uint4* src = reinterpret_cast<const uint4*>(e);
+#pragma unroll
+    for (int v = 0; v < int(kItems * sizeof(T) / 16); ++v) dst[v] = src[v];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (first + i < len) Emit(io, buf, base + first + i, e[i], final);
+  }
+}
+
 // Sorts each tile of kTile keys completely in shared memory (the whole array when n <= kTile).
 template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile>
 __global__ void __launch_bounds__(kThreads)
     TileSortKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
   using T = typename E::T;
-  __shared__ T s[kTile];
+  __shared__ __align__(16) T s[kTile];
   const size_t base = size_t{blockIdx.x} * kTile;
   const uint32_t len = static_cast<uint32_t>(n - base < kTile ? n - base : kTile);
-  for (uint32_t i = threadIdx.x; i < len; i += kThreads) {
-    s[i] = io.Load(0, static_cast<uint32_t>(base + i));
-  }
-  __syncthreads();
-  if constexpr (kNet == Network::kTransposition) {
-    block::BlockTranspositionSort<E, kThreads>(s, len);
+  if constexpr (kNet == Network::kBitonic) {
+    constexpr int kItems = kTile / kThreads;
+    T e[kItems];
+    const uint32_t first = threadIdx.x * kItems;
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (first + i < len) e[i] = io.Load(0, static_cast<uint32_t>(base + first + i));
+    }
+    block::BlockBitonicSortRegs<E, kThreads, kItems>(e, s, len);
+    StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
   } else {
-    block::BlockNetworkSort<kNet, E, kThreads>(s, len);
+    for (uint32_t i = threadIdx.x; i < len; i += kThreads) {
+      s[i] = io.Load(0, static_cast<uint32_t>(base + i));
+    }
+    __syncthreads();
+    if constexpr (kNet == Network::kTransposition) {
+      block::BlockTranspositionSort<E, kThreads>(s, len);
+    } else {
+      block::BlockNetworkSort<kNet, E, kThreads>(s, len);
+    }
+    for (uint32_t i = threadIdx.x; i < len; i += kThreads) Emit(io, buf, base + i, s[i], final);
   }
-  for (uint32_t i = threadIdx.x; i < len; i += kThreads) Emit(io, buf, base + i, s[i], final);
 }
 
 // kLayers consecutive bitonic layers with strides >= the tile, fused: each thread owns the
@@ -92,14 +147,15 @@ template <typename Key, typename E, int kThreads, uint32_t kTile>
 __global__ void __launch_bounds__(kThreads)
     BitonicTileMergeKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
   using T = typename E::T;
-  __shared__ T s[kTile];
+  constexpr int kItems = kTile / kThreads;
+  __shared__ __align__(16) T s[kTile];
   const size_t base = size_t{blockIdx.x} * kTile;
   const uint32_t len = static_cast<uint32_t>(n - base < kTile ? n - base : kTile);
-  for (uint32_t i = threadIdx.x; i < len; i += kThreads) s[i] = buf[base + i];
-  __syncthreads();
+  T e[kItems];
+  LoadBlocked<E, kItems, kTile>(buf, base, len, e);
   // p = kTile only makes every layer a plain stride layer; the real p is larger.
-  block::BlockLayers<Network::kBitonic, E, kThreads>(s, len, kTile, kTile / 2);
-  for (uint32_t i = threadIdx.x; i < len; i += kThreads) Emit(io, buf, base + i, s[i], final);
+  block::BlockBitonicLayersRegs<E, kThreads, kItems>(e, s, len, kTile, kTile / 2);
+  StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
 }
 
 // One odd-even merge layer (p, k) over the whole array, k >= the window kernel's halo.

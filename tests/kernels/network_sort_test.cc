@@ -213,3 +213,31 @@ TEST(NetworkSortTest, ScratchQueryIsNonZeroAndStable) {
 
 }  // namespace
 }  // namespace sortd::testing
+
+namespace sortd::testing {
+namespace {
+
+// Small cases that reach every fused kernel, sized for compute-sanitizer (racecheck, memcheck):
+// tile sort, fused global bitonic strides, the tile merge, odd-even merge's global layers and
+// window, transposition in one block and in global phases. Run with --gtest_filter=*Sanitizer*.
+TEST(NetworkSortSanitizerTest, EveryFusedKernel) {
+  DeviceArena arena;
+  const uint64_t seed = TestSeed();
+  SortSpec pairs;  // (u32, index) pairs: 4096-element tiles
+  pairs.return_indices = true;
+  pairs.value_width = 4;
+  SortSpec keys;  // u32 keys only: 8192-element tiles
+  for (const NamedSort* sort : {&kBitonic, &kOddEvenMerge}) {
+    CheckOne(arena, *sort, pairs, 3000, Distribution::kRandom, seed);
+    CheckOne(arena, *sort, pairs, (1 << 15) + 3, Distribution::kFewUnique, seed);
+    CheckOne(arena, *sort, keys, (1 << 16) + 5, Distribution::kRandom, seed);
+  }
+  CheckOne(arena, kTransposition, pairs, 1000, Distribution::kRandom, seed);
+  SortSpec wide;  // (u64, index) pairs: 2048-element tiles, so 2100 runs the global phases
+  wide.key_type = KeyType::kFloat64;
+  wide.return_indices = true;
+  CheckOne(arena, kTransposition, wide, 2100, Distribution::kSpecialFloats, seed);
+}
+
+}  // namespace
+}  // namespace sortd::testing
