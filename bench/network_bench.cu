@@ -135,6 +135,8 @@ int Run(int argc, char** argv) {
       const int naive_runs = n >= (size_t{1} << 28) ? 3 : kRuns;
       const TimingResult tn = TimeOnStream(stream, 1, naive_runs, naive);
       BENCH_CHECK(tn.error);
+      BENCH_CHECK(naive(0));
+      BENCH_CHECK(cudaStreamSynchronize(stream));
       if (!SameAsSorted(sorted, static_cast<uint32_t*>(naive_out.p), n)) {
         std::fprintf(stderr, "naive %s n=%zu: WRONG RESULT\n", name, n);
         return 1;

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstddef>
 #include <cstdint>
 
@@ -41,18 +42,28 @@ NetworkIo<Key, E> MakeIo(const DeviceSortArgs& a) {
                            DirectionMask<Bits>(a.descending)};
 }
 
-template <typename E, int kThreads>
-cudaError_t LaunchBitonicGlobal(typename E::T* buf, size_t n, size_t span, size_t p, size_t k,
-                                int layers, cudaStream_t stream) {
-  const size_t threads = span >> layers;
-  const unsigned blocks = BlocksFor(threads, kThreads);
-  switch (layers) {
-    case 1: BitonicGlobalKernel<E, 1, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k); break;
-    case 2: BitonicGlobalKernel<E, 2, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k); break;
-    default: BitonicGlobalKernel<E, 3, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k); break;
+template <typename E, int kLayers, int kThreads>
+cudaError_t LaunchBitonicGlobalLayers(typename E::T* buf, size_t n, size_t span, size_t p,
+                                      size_t k, cudaStream_t stream) {
+  constexpr int kVec = sizeof(typename E::T) >= 16 ? 1 : 16 / sizeof(typename E::T);
+  const unsigned blocks = BlocksFor((span / kVec) >> kLayers, kThreads);
+  if (k == p) {
+    BitonicGlobalKernel<E, kLayers, true, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k);
+  } else {
+    BitonicGlobalKernel<E, kLayers, false, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k);
   }
   SORTD_CUDA_TRY_LAUNCH();
   return cudaSuccess;
+}
+
+template <typename E, int kThreads>
+cudaError_t LaunchBitonicGlobal(typename E::T* buf, size_t n, size_t span, size_t p, size_t k,
+                                int layers, cudaStream_t stream) {
+  switch (layers) {
+    case 1: return LaunchBitonicGlobalLayers<E, 1, kThreads>(buf, n, span, p, k, stream);
+    case 2: return LaunchBitonicGlobalLayers<E, 2, kThreads>(buf, n, span, p, k, stream);
+    default: return LaunchBitonicGlobalLayers<E, 3, kThreads>(buf, n, span, p, k, stream);
+  }
 }
 
 template <Network kNet, typename Key, bool kWithIndex>
@@ -69,7 +80,9 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   const bool one_tile = n <= kTile;
   // Alignment slack: the caller's scratch pointer need not be aligned; tiles move as 16-byte
   // vectors.
-  const size_t need = one_tile ? 0 : n * sizeof(T) + 16;
+  // Odd-even merge's windows overlap, so they move the array between two buffers.
+  const size_t copies = kNet == Network::kOddEvenMerge ? 2 : 1;
+  const size_t need = one_tile ? 0 : copies * n * sizeof(T) + 32;
   if (temp == nullptr) {
     *temp_bytes = std::max(need, kMinTempBytes);
     return cudaSuccess;
@@ -84,6 +97,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   }
   const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
   T* buf = reinterpret_cast<T*>((raw + 15) / 16 * 16);
+  T* other = buf + (n + 3) / 4 * 4;  // second buffer (odd-even merge), 16-byte aligned
   const size_t span = NextPow2(n);
 
   if constexpr (kNet == Network::kTransposition) {
@@ -116,14 +130,29 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
       } else {
         constexpr uint32_t kHalo = kOemHalo<T>;
         constexpr uint32_t kOut = kOemWindowOut<T>;
-        for (size_t k = p; k >= kHalo; k >>= 1) {
-          OddEvenMergeGlobalKernel<E, kGThreads>
-              <<<BlocksFor(span / 2, kGThreads), kGThreads, 0, stream>>>(buf, n, p, k);
+        constexpr int kMaxLayers = kOemStridedLayers<T>;
+        constexpr int kCols = kOemStridedCols;
+        constexpr int kRowsOut = kOemStridedOut<T>;
+        // The merge's first layer (x meets x + p) is a plain global pass.
+        OddEvenMergeGlobalKernel<E, kGThreads>
+            <<<BlocksFor(span / 2, kGThreads), kGThreads, 0, stream>>>(buf, n, p, p);
+        SORTD_CUDA_TRY_LAUNCH();
+        for (size_t k = p / 2; k >= kHalo;) {
+          int layers = 1;
+          while (layers < kMaxLayers && (k >> layers) >= kHalo) ++layers;
+          const size_t s = k >> (layers - 1);
+          const size_t rows = (n + s - 1) / s;
+          const size_t blocks = (s / kCols) * ((rows + kRowsOut - 1) / kRowsOut);
+          OddEvenMergeStridedKernel<E, kMaxLayers, kCols, kRowsOut, kGThreads>
+              <<<static_cast<unsigned>(blocks), kGThreads, 0, stream>>>(buf, other, n, p, s, layers);
           SORTD_CUDA_TRY_LAUNCH();
+          std::swap(buf, other);
+          k = s / 2;
         }
         OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
-            <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, n, p, final);
+            <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
         SORTD_CUDA_TRY_LAUNCH();
+        std::swap(buf, other);
       }
     }
     return cudaSuccess;

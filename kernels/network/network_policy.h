@@ -29,6 +29,14 @@ inline constexpr uint32_t kOemHalo = kTileElems<T> / 4;
 template <typename T>
 inline constexpr uint32_t kOemWindowOut = kTileElems<T> / 2;
 
+// Odd-even merge strides between the window's halo and the merge's first layer, fused up to
+// kOemStridedLayers per launch on 2-D tiles of 32 residues by 2^(layers+1) output rows.
+template <typename T>
+inline constexpr int kOemStridedLayers = sizeof(T) >= 16 ? 4 : 5;
+inline constexpr int kOemStridedCols = 32;
+template <typename T>
+inline constexpr int kOemStridedOut = 2 << kOemStridedLayers<T>;
+
 // Scratch is returned at least this large, so a caller that allocates what the query said never
 // passes nullptr (which would mean "query") for a sort that needs no scratch.
 inline constexpr size_t kMinTempBytes = 256;

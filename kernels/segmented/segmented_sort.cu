@@ -18,7 +18,8 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   using E = typename network::ElemFor<Bits, kWithIndex>::type;
   using T = typename E::T;
   using P = SegmentedPolicy;
-  constexpr uint32_t kTile = P::kTileBytes / sizeof(T);
+  constexpr uint32_t kTileBytes = P::template kTileBytes<T>;
+  constexpr uint32_t kTile = kTileBytes / sizeof(T);
   // Scratch only matters for segments longer than the tile; the host cannot see the offsets
   // without a synchronisation, so it is always sized for all keys.
   const size_t need = a.n * sizeof(T) + alignof(T);
@@ -33,12 +34,12 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   network::NetworkIo<Key, E> io{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
                                 a.values_in, a.values_out, a.indices_out, a.value_width,
                                 DirectionMask<Bits>(a.descending)};
-  auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, kTile>;
+  auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>, kTile>;
   SORTD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(P::kTileBytes)));
+                                      static_cast<int>(kTileBytes)));
   constexpr int kWarps = P::kThreads / 32;
   const unsigned blocks = (a.num_segments + kWarps - 1) / kWarps;
-  kernel<<<blocks, P::kThreads, P::kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
+  kernel<<<blocks, P::kThreads, kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
                                                           scratch);
   SORTD_CUDA_TRY_LAUNCH();
   return cudaSuccess;

@@ -115,14 +115,14 @@ TEST(SegmentedSortTest, MixedLengthsWholeContract) {
   }
 }
 
-// Equal lengths at each boundary: warp (256), block tile (16384 u32 keys, 8192 (u32, index),
-// 4096 (u64, index) pairs), and past it (the scratch path).
+// Equal lengths at each boundary: warp (256), block register sorts of 4, 8 and 16 keys per
+// thread (1024, 2048, 4096; 2048 for (u64, index) pairs), and past them (the scratch path).
 TEST(SegmentedSortTest, PathBoundaries) {
   DeviceArena arena;
   const uint64_t seed = TestSeed();
   int c = 0;
-  for (uint32_t len : {1u, 2u, 31u, 32u, 33u, 255u, 256u, 257u, 1023u, 1024u, 4095u, 4096u, 4097u,
-                       8192u, 8193u, 16384u, 16385u}) {
+  for (uint32_t len : {1u, 2u, 31u, 32u, 33u, 255u, 256u, 257u, 1023u, 1024u, 1025u, 2047u, 2048u, 2049u,
+                       4095u, 4096u, 4097u, 8193u}) {
     for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64, KeyType::kFloat64}) {
       for (int variant = 0; variant < 2; ++variant) {
         SortSpec spec;
