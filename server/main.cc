@@ -19,7 +19,28 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port"
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Prometheus /metrics listen address, host:port; empty disables the endpoint");
 ABSL_FLAG(std::string, engine, "auto",
-          "Sort engine: auto (GPU when present, else CPU), cpu, or gpu (fail if none)");
+          "Sort engine: auto (the GPU pool when GPUs are present, else the CPU engine), cpu, or "
+          "gpu (fail to start without a GPU)");
+ABSL_FLAG(std::string, gpus, "all", "GPUs to serve on: all, or device numbers like 0,2");
+ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, 0,
+          "Device-memory pool per GPU, allocated at start-up; 0 takes half the free memory");
+ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
+          "Pinned host staging per GPU, allocated at start-up; 0 takes min(device pool / 2, 4 GiB)");
+ABSL_FLAG(uint64_t, transfer_chunk_bytes, uint64_t{8} << 20,
+          "Large transfers are split into chunks of this size so host copies overlap DMA");
+ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
+          "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
+ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched launch");
+ABSL_FLAG(uint64_t, batch_max_requests, 4096, "Most requests in one batched launch");
+ABSL_FLAG(absl::Duration, batch_max_delay, absl::Microseconds(200),
+          "How long a small request may wait for others to share its launch; 0 takes what is "
+          "queued without waiting");
+ABSL_FLAG(uint64_t, gpu_queue_limit, 1024,
+          "Jobs each GPU worker queues before answering RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, test_gpu_fault_every, 0,
+          "Testing only: every Nth batch on each GPU fails with an injected CUDA error");
+ABSL_FLAG(int, test_gpu_lose_at_batch, 0,
+          "Testing only: at this batch each GPU runs a trapping kernel and is lost");
 ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
 ABSL_FLAG(uint64_t, cpu_queue_limit, 4096,
           "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
@@ -79,6 +100,23 @@ int main(int argc, char** argv) {
   engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
   engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
   engine_options.cpu.test_delay_per_job = absl::GetFlag(FLAGS_test_delay_per_job);
+  auto devices = sortd::ParseDeviceList(absl::GetFlag(FLAGS_gpus));
+  if (!devices.ok()) {
+    Log(devices.status().ToString());
+    return 2;
+  }
+  sortd::GpuPoolOptions& gpu = engine_options.gpu;
+  gpu.devices = *devices;
+  gpu.device_pool_bytes = absl::GetFlag(FLAGS_gpu_memory_pool_bytes);
+  gpu.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
+  gpu.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
+  gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
+  gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
+  gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);
+  gpu.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
+  gpu.batching.max_queued_jobs = absl::GetFlag(FLAGS_gpu_queue_limit);
+  gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
+  gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
   auto engine = sortd::CreateEngine(engine_options, Log);
   if (!engine.ok()) {
     Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));
