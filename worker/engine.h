@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -20,8 +21,31 @@ struct SortReport {
   Algorithm algorithm = Algorithm::kCpu;
   std::string device;  // "cpu", "cuda:0", ...
   absl::Duration queued;
-  absl::Duration transfer;
+  absl::Duration host_to_device;  // zero on the CPU engine
   absl::Duration compute;
+  absl::Duration device_to_host;  // zero on the CPU engine
+};
+
+// A snapshot of one worker (a GPU, or the CPU engine's pool) for metrics and health.
+struct WorkerStats {
+  std::string worker;  // "cpu", "cuda:0", ...
+  size_t queue_depth = 0;
+  size_t in_flight = 0;
+  bool healthy = true;
+  // Memory pools; both zero where the worker has none (the CPU engine).
+  size_t device_bytes_in_use = 0;
+  size_t device_bytes_capacity = 0;
+  size_t pinned_bytes_in_use = 0;
+  size_t pinned_bytes_capacity = 0;
+};
+
+// Engine-side events that metrics need but a per-request report cannot carry. Implemented by the
+// server's metrics; engines take it as an optional pointer in their options.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  // One launch sorted `requests` requests holding `keys` keys together.
+  virtual void OnLaunch(absl::string_view worker, size_t requests, size_t keys) = 0;
 };
 
 struct SortJob {
@@ -60,6 +84,9 @@ class SortEngine {
 
   // Human-readable description for logs ("cpu engine, 8 threads").
   virtual std::string Describe() const = 0;
+
+  // One entry per worker, taken at call time (metrics scrapes, health).
+  virtual std::vector<WorkerStats> Stats() const = 0;
 };
 
 // Checks taken before any sort work starts on a job: an expired deadline or a departed client

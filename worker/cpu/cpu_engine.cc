@@ -46,6 +46,14 @@ std::string CpuEngine::Describe() const {
                       options_.max_queued_jobs);
 }
 
+std::vector<WorkerStats> CpuEngine::Stats() const {
+  WorkerStats stats;
+  stats.worker = "cpu";
+  stats.queue_depth = queued();
+  stats.in_flight = in_flight_.load();
+  return {stats};
+}
+
 size_t CpuEngine::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
@@ -66,7 +74,7 @@ void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
       return;
     }
   }
-  job->done(refusal, SortReport{Algorithm::kCpu, "cpu", {}, {}, {}});
+  job->done(refusal, SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}});
 }
 
 void CpuEngine::WorkerLoop() {
@@ -86,7 +94,8 @@ void CpuEngine::WorkerLoop() {
       queue_.pop_front();
       drain_deadline = drain_deadline_;
     }
-    SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}};
+    jobs_taken_.fetch_add(1);
+    SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
     const absl::Time now = absl::Now();
     report.queued = now - job->arrival;
     absl::Status status = CheckJobStillWanted(*job, now);
@@ -98,7 +107,11 @@ void CpuEngine::WorkerLoop() {
       if (options_.test_delay_per_job > absl::ZeroDuration()) {
         absl::SleepFor(options_.test_delay_per_job);
       }
+      in_flight_.fetch_add(1);
       RunJobOnCpu(sorter, *job, report);
+      in_flight_.fetch_sub(1);
+      jobs_sorted_.fetch_add(1);
+      if (options_.observer != nullptr) options_.observer->OnLaunch("cpu", 1, job->n);
     }
     job->done(status, report);
   }

@@ -3,6 +3,7 @@
 // is present and is the fallback of the GPU worker pool.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@ struct CpuEngineOptions {
   size_t max_queued_jobs = 4096;  // a job beyond this is refused with RESOURCE_EXHAUSTED
   // Test hook: every job sleeps this long before it sorts (simulates a stalled server).
   absl::Duration test_delay_per_job = absl::ZeroDuration();
+  EngineObserver* observer = nullptr;  // may be null; must outlive the engine
 };
 
 // Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
@@ -37,9 +39,14 @@ class CpuEngine : public SortEngine {
   void Submit(std::unique_ptr<SortJob> job) override;
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
+  std::vector<WorkerStats> Stats() const override;
 
   // Jobs queued and not yet taken by a worker.
   size_t queued() const;
+  // Jobs workers have taken off the queue (sorted or not).
+  uint64_t jobs_taken() const { return jobs_taken_.load(); }
+  // Jobs that were actually sorted (not refused, expired or cancelled) since start.
+  uint64_t jobs_sorted() const { return jobs_sorted_.load(); }
 
  private:
   explicit CpuEngine(const CpuEngineOptions& options, int threads);
@@ -51,6 +58,9 @@ class CpuEngine : public SortEngine {
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  std::atomic<uint64_t> jobs_taken_{0};
+  std::atomic<size_t> in_flight_{0};
+  std::atomic<uint64_t> jobs_sorted_{0};
   std::vector<std::thread> workers_;
   absl::Mutex shutdown_mu_;  // serialises Shutdown calls, so workers are joined once
 };

@@ -1,0 +1,32 @@
+# sortd for the NVIDIA container runtime. Multi-stage: build on the CUDA devel image, run on the
+# matching CUDA runtime image with only the shared libraries sortd and sortctl load.
+#   docker build -t sortd .
+#   docker run --gpus all -p 50051:50051 -p 9464:9464 sortd      # GPU engine when present
+#   docker run -p 50051:50051 sortd                               # CPU engine, no GPU needed
+ARG CUDA_VERSION=13.0.1
+ARG UBUNTU=ubuntu24.04
+
+FROM nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU} AS build
+WORKDIR /src
+# Dependencies first, through the same script the README and CI use, so this layer is cached
+# until the script changes.
+COPY scripts/install-deps.sh scripts/install-deps.sh
+RUN ./scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA=ON \
+      -DSORTD_BUILD_TESTS=OFF -DSORTD_BUILD_BENCH=OFF \
+ && cmake --build build --parallel "$(nproc)" --target sortd sortctl \
+ && ./scripts/collect-runtime.sh /out build/server/sortd build/client/sortctl
+
+FROM nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}
+COPY --from=build /out /opt/sortd
+ENV PATH=/opt/sortd/bin:$PATH \
+    LD_LIBRARY_PATH=/opt/sortd/lib
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin sortd
+USER sortd
+# 50051: gRPC (sortd.v1.SortService, health, reflection); 9464: Prometheus /metrics.
+EXPOSE 50051 9464
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["sortctl", "health", "--target=127.0.0.1:50051", "--timeout=3s"]
+ENTRYPOINT ["sortd"]
+CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464", "--drain_deadline=30s"]

@@ -1,0 +1,275 @@
+// Benchmark of the comparison networks and the batched small sorts on u32 keys, in the shared
+// harness (bench/gpu_bench_harness.h): bitonic and odd-even merge against their one-launch-per-
+// layer versions, odd-even merge against std::sort on this machine's CPU, and the batched sort
+// against CUB's DeviceSegmentedSort. Every result is checked against std::sort before it counts.
+//
+//   network_bench [--json PATH] [--quick]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cub/device/device_segmented_sort.cuh>
+
+#include "bench/gpu_bench_harness.h"
+#include "bench/naive_networks.cuh"
+#include "kernels/network_sort.h"
+#include "kernels/segmented_sort.h"
+
+namespace sortd::bench {
+namespace {
+
+#define BENCH_CHECK(expr)                                                              \
+  do {                                                                                 \
+    const cudaError_t e_ = (expr);                                                     \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr,                \
+                   cudaGetErrorString(e_));                                            \
+      return 1;                                                                        \
+    }                                                                                  \
+  } while (0)
+
+struct Device {
+  void* p = nullptr;
+  ~Device() { if (p) cudaFree(p); }
+};
+
+std::string Pow2(size_t n) {
+  int l = 0;
+  while ((size_t{1} << l) < n) ++l;
+  return (size_t{1} << l) == n ? "2^" + std::to_string(l) : std::to_string(n);
+}
+
+char g_fmt[64];
+const char* Ratio(double a, double b) {
+  std::snprintf(g_fmt, sizeof g_fmt, "%.2fx", b > 0 ? a / b : 0.0);
+  return g_fmt;
+}
+
+bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t n) {
+  std::vector<uint32_t> got(n);
+  if (cudaMemcpy(got.data(), d, n * 4, cudaMemcpyDeviceToHost) != cudaSuccess) return false;
+  return got == sorted;
+}
+
+int Run(int argc, char** argv) {
+  std::string json;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+  const std::string device = DeviceDescription(0);
+  std::printf("network_bench on %s\n", device.c_str());
+  BenchReport report;
+  cudaStream_t stream;
+  BENCH_CHECK(cudaStreamCreate(&stream));
+  const int kRuns = 10, kWarmup = 2;
+
+  const size_t kMaxN = quick ? size_t{1} << 24 : size_t{1} << 28;
+  std::vector<uint32_t> host(kMaxN);
+  std::mt19937_64 rng(42);
+  for (auto& k : host) k = static_cast<uint32_t>(rng());
+  // Several input copies at small sizes, rotated per run, so L2 does not hold the input.
+  Device in, out, temp, naive_out;
+  BENCH_CHECK(cudaMalloc(&in.p, kMaxN * 4));
+  BENCH_CHECK(cudaMalloc(&out.p, kMaxN * 4));
+  BENCH_CHECK(cudaMalloc(&naive_out.p, kMaxN * 4));
+  BENCH_CHECK(cudaMemcpy(in.p, host.data(), kMaxN * 4, cudaMemcpyHostToDevice));
+  size_t temp_bytes = 0;
+  {
+    kernels::DeviceSortArgs q;
+    q.n = kMaxN;
+    BENCH_CHECK(kernels::OddEvenMergeSort(nullptr, &temp_bytes, q, stream));
+    size_t b = 0;
+    BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
+    temp_bytes = std::max(temp_bytes, b);
+    // argsort row below: (u32, index) pairs at 2^24.
+    q.n = size_t{1} << 24;
+    q.indices_out = reinterpret_cast<uint32_t*>(1);
+    BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
+    temp_bytes = std::max(temp_bytes, b);
+  }
+  BENCH_CHECK(cudaMalloc(&temp.p, temp_bytes));
+  auto* keys_in = static_cast<uint32_t*>(in.p);
+  auto* keys_out = static_cast<uint32_t*>(out.p);
+
+  // --- Whole-array networks against the one-launch-per-layer versions. ---
+  std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 24};
+  if (!quick) sizes.push_back(size_t{1} << 28);
+  double oem_2_28_ms = 0;
+  for (size_t n : sizes) {
+    const size_t copies = std::max<size_t>(1, std::min<size_t>(16, kMaxN / n));
+    auto input = [&](int i) { return keys_in + (i % copies) * n; };
+    std::vector<uint32_t> sorted(host.begin(), host.begin() + n);
+    std::sort(sorted.begin(), sorted.end());
+    for (int net = 0; net < 2; ++net) {
+      const bool bitonic = net == 0;
+      const char* name = bitonic ? "bitonic" : "odd_even_merge";
+      kernels::DeviceSortFn fn = bitonic ? kernels::BitonicSort : kernels::OddEvenMergeSort;
+      kernels::DeviceSortArgs args;
+      args.n = n;
+      args.keys_out = keys_out;
+      auto ours = [&](int i) {
+        args.keys_in = input(i);
+        size_t tb = temp_bytes;
+        return fn(temp.p, &tb, args, stream);
+      };
+      const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, ours);
+      BENCH_CHECK(t.error);
+      BENCH_CHECK(ours(0));
+      BENCH_CHECK(cudaStreamSynchronize(stream));
+      if (!SameAsSorted(sorted, keys_out, n)) {
+        std::fprintf(stderr, "%s n=%zu: WRONG RESULT\n", name, n);
+        return 1;
+      }
+      auto naive = [&](int i) {
+        return bitonic ? NaiveNetworkSort<true>(input(i), static_cast<uint32_t*>(naive_out.p), n, stream)
+                       : NaiveNetworkSort<false>(input(i), static_cast<uint32_t*>(naive_out.p), n, stream);
+      };
+      const int naive_runs = n >= (size_t{1} << 28) ? 3 : kRuns;
+      const TimingResult tn = TimeOnStream(stream, 1, naive_runs, naive);
+      BENCH_CHECK(tn.error);
+      BENCH_CHECK(naive(0));
+      BENCH_CHECK(cudaStreamSynchronize(stream));
+      if (!SameAsSorted(sorted, static_cast<uint32_t*>(naive_out.p), n)) {
+        std::fprintf(stderr, "naive %s n=%zu: WRONG RESULT\n", name, n);
+        return 1;
+      }
+      report.Add({std::string(name) + "_naive", "u32", "n=" + Pow2(n), n, tn.median_ms, tn.min_ms,
+                  tn.runs, "one launch per layer"});
+      report.Add({name, "u32", "n=" + Pow2(n), n, t.median_ms, t.min_ms, t.runs,
+                  std::string(Ratio(tn.median_ms, t.median_ms)) + " naive"});
+      if (!bitonic && n == (size_t{1} << 28)) oem_2_28_ms = t.median_ms;
+    }
+  }
+  // Argsort cost at 2^24: (key, index) pairs through the network plus the index output.
+  {
+    const size_t n = size_t{1} << 24;
+    Device idx;
+    BENCH_CHECK(cudaMalloc(&idx.p, n * 4));
+    for (int net = 0; net < 2; ++net) {
+      kernels::DeviceSortArgs args;
+      args.n = n;
+      args.keys_in = keys_in;
+      args.keys_out = keys_out;
+      args.indices_out = static_cast<uint32_t*>(idx.p);
+      kernels::DeviceSortFn fn = net == 0 ? kernels::BitonicSort : kernels::OddEvenMergeSort;
+      const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
+        size_t tb = temp_bytes;
+        return fn(temp.p, &tb, args, stream);
+      });
+      BENCH_CHECK(t.error);
+      report.Add({net == 0 ? "bitonic" : "odd_even_merge", "u32 argsort", "n=2^24", n, t.median_ms,
+                  t.min_ms, t.runs, "stable, indices out"});
+    }
+  }
+  // std::sort of the 2^28 keys on this machine's CPU (one run: it takes tens of seconds).
+  if (oem_2_28_ms > 0) {
+    std::vector<uint32_t> copy(host.begin(), host.begin() + (size_t{1} << 28));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::sort(copy.begin(), copy.end());
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    report.Add({"std::sort", "u32", "n=2^28", copy.size(), ms, ms, 1,
+                std::string("odd_even_merge is ") + Ratio(ms, oem_2_28_ms) + " this"});
+  }
+
+  // --- Batched small sorts against cub::DeviceSegmentedSort, 2^27 keys. ---
+  const size_t kBatchN = quick ? size_t{1} << 24 : size_t{1} << 27;
+  struct Shape {
+    std::string name;
+    std::vector<uint32_t> offsets;
+  };
+  std::vector<Shape> shapes;
+  for (uint32_t len : {32u, 256u, 1024u, 4096u}) {
+    Shape s{"segments of " + std::to_string(len), {}};
+    for (size_t o = 0; o <= kBatchN; o += len) s.offsets.push_back(static_cast<uint32_t>(o));
+    shapes.push_back(std::move(s));
+  }
+  {
+    Shape s{"mixed 0..4096", {0}};
+    std::mt19937 r(7);
+    size_t o = 0;
+    while (true) {
+      const size_t len = r() % 4097;
+      if (o + len > kBatchN) break;
+      o += len;
+      s.offsets.push_back(static_cast<uint32_t>(o));
+    }
+    shapes.push_back(std::move(s));
+  }
+  Device offsets_d, cub_temp;
+  BENCH_CHECK(cudaMalloc(&offsets_d.p, (kBatchN + 1) * 4));
+  size_t cub_temp_bytes = 0, seg_temp_bytes = 0;
+  for (const Shape& s : shapes) {
+    const size_t n = s.offsets.back();
+    const auto num = static_cast<uint32_t>(s.offsets.size() - 1);
+    const auto* off = static_cast<const uint32_t*>(offsets_d.p);
+    BENCH_CHECK(cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
+    size_t b = 0;
+    BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off, off + 1, stream));
+    if (b > cub_temp_bytes) {
+      if (cub_temp.p) cudaFree(cub_temp.p);
+      cub_temp.p = nullptr;
+      BENCH_CHECK(cudaMalloc(&cub_temp.p, b));
+      cub_temp_bytes = b;
+    }
+    kernels::DeviceSegmentedSortArgs args;
+    args.n = n;
+    args.keys_in = keys_in;
+    args.keys_out = keys_out;
+    args.segment_offsets = off;
+    args.num_segments = num;
+    BENCH_CHECK(kernels::SegmentedSort(nullptr, &seg_temp_bytes, args, stream));
+    if (seg_temp_bytes > temp_bytes) {
+      std::fprintf(stderr, "segmented scratch larger than expected\n");
+      return 1;
+    }
+    const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
+      size_t tb = temp_bytes;
+      return kernels::SegmentedSort(temp.p, &tb, args, stream);
+    });
+    BENCH_CHECK(t.error);
+    // Check every segment against std::sort.
+    {
+      std::vector<uint32_t> got(n);
+      BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
+      std::vector<uint32_t> want(host.begin(), host.begin() + n);
+      for (uint32_t i = 0; i < num; ++i) {
+        std::sort(want.begin() + s.offsets[i], want.begin() + s.offsets[i + 1]);
+      }
+      if (got != want) {
+        std::fprintf(stderr, "segmented %s: WRONG RESULT\n", s.name.c_str());
+        return 1;
+      }
+    }
+    const TimingResult tc = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
+      size_t tb = cub_temp_bytes;
+      return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, tb, keys_in, keys_out, n, num, off,
+                                                off + 1, stream);
+    });
+    BENCH_CHECK(tc.error);
+    report.Add({"cub_segmented", "u32", s.name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
+    report.Add({"segmented", "u32", s.name, n, t.median_ms, t.min_ms, t.runs,
+                std::string(Ratio(tc.median_ms, t.median_ms)) + " cub"});
+  }
+
+  report.PrintTable(stdout, "Comparison networks on " + device);
+  if (!json.empty() && !report.WriteJson(json, device)) {
+    std::fprintf(stderr, "cannot write %s\n", json.c_str());
+    return 1;
+  }
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
+}  // namespace
+}  // namespace sortd::bench
+
+int main(int argc, char** argv) { return sortd::bench::Run(argc, argv); }

@@ -1,0 +1,179 @@
+// Dispatch of the network sorts: picks the element type (bits alone, or bits with position) and
+// the path: one block when n fits a tile, otherwise tiles sorted in shared memory followed by the
+// global merge phase (fused global strides, then every stride below the tile in one
+// shared-memory pass). Host code; launches only on the caller's stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <utility>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/device_sort_args.h"
+#include "kernels/network/network_elem.cuh"
+#include "kernels/network/network_kernels.cuh"
+#include "kernels/network/network_policy.h"
+#include "kernels/util/cuda_error.h"
+#include "kernels/util/key_traits.h"
+
+namespace sortd::kernels::network {
+
+inline size_t NextPow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+inline int Log2(size_t pow2) {
+  int l = 0;
+  while ((size_t{1} << l) < pow2) ++l;
+  return l;
+}
+inline unsigned BlocksFor(size_t threads, int per_block) {
+  return static_cast<unsigned>((threads + per_block - 1) / per_block);
+}
+
+template <typename Key, typename E>
+NetworkIo<Key, E> MakeIo(const DeviceSortArgs& a) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  return NetworkIo<Key, E>{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
+                           a.values_in, a.values_out, a.indices_out, a.value_width,
+                           DirectionMask<Bits>(a.descending)};
+}
+
+template <typename E, int kLayers, int kThreads>
+cudaError_t LaunchBitonicGlobalLayers(typename E::T* buf, size_t n, size_t span, size_t p,
+                                      size_t k, cudaStream_t stream) {
+  constexpr int kVec = sizeof(typename E::T) >= 16 ? 1 : 16 / sizeof(typename E::T);
+  const unsigned blocks = BlocksFor((span / kVec) >> kLayers, kThreads);
+  if (k == p) {
+    BitonicGlobalKernel<E, kLayers, true, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k);
+  } else {
+    BitonicGlobalKernel<E, kLayers, false, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k);
+  }
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+template <typename E, int kThreads>
+cudaError_t LaunchBitonicGlobal(typename E::T* buf, size_t n, size_t span, size_t p, size_t k,
+                                int layers, cudaStream_t stream) {
+  switch (layers) {
+    case 1: return LaunchBitonicGlobalLayers<E, 1, kThreads>(buf, n, span, p, k, stream);
+    case 2: return LaunchBitonicGlobalLayers<E, 2, kThreads>(buf, n, span, p, k, stream);
+    default: return LaunchBitonicGlobalLayers<E, 3, kThreads>(buf, n, span, p, k, stream);
+  }
+}
+
+template <Network kNet, typename Key, bool kWithIndex>
+cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                cudaStream_t stream) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  using E = typename ElemFor<Bits, kWithIndex>::type;
+  using T = typename E::T;
+  using P = NetworkPolicy;
+  constexpr uint32_t kTile = kTileElems<T>;
+  constexpr int kThreads = P::kThreads;
+  constexpr int kGThreads = P::kGlobalThreads;
+  const size_t n = args.n;
+  const bool one_tile = n <= kTile;
+  // Alignment slack: the caller's scratch pointer need not be aligned; tiles move as 16-byte
+  // vectors.
+  // Odd-even merge's windows overlap, so they move the array between two buffers.
+  const size_t copies = kNet == Network::kOddEvenMerge ? 2 : 1;
+  const size_t need = one_tile ? 0 : copies * n * sizeof(T) + 32;
+  if (temp == nullptr) {
+    *temp_bytes = std::max(need, kMinTempBytes);
+    return cudaSuccess;
+  }
+  if (*temp_bytes < need) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  const NetworkIo<Key, E> io = MakeIo<Key, E>(args);
+  if (one_tile) {
+    TileSortKernel<kNet, Key, E, kThreads, kTile><<<1, kThreads, 0, stream>>>(io, nullptr, n, true);
+    SORTD_CUDA_TRY_LAUNCH();
+    return cudaSuccess;
+  }
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
+  T* buf = reinterpret_cast<T*>((raw + 15) / 16 * 16);
+  T* other = buf + (n + 3) / 4 * 4;  // second buffer (odd-even merge), 16-byte aligned
+  const size_t span = NextPow2(n);
+
+  if constexpr (kNet == Network::kTransposition) {
+    LoadElementsKernel<Key, E, kGThreads><<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
+    SORTD_CUDA_TRY_LAUNCH();
+    const unsigned blocks = BlocksFor(n / 2 + 1, kGThreads);
+    for (size_t phase = 0; phase < n; ++phase) {
+      TranspositionPhaseKernel<E, kGThreads><<<blocks, kGThreads, 0, stream>>>(
+          buf, n, static_cast<uint32_t>(phase & 1));
+      SORTD_CUDA_TRY_LAUNCH();
+    }
+    StoreElementsKernel<Key, E, kGThreads><<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
+    SORTD_CUDA_TRY_LAUNCH();
+    return cudaSuccess;
+  } else {
+    TileSortKernel<kNet, Key, E, kThreads, kTile>
+        <<<BlocksFor(n, kTile), kThreads, 0, stream>>>(io, buf, n, false);
+    SORTD_CUDA_TRY_LAUNCH();
+    for (size_t p = kTile; p < span; p <<= 1) {
+      const bool final = 2 * p == span;
+      if constexpr (kNet == Network::kBitonic) {
+        for (size_t k = p; k >= kTile;) {
+          const int layers = std::min(P::kGlobalFuse, Log2(k) - Log2(kTile) + 1);
+          SORTD_CUDA_TRY((LaunchBitonicGlobal<E, kGThreads>(buf, n, span, p, k, layers, stream)));
+          k >>= layers;
+        }
+        BitonicTileMergeKernel<Key, E, kThreads, kTile>
+            <<<BlocksFor(n, kTile), kThreads, 0, stream>>>(io, buf, n, final);
+        SORTD_CUDA_TRY_LAUNCH();
+      } else {
+        constexpr uint32_t kHalo = kOemHalo<T>;
+        constexpr uint32_t kOut = kOemWindowOut<T>;
+        constexpr int kMaxLayers = kOemStridedLayers<T>;
+        constexpr int kCols = kOemStridedCols;
+        constexpr int kRowsOut = kOemStridedOut<T>;
+        // The merge's first layer (x meets x + p) is a plain global pass.
+        OddEvenMergeGlobalKernel<E, kGThreads>
+            <<<BlocksFor(span / 2, kGThreads), kGThreads, 0, stream>>>(buf, n, p, p);
+        SORTD_CUDA_TRY_LAUNCH();
+        for (size_t k = p / 2; k >= kHalo;) {
+          int layers = 1;
+          while (layers < kMaxLayers && (k >> layers) >= kHalo) ++layers;
+          const size_t s = k >> (layers - 1);
+          const size_t rows = (n + s - 1) / s;
+          const size_t blocks = (s / kCols) * ((rows + kRowsOut - 1) / kRowsOut);
+          OddEvenMergeStridedKernel<E, kMaxLayers, kCols, kRowsOut, kGThreads>
+              <<<static_cast<unsigned>(blocks), kGThreads, 0, stream>>>(buf, other, n, p, s, layers);
+          SORTD_CUDA_TRY_LAUNCH();
+          std::swap(buf, other);
+          k = s / 2;
+        }
+        OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
+            <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        SORTD_CUDA_TRY_LAUNCH();
+        std::swap(buf, other);
+      }
+    }
+    return cudaSuccess;
+  }
+}
+
+// Runs Dispatch for the request's key type, with positions carried when anything needs them.
+template <Network kNet>
+cudaError_t NetworkSortEntry(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                             cudaStream_t stream) {
+  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
+  if (args.n >= (size_t{1} << 32)) return cudaErrorInvalidValue;  // positions are uint32
+  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) {
+    return cudaErrorInvalidValue;
+  }
+  const bool with_index = args.value_width != 0 || args.indices_out != nullptr;
+  return VisitKeyType(args.key_type, [&](auto key) {
+    using Key = decltype(key);
+    return with_index ? DispatchNetworkSort<kNet, Key, true>(temp, temp_bytes, args, stream)
+                      : DispatchNetworkSort<kNet, Key, false>(temp, temp_bytes, args, stream);
+  });
+}
+
+}  // namespace sortd::kernels::network

@@ -1,0 +1,13 @@
+// Host entry point of OddEvenMergeSort; its kernels are instantiated here, one network per file so the
+// build compiles the three in parallel.
+#include "kernels/network/dispatch_network_sort.cuh"
+#include "kernels/network_sort.h"
+
+namespace sortd::kernels {
+
+cudaError_t OddEvenMergeSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                             cudaStream_t stream) {
+  return network::NetworkSortEntry<network::Network::kOddEvenMerge>(temp, temp_bytes, args, stream);
+}
+
+}  // namespace sortd::kernels

@@ -1,0 +1,25 @@
+// Tuning constants of the batched small sorts (docs/benchmarks.md, "Comparison networks").
+#pragma once
+
+#include <cstdint>
+
+namespace sortd::kernels::segmented {
+
+struct SegmentedPolicy {
+  // 8 warps per block; block b takes segments [8b, 8b + 8): each warp sorts one segment of up to
+  // 32 * kWarpItems keys in registers, and the block then sorts the longer ones together.
+  static constexpr int kThreads = 256;
+  static constexpr int kWarpItems = 8;
+  // Segments up to kThreads * kBlockItems keys are sorted by the block in registers (16 per
+  // thread, 8 for 16-byte (u64, index) pairs: 4096 and 2048 keys).
+  template <typename T>
+  static constexpr int kBlockItems = sizeof(T) <= 8 ? 16 : 8;
+  // Shared tile: exactly the register sort's (16 KB of u32 keys, 32 KB of pairs), so 8 blocks
+  // (6 for pairs) fit an SM. A 64 KB tile that also held 16384-key segments in shared memory
+  // allowed 3 blocks per SM and ran 4096-key segments at 41.9 Gkeys/s on an H200 (0.89x CUB).
+  // Longer segments are sorted by their block in scratch memory.
+  template <typename T>
+  static constexpr uint32_t kTileBytes = kThreads * kBlockItems<T> * sizeof(T);
+};
+
+}  // namespace sortd::kernels::segmented

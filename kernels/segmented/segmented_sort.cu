@@ -1,0 +1,67 @@
+// Host entry point and dispatch of the batched small sorts; kernels instantiated here.
+#include <algorithm>
+
+#include "kernels/network/dispatch_network_sort.cuh"
+#include "kernels/segmented/segmented_kernels.cuh"
+#include "kernels/segmented/segmented_policy.h"
+#include "kernels/segmented_sort.h"
+#include "kernels/util/cuda_error.h"
+
+namespace sortd::kernels {
+namespace segmented {
+namespace {
+
+template <typename Key, bool kWithIndex>
+cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortArgs& a,
+                     cudaStream_t stream) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  using E = typename network::ElemFor<Bits, kWithIndex>::type;
+  using T = typename E::T;
+  using P = SegmentedPolicy;
+  constexpr uint32_t kTileBytes = P::template kTileBytes<T>;
+  constexpr uint32_t kTile = kTileBytes / sizeof(T);
+  // Scratch only matters for segments longer than the tile; the host cannot see the offsets
+  // without a synchronisation, so it is always sized for all keys.
+  const size_t need = a.n * sizeof(T) + alignof(T);
+  if (temp == nullptr) {
+    *temp_bytes = std::max(need, network::kMinTempBytes);
+    return cudaSuccess;
+  }
+  if (*temp_bytes < need) return cudaErrorInvalidValue;
+  if (a.num_segments == 0) return cudaSuccess;
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
+  T* scratch = reinterpret_cast<T*>((raw + alignof(T) - 1) / alignof(T) * alignof(T));
+  network::NetworkIo<Key, E> io{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
+                                a.values_in, a.values_out, a.indices_out, a.value_width,
+                                DirectionMask<Bits>(a.descending)};
+  auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>, kTile>;
+  SORTD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(kTileBytes)));
+  constexpr int kWarps = P::kThreads / 32;
+  const unsigned blocks = (a.num_segments + kWarps - 1) / kWarps;
+  kernel<<<blocks, P::kThreads, kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
+                                                          scratch);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+}  // namespace
+}  // namespace segmented
+
+cudaError_t SegmentedSort(void* temp, size_t* temp_bytes, const DeviceSegmentedSortArgs& args,
+                          cudaStream_t stream) {
+  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
+  if (args.n >= (size_t{1} << 32)) return cudaErrorInvalidValue;
+  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) {
+    return cudaErrorInvalidValue;
+  }
+  if (args.num_segments != 0 && args.segment_offsets == nullptr) return cudaErrorInvalidValue;
+  const bool with_index = args.value_width != 0 || args.indices_out != nullptr;
+  return VisitKeyType(args.key_type, [&](auto key) {
+    using Key = decltype(key);
+    return with_index ? segmented::Dispatch<Key, true>(temp, temp_bytes, args, stream)
+                      : segmented::Dispatch<Key, false>(temp, temp_bytes, args, stream);
+  });
+}
+
+}  // namespace sortd::kernels

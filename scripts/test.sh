@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is needed, builds everything (the CUDA code too when
+# nvcc is present, so it always compiles) and runs every test. GPU tests run when a GPU is present
+# and otherwise say why they skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh
+build=${SORTD_BUILD_DIR:-build}
+status=0
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" || status=$?
+# ctest hides a skipped test's output; repeat the reason so nobody mistakes a skip for a pass.
+grep -h "SKIPPED: " "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
+exit "$status"

@@ -1,0 +1,153 @@
+// sortd: the sort server. `sortd --help` lists every flag.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "server/sortd_server.h"
+#include "worker/engine_factory.h"
+#include "worker/gpu_names.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "Prometheus /metrics listen address, host:port; empty disables the endpoint");
+ABSL_FLAG(std::string, engine, "auto",
+          "Sort engine: auto (the GPU pool when GPUs are present, else the CPU engine), cpu, or "
+          "gpu (fail to start without a GPU)");
+ABSL_FLAG(std::string, gpus, "all", "GPUs to serve on: all, or device numbers like 0,2");
+ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, 0,
+          "Device-memory pool per GPU, allocated at start-up; 0 takes half the free memory");
+ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
+          "Pinned host staging per GPU, allocated at start-up; 0 takes min(device pool / 2, 4 GiB)");
+ABSL_FLAG(uint64_t, transfer_chunk_bytes, uint64_t{8} << 20,
+          "Large transfers are split into chunks of this size so host copies overlap DMA");
+ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
+          "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
+ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched launch");
+ABSL_FLAG(uint64_t, batch_max_requests, 4096, "Most requests in one batched launch");
+ABSL_FLAG(absl::Duration, batch_max_delay, absl::Microseconds(200),
+          "How long a small request may wait for others to share its launch; 0 takes what is "
+          "queued without waiting");
+ABSL_FLAG(uint64_t, gpu_queue_limit, 1024,
+          "Jobs each GPU worker queues before answering RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, test_gpu_fault_every, 0,
+          "Testing only: every Nth batch on each GPU fails with an injected CUDA error");
+ABSL_FLAG(int, test_gpu_lose_at_batch, 0,
+          "Testing only: at this batch each GPU runs a trapping kernel and is lost");
+ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
+ABSL_FLAG(uint64_t, cpu_queue_limit, 4096,
+          "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_request_keys, uint64_t{1} << 28,
+          "Largest request in keys; larger ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_request_bytes, uint64_t{1} << 30,
+          "Largest request in key plus value bytes; larger ones get RESOURCE_EXHAUSTED (gRPC's "
+          "own message limit is set just above it)");
+ABSL_FLAG(uint64_t, transposition_cap, 32768,
+          "Largest request ODD_EVEN_TRANSPOSITION accepts (it is O(n^2)); larger ones get "
+          "INVALID_ARGUMENT");
+ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
+          "On SIGTERM/SIGINT, how long accepted requests may take to finish before the rest "
+          "are failed with UNAVAILABLE and the process exits 0");
+ABSL_FLAG(absl::Duration, test_delay_per_job, absl::ZeroDuration(),
+          "Testing only: the CPU engine waits this long before each sort, to simulate a stalled "
+          "server (load-tester and drain tests)");
+ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
+
+namespace {
+
+void Log(const std::string& line) {
+  std::fprintf(stderr, "%s sortd: %s\n",
+               absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()).c_str(),
+               line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sortd: sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
+      "Usage: sortd [--listen=0.0.0.0:50051] [--engine=auto|cpu|gpu] [flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are taken by sigwait below; blocked before any thread starts so every thread
+  // inherits the mask and none of them is interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto engine_kind = sortd::ParseEngineKind(absl::GetFlag(FLAGS_engine));
+  if (!engine_kind.ok()) {
+    Log(engine_kind.status().ToString());
+    return 2;
+  }
+  sortd::BuildInfo build;
+  build.version = SORTD_VERSION;
+  build.cuda = SORTD_WITH_CUDA;
+  build.gpus = sortd::GpuNames();
+  auto metrics = std::make_unique<sortd::Metrics>(build);
+  sortd::EngineOptions engine_options;
+  engine_options.cpu.observer = metrics.get();
+  engine_options.kind = *engine_kind;
+  engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
+  engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
+  engine_options.cpu.test_delay_per_job = absl::GetFlag(FLAGS_test_delay_per_job);
+  auto devices = sortd::ParseDeviceList(absl::GetFlag(FLAGS_gpus));
+  if (!devices.ok()) {
+    Log(devices.status().ToString());
+    return 2;
+  }
+  sortd::GpuPoolOptions& gpu = engine_options.gpu;
+  gpu.devices = *devices;
+  gpu.device_pool_bytes = absl::GetFlag(FLAGS_gpu_memory_pool_bytes);
+  gpu.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
+  gpu.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
+  gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
+  gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
+  gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);
+  gpu.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
+  gpu.batching.max_queued_jobs = absl::GetFlag(FLAGS_gpu_queue_limit);
+  gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
+  gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
+  auto engine = sortd::CreateEngine(engine_options, Log);
+  if (!engine.ok()) {
+    Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));
+    return 1;
+  }
+
+  sortd::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.limits.max_keys = absl::GetFlag(FLAGS_max_request_keys);
+  options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
+  options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
+  options.enable_reflection = absl::GetFlag(FLAGS_reflection);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  auto server = sortd::SortdServer::Start(options, std::move(metrics), std::move(*engine));
+  if (!server.ok()) {
+    Log(absl::StrCat("cannot start: ", server.status().ToString()));
+    return 1;
+  }
+  Log(absl::StrCat("serving sortd.v1.SortService on ", options.listen_address, " (port ",
+                   (*server)->port(), ")"));
+  if ((*server)->metrics_port() != 0) {
+    Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
+                     (*server)->metrics_port(), ")"));
+  }
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  Log(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT", "; draining for up to ",
+                   absl::FormatDuration(options.drain_deadline)));
+  (*server)->Shutdown();
+  Log("drained; exiting");
+  return 0;
+}

@@ -1,0 +1,196 @@
+#include "server/metrics.h"
+
+#include <mutex>
+
+#include "absl/synchronization/mutex.h"
+#include "prometheus/collectable.h"
+#include "prometheus/text_serializer.h"
+
+namespace sortd {
+namespace {
+
+// 10 us to 60 s in a 1-2-5 series: fine enough for p50/p99 of both a 1K-key GPU batch and a
+// 2^28-key CPU sort, and identical across replicas so the histograms aggregate.
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  prometheus::Histogram::BucketBoundaries b;
+  for (double decade = 1e-5; decade < 10; decade *= 10) {
+    for (double m : {1.0, 2.0, 5.0}) b.push_back(decade * m);
+  }
+  b.push_back(10);
+  b.push_back(20);
+  b.push_back(60);
+  return b;
+}
+
+prometheus::Histogram::BucketBoundaries PowersOf(double base, double last) {
+  prometheus::Histogram::BucketBoundaries b;
+  for (double v = 1; v <= last; v *= base) b.push_back(v);
+  return b;
+}
+
+prometheus::ClientMetric GaugeMetric(const std::string& worker, double value) {
+  prometheus::ClientMetric m;
+  m.label.push_back({"worker", worker});
+  m.gauge.value = value;
+  return m;
+}
+
+}  // namespace
+
+// Turns the engine's WorkerStats into gauges at scrape time, so nothing on the hot path updates
+// gauges and a scrape always sees the current state.
+class Metrics::EngineCollector : public prometheus::Collectable {
+ public:
+  explicit EngineCollector(const BuildInfo& build) : build_(build) {}
+
+  void Attach(const SortEngine* engine) {
+    absl::MutexLock lock(&mu_);
+    engine_ = engine;
+  }
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<WorkerStats> stats;
+    {
+      absl::MutexLock lock(&mu_);
+      if (engine_ != nullptr) stats = engine_->Stats();
+    }
+    auto family = [](const char* name, const char* help) {
+      prometheus::MetricFamily f;
+      f.name = name;
+      f.help = help;
+      f.type = prometheus::MetricType::Gauge;
+      return f;
+    };
+    prometheus::MetricFamily queue = family("sortd_queue_depth", "Jobs waiting in a worker's queue.");
+    prometheus::MetricFamily in_flight =
+        family("sortd_in_flight_requests", "Requests a worker is sorting right now.");
+    prometheus::MetricFamily healthy =
+        family("sortd_worker_healthy", "1 when a worker takes work, 0 when it is marked unhealthy.");
+    prometheus::MetricFamily dev_used = family(
+        "sortd_device_memory_pool_bytes", "Device-memory pool bytes in use, per GPU worker.");
+    prometheus::MetricFamily dev_cap = family(
+        "sortd_device_memory_pool_capacity_bytes", "Device-memory pool capacity, per GPU worker.");
+    prometheus::MetricFamily pin_used =
+        family("sortd_pinned_memory_pool_bytes", "Pinned host staging bytes in use, per GPU worker.");
+    prometheus::MetricFamily pin_cap = family("sortd_pinned_memory_pool_capacity_bytes",
+                                              "Pinned host staging capacity, per GPU worker.");
+    for (const WorkerStats& s : stats) {
+      queue.metric.push_back(GaugeMetric(s.worker, s.queue_depth));
+      in_flight.metric.push_back(GaugeMetric(s.worker, s.in_flight));
+      healthy.metric.push_back(GaugeMetric(s.worker, s.healthy ? 1 : 0));
+      if (s.device_bytes_capacity > 0 || s.pinned_bytes_capacity > 0) {
+        dev_used.metric.push_back(GaugeMetric(s.worker, s.device_bytes_in_use));
+        dev_cap.metric.push_back(GaugeMetric(s.worker, s.device_bytes_capacity));
+        pin_used.metric.push_back(GaugeMetric(s.worker, s.pinned_bytes_in_use));
+        pin_cap.metric.push_back(GaugeMetric(s.worker, s.pinned_bytes_capacity));
+      }
+    }
+    prometheus::MetricFamily build = family("sortd_build_info", "Always 1; labels describe the build.");
+    prometheus::ClientMetric info;
+    info.label = {{"version", build_.version},
+                  {"cuda", build_.cuda ? "on" : "off"},
+                  {"gpus", build_.gpus.empty() ? "none" : build_.gpus}};
+    info.gauge.value = 1;
+    build.metric.push_back(info);
+    // The pool families are listed even with no GPU worker, so dashboards and alerts can
+    // reference them on every server.
+    return {queue, in_flight, healthy, build, dev_used, dev_cap, pin_used, pin_cap};
+  }
+
+ private:
+  const BuildInfo build_;
+  mutable absl::Mutex mu_;
+  const SortEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+Metrics::Metrics(const BuildInfo& build)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      engine_collector_(std::make_shared<EngineCollector>(build)),
+      requests_(prometheus::BuildCounter()
+                    .Name("sortd_requests_total")
+                    .Help("RPCs finished, by method, gRPC status code, key type and the algorithm that ran.")
+                    .Register(*registry_)),
+      request_latency_(prometheus::BuildHistogram()
+                           .Name("sortd_request_duration_seconds")
+                           .Help("Time from an RPC's arrival until its response was complete.")
+                           .Register(*registry_)),
+      stage_latency_(prometheus::BuildHistogram()
+                         .Name("sortd_stage_duration_seconds")
+                         .Help("Time per stage of successful sorts: queue, host_to_device, compute, device_to_host.")
+                         .Register(*registry_)),
+      keys_sorted_(prometheus::BuildCounter()
+                       .Name("sortd_keys_sorted_total")
+                       .Help("Keys sorted successfully, by key type.")
+                       .Register(*registry_)),
+      bytes_sorted_(prometheus::BuildCounter()
+                        .Name("sortd_sorted_bytes_total")
+                        .Help("Key and value bytes sorted successfully, by key type.")
+                        .Register(*registry_)),
+      launch_requests_(prometheus::BuildHistogram()
+                           .Name("sortd_launch_requests")
+                           .Help("Requests sorted together by one launch (batch size in requests).")
+                           .Register(*registry_)),
+      launch_keys_(prometheus::BuildHistogram()
+                       .Name("sortd_launch_keys")
+                       .Help("Keys sorted by one launch (batch size in keys).")
+                       .Register(*registry_)) {}
+
+Metrics::~Metrics() { exposer_.reset(); }
+
+absl::StatusOr<int> Metrics::StartExposer(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError("cannot serve metrics on " + address + ": " + e.what());
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(engine_collector_);
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty()) return absl::UnavailableError("metrics exposer on " + address + " has no port");
+  return ports.front();
+}
+
+void Metrics::AttachEngine(const SortEngine* engine) { engine_collector_->Attach(engine); }
+
+void Metrics::RecordRequest(absl::string_view method, absl::StatusCode code,
+                            absl::string_view key_type, absl::string_view algorithm,
+                            absl::Duration latency) {
+  requests_
+      .Add({{"method", std::string(method)},
+            {"code", absl::StatusCodeToString(code)},
+            {"key_type", std::string(key_type)},
+            {"algorithm", std::string(algorithm)}})
+      .Increment();
+  request_latency_.Add({{"method", std::string(method)}}, LatencyBuckets())
+      .Observe(absl::ToDoubleSeconds(latency));
+}
+
+void Metrics::RecordSort(absl::string_view key_type, const SortReport& report, size_t keys,
+                         size_t bytes) {
+  const std::pair<const char*, absl::Duration> stages[] = {
+      {"queue", report.queued},
+      {"host_to_device", report.host_to_device},
+      {"compute", report.compute},
+      {"device_to_host", report.device_to_host}};
+  for (const auto& [stage, d] : stages) {
+    stage_latency_.Add({{"stage", stage}}, LatencyBuckets()).Observe(absl::ToDoubleSeconds(d));
+  }
+  keys_sorted_.Add({{"key_type", std::string(key_type)}}).Increment(static_cast<double>(keys));
+  bytes_sorted_.Add({{"key_type", std::string(key_type)}}).Increment(static_cast<double>(bytes));
+}
+
+void Metrics::OnLaunch(absl::string_view worker, size_t requests, size_t keys) {
+  launch_requests_.Add({{"worker", std::string(worker)}}, PowersOf(2, 4096))
+      .Observe(static_cast<double>(requests));
+  launch_keys_.Add({{"worker", std::string(worker)}}, PowersOf(4, double(1u << 30)))
+      .Observe(static_cast<double>(keys));
+}
+
+std::string Metrics::Scrape() const {
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  std::vector<prometheus::MetricFamily> engine = engine_collector_->Collect();
+  families.insert(families.end(), engine.begin(), engine.end());
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+}  // namespace sortd

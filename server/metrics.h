@@ -1,0 +1,70 @@
+// Prometheus metrics (prometheus-cpp): request counts and latencies recorded by the service,
+// launch sizes reported by the engines, and per-worker gauges read from the engine at scrape time.
+// Names follow Prometheus conventions (sortd_ prefix, base units, _total counters, help on every
+// family, low-cardinality labels) and pass `promtool check metrics`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+struct BuildInfo {
+  std::string version;
+  bool cuda = false;  // built with the CUDA engine
+  std::string gpus;   // comma-separated device names, empty when none
+};
+
+class Metrics : public EngineObserver {
+ public:
+  explicit Metrics(const BuildInfo& build);
+  ~Metrics() override;
+  Metrics(const Metrics&) = delete;  // owns the registry the exposer serves
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Serves /metrics on `address` ("host:port", port 0 picks a free one); returns the port.
+  absl::StatusOr<int> StartExposer(const std::string& address);
+
+  // Per-worker gauges are read from `engine` at each scrape. The engine must outlive the
+  // exposer, or be detached with nullptr first.
+  void AttachEngine(const SortEngine* engine);
+
+  // One finished RPC. `key_type` and `algorithm` are low-cardinality names ("uint32", "radix";
+  // "invalid"/"none" when the request never reached an engine).
+  void RecordRequest(absl::string_view method, absl::StatusCode code, absl::string_view key_type,
+                     absl::string_view algorithm, absl::Duration latency);
+  // One successful sort: stage latencies, keys and bytes.
+  void RecordSort(absl::string_view key_type, const SortReport& report, size_t keys, size_t bytes);
+
+  void OnLaunch(absl::string_view worker, size_t requests, size_t keys) override;
+
+  // The text exposition of everything, as a scrape would return it.
+  std::string Scrape() const;
+
+ private:
+  class EngineCollector;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<EngineCollector> engine_collector_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& request_latency_;
+  prometheus::Family<prometheus::Histogram>& stage_latency_;
+  prometheus::Family<prometheus::Counter>& keys_sorted_;
+  prometheus::Family<prometheus::Counter>& bytes_sorted_;
+  prometheus::Family<prometheus::Histogram>& launch_requests_;
+  prometheus::Family<prometheus::Histogram>& launch_keys_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+}  // namespace sortd

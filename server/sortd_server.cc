@@ -1,0 +1,87 @@
+#include "server/sortd_server.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server_builder.h"
+
+namespace sortd {
+namespace {
+
+// Room for the protobuf framing around the payload, so a request just over --max_request_bytes
+// reaches validation and gets sortd's own RESOURCE_EXHAUSTED message rather than gRPC's.
+constexpr size_t kMessageOverheadBytes = size_t{4} << 20;
+
+int GrpcMessageLimit(size_t payload_bytes) {
+  const size_t limit = payload_bytes + kMessageOverheadBytes;
+  return limit > static_cast<size_t>(std::numeric_limits<int>::max())
+             ? std::numeric_limits<int>::max()
+             : static_cast<int>(limit);
+}
+
+}  // namespace
+
+SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
+                         std::unique_ptr<SortEngine> engine)
+    : options_(options),
+      metrics_(std::move(metrics)),
+      engine_(std::move(engine)),
+      service_(engine_.get(), metrics_.get(), options.limits) {}
+
+absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
+    const ServerOptions& options, std::unique_ptr<Metrics> metrics,
+    std::unique_ptr<SortEngine> engine) {
+  if (engine == nullptr) return absl::InvalidArgumentError("no engine given to the server");
+  if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
+  std::unique_ptr<SortdServer> s(
+      new SortdServer(options, std::move(metrics), std::move(engine)));
+  s->metrics_->AttachEngine(s->engine_.get());
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<int> port = s->metrics_->StartExposer(options.metrics_address);
+    if (!port.ok()) {
+      s->engine_->Shutdown(absl::InfinitePast());
+      return port.status();
+    }
+    s->metrics_port_ = *port;
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(&s->service_);
+  builder.SetMaxReceiveMessageSize(GrpcMessageLimit(options.limits.max_request_bytes));
+  builder.SetMaxSendMessageSize(-1);  // responses are bounded by validation (kMaxResponseBytes)
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    s->engine_->Shutdown(absl::InfinitePast());
+    return absl::UnavailableError(
+        absl::StrCat("could not listen on ", options.listen_address,
+                     " (address in use, or not a valid host:port?)"));
+  }
+  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  return s;
+}
+
+SortdServer::~SortdServer() {
+  Shutdown();
+  metrics_->AttachEngine(nullptr);  // scrapes must not reach the engine while it is destroyed
+}
+
+void SortdServer::Shutdown() {
+  absl::MutexLock lock(&shutdown_mu_);
+  if (shut_down_ || server_ == nullptr) return;
+  shut_down_ = true;
+  const absl::Time deadline = absl::Now() + options_.drain_deadline;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  service_.StartDraining();
+  // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
+  // and only the engine finishes the ones it holds.
+  engine_->Shutdown(deadline);
+  server_->Shutdown(absl::ToChronoTime(deadline));
+  server_->Wait();
+}
+
+}  // namespace sortd

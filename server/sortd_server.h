@@ -1,0 +1,65 @@
+// A running sortd: the gRPC server, its SortService, the health service and the engine behind
+// them, started and drained as one unit (used by main() and by the in-process tests).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "server/metrics.h"
+#include "server/sort_service.h"
+#include "server/validation.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+struct ServerOptions {
+  std::string listen_address = "0.0.0.0:50051";  // "host:0" picks a free port (tests)
+  ValidationLimits limits;
+  bool enable_reflection = true;
+  // Prometheus /metrics listen address, "host:port"; empty serves no metrics endpoint.
+  std::string metrics_address;
+  // How long a shutdown lets accepted requests finish before they are failed with UNAVAILABLE.
+  absl::Duration drain_deadline = absl::Seconds(30);
+};
+
+class SortdServer {
+ public:
+  // `metrics` is the engine's observer too (create it first and hand it to the engine).
+  static absl::StatusOr<std::unique_ptr<SortdServer>> Start(const ServerOptions& options,
+                                                           std::unique_ptr<Metrics> metrics,
+                                                           std::unique_ptr<SortEngine> engine);
+  ~SortdServer();  // shuts down (with the drain deadline) if Shutdown was not called
+  SortdServer(const SortdServer&) = delete;  // owns a running server
+  SortdServer& operator=(const SortdServer&) = delete;
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }  // 0 when no metrics endpoint
+  const Metrics& metrics() const { return *metrics_; }
+  const SortEngine& engine() const { return *engine_; }
+
+  // Drains and stops: health turns NOT_SERVING, new RPCs get UNAVAILABLE, accepted requests
+  // finish within the drain deadline (later ones are failed with UNAVAILABLE), then the gRPC
+  // server stops. Returns when all of that is done; later calls return at once.
+  void Shutdown();
+
+ private:
+  SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
+              std::unique_ptr<SortEngine> engine);
+
+  const ServerOptions options_;
+  std::unique_ptr<Metrics> metrics_;  // declared before the engine: it observes the engine
+  std::unique_ptr<SortEngine> engine_;
+  SortServiceImpl service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  absl::Mutex shutdown_mu_;
+  bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+};
+
+}  // namespace sortd

@@ -1,0 +1,34 @@
+// Request validation: the single place that decides whether a SortRequest is well formed and
+// within the server's limits. Every rejection names the field and the numbers involved.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "proto/enum_convert.h"
+#include "sortd/v1/sortd.pb.h"
+#include "worker/sort_spec.h"
+
+namespace sortd {
+
+struct ValidationLimits {
+  size_t max_keys = size_t{1} << 28;
+  // Keys plus values bytes of one request.
+  size_t max_request_bytes = size_t{1} << 30;
+  // ODD_EVEN_TRANSPOSITION does O(n^2) work; larger requests for it are refused.
+  size_t transposition_cap = 32768;
+};
+
+// Protobuf cannot serialise a message of 2 GiB or more, so a request whose response (keys, values
+// and indices) would reach that is refused up front instead of failing after the sort.
+inline constexpr size_t kMaxResponseBytes = (size_t{1} << 31) - (size_t{1} << 20);
+
+struct ValidatedJob {
+  SortSpec spec;
+  size_t n = 0;
+};
+
+absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
+                                                 const ValidationLimits& limits);
+
+}  // namespace sortd

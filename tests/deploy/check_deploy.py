@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Offline checks of everything under deploy/ and the Dockerfile (no Docker engine or cluster is
+available to CI): every YAML and JSON file parses; the Kubernetes manifests and the compose file
+have the structure and cross-references they need; the Dockerfile's COPY sources exist and it uses
+the same dependency script as the README and CI.
+
+Usage: check_deploy.py REPO_ROOT
+"""
+import json
+import pathlib
+import re
+import sys
+
+import yaml
+
+root = pathlib.Path(sys.argv[1])
+problems = []
+checks = 0
+
+
+def check(condition, message):
+    global checks
+    checks += 1
+    if not condition:
+        problems.append(message)
+
+
+def duration_seconds(text):
+    m = re.fullmatch(r"(\d+)(ms|s|m)", text)
+    if not m:
+        return None
+    return int(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]
+
+
+# 1. Every YAML and JSON file parses.
+docs = {}
+for path in sorted(root.glob("deploy/**/*")):
+    if path.suffix in (".yml", ".yaml"):
+        try:
+            docs[path] = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+            check(True, "")
+        except yaml.YAMLError as e:
+            check(False, f"{path}: does not parse: {e}")
+    elif path.suffix == ".json":
+        try:
+            json.loads(path.read_text())
+            check(True, "")
+        except json.JSONDecodeError as e:
+            check(False, f"{path}: does not parse: {e}")
+
+# 2. Kubernetes manifests.
+k8s = {}
+for path, ds in docs.items():
+    if "deploy/k8s" in str(path):
+        for d in ds:
+            check(isinstance(d, dict) and "apiVersion" in d and "kind" in d,
+                  f"{path}: a document without apiVersion/kind")
+            if d.get("kind") != "Kustomization":
+                check("name" in d.get("metadata", {}), f"{path}: {d.get('kind')} without metadata.name")
+            k8s.setdefault(d.get("kind"), []).append((path, d))
+
+known = {"Deployment": "apps/v1", "Service": "v1", "ServiceMonitor": "monitoring.coreos.com/v1",
+         "HorizontalPodAutoscaler": "autoscaling/v2", "ConfigMap": "v1",
+         "Kustomization": "kustomize.config.k8s.io/v1beta1"}
+for kind, items in k8s.items():
+    check(kind in known, f"unexpected kind {kind}")
+    for path, d in items:
+        check(d["apiVersion"] == known.get(kind), f"{path}: {kind} should be {known.get(kind)}, is {d['apiVersion']}")
+
+deployments = k8s.get("Deployment", [])
+check(len(deployments) == 1, "exactly one Deployment expected")
+dep = deployments[0][1]
+spec = dep["spec"]
+pod_labels = spec["template"]["metadata"]["labels"]
+check(spec["selector"]["matchLabels"].items() <= pod_labels.items(), "Deployment selector does not match its pod labels")
+pod = spec["template"]["spec"]
+container = pod["containers"][0]
+ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+args = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in container.get("args", []) if "=" in a}
+check(ports.get("grpc") == int(args.get("--listen", ":0").rsplit(":", 1)[1]), "grpc containerPort differs from --listen")
+check(ports.get("metrics") == int(args.get("--metrics_listen", ":0").rsplit(":", 1)[1]), "metrics containerPort differs from --metrics_listen")
+for probe in ("readinessProbe", "livenessProbe"):
+    check(container.get(probe, {}).get("grpc", {}).get("port") == ports.get("grpc"), f"{probe} is not a native gRPC probe on the grpc port")
+for section in ("requests", "limits"):
+    check(str(container["resources"].get(section, {}).get("nvidia.com/gpu")) == "1", f"resources.{section} lacks nvidia.com/gpu: 1")
+check("cpu" in container["resources"]["requests"] and "memory" in container["resources"]["requests"], "cpu/memory requests missing")
+drain = duration_seconds(args.get("--drain_deadline", "30s"))
+pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+check(len(pre_stop) == 2 and pre_stop[0] == "sleep", "preStop should be a sleep so endpoints stop routing before the drain")
+delay = int(pre_stop[1]) if len(pre_stop) == 2 else 0
+grace = pod.get("terminationGracePeriodSeconds", 30)
+check(drain is not None and grace > drain + delay,
+      f"terminationGracePeriodSeconds {grace} must exceed preStop {delay}s + drain deadline {drain}s")
+check(pod.get("securityContext", {}).get("runAsNonRoot") is True, "pods should run as non-root")
+
+services = {d["metadata"]["name"]: d for _, d in k8s.get("Service", [])}
+check(any(s["spec"].get("clusterIP") == "None" for s in services.values()), "no headless Service")
+check(any(s["spec"].get("type", "ClusterIP") == "ClusterIP" and s["spec"].get("clusterIP") != "None"
+          for s in services.values()), "no ClusterIP Service")
+for name, s in services.items():
+    check(s["spec"]["selector"].items() <= pod_labels.items(), f"Service {name} selects no sortd pods")
+    for p in s["spec"]["ports"]:
+        check(p.get("targetPort") in ports or p.get("targetPort") in ports.values(), f"Service {name} port {p} targets no container port")
+
+for _, sm in k8s.get("ServiceMonitor", []):
+    selected = [n for n, s in services.items() if sm["spec"]["selector"]["matchLabels"].items() <= s["metadata"].get("labels", {}).items()]
+    check(len(selected) == 1, f"ServiceMonitor should select exactly one Service (selects {selected}), or pods are scraped twice")
+    for ep in sm["spec"]["endpoints"]:
+        for n in selected:
+            check(ep["port"] in [p["name"] for p in services[n]["spec"]["ports"]], f"ServiceMonitor port {ep['port']} not on Service {n}")
+
+for _, hpa in k8s.get("HorizontalPodAutoscaler", []):
+    ref = hpa["spec"]["scaleTargetRef"]
+    check(ref["kind"] == "Deployment" and ref["name"] == dep["metadata"]["name"], "HPA does not target the sortd Deployment")
+    names = [m["pods"]["metric"]["name"] for m in hpa["spec"]["metrics"] if m["type"] == "Pods"]
+    check("sortd_queue_depth" in names, "HPA does not scale on sortd_queue_depth")
+adapter = [d for _, d in k8s.get("ConfigMap", []) if "adapter" in d["metadata"]["name"]]
+check(len(adapter) == 1, "prometheus-adapter rule ConfigMap missing")
+if adapter:
+    rules = yaml.safe_load(adapter[0]["data"]["config.yaml"])["rules"]
+    check(any(r["name"]["as"] == "sortd_queue_depth" and "sortd_queue_depth" in r["seriesQuery"] for r in rules),
+          "adapter rule does not expose sortd_queue_depth")
+kustomization = k8s.get("Kustomization", [])
+if kustomization:
+    listed = set(kustomization[0][1]["resources"])
+    on_disk = {p.name for p in (root / "deploy/k8s").glob("*.yaml") if p.name != "kustomization.yaml"}
+    check(listed == on_disk, f"kustomization lists {sorted(listed)}, directory has {sorted(on_disk)}")
+
+# 3. Compose stack.
+compose_path = root / "deploy/compose/docker-compose.yml"
+compose = docs.get(compose_path, [{}])[0]
+svcs = compose.get("services", {})
+check({"sortd", "prometheus", "grafana"} <= set(svcs), "compose needs sortd, prometheus and grafana")
+devices = svcs.get("sortd", {}).get("deploy", {}).get("resources", {}).get("reservations", {}).get("devices", [])
+check(any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices), "compose sortd has no nvidia GPU reservation")
+build = svcs.get("sortd", {}).get("build", {})
+check((compose_path.parent / build.get("context", ".") / build.get("dockerfile", "Dockerfile")).resolve().exists(), "compose build context has no Dockerfile")
+for name, svc in svcs.items():
+    for vol in svc.get("volumes", []):
+        src = vol.split(":")[0]
+        if src.startswith("."):
+            check((compose_path.parent / src).exists(), f"compose {name} mounts missing {src}")
+prom_cfg = yaml.safe_load((root / "deploy/compose/prometheus.yml").read_text())
+targets = [t for job in prom_cfg["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]]
+check("sortd:9464" in targets, "compose Prometheus does not scrape sortd:9464")
+ds = yaml.safe_load((root / "deploy/compose/grafana/provisioning/datasources/prometheus.yml").read_text())
+check(any(d["type"] == "prometheus" and "prometheus:9090" in d["url"] for d in ds["datasources"]), "Grafana datasource does not point at Prometheus")
+
+# 4. Dockerfile.
+dockerfile = (root / "Dockerfile").read_text()
+stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+check(len(stages) >= 2, "Dockerfile should be multi-stage")
+check(any("devel" in s for s in stages[:-1]) and "runtime" in stages[-1], "build on CUDA devel, run on CUDA runtime")
+for src in re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M):
+    check(src == "." or (root / src).exists(), f"Dockerfile COPY source {src} does not exist")
+check("scripts/install-deps.sh" in dockerfile, "Dockerfile must install dependencies with scripts/install-deps.sh")
+check(re.search(r"^USER\s+(?!root|0\b)\S+", dockerfile, re.M) is not None, "Dockerfile must switch to a non-root USER")
+check(re.search(r"^EXPOSE\s+.*50051", dockerfile, re.M) and re.search(r"^EXPOSE\s+.*9464", dockerfile, re.M), "EXPOSE 50051 and 9464")
+check(re.search(r"^HEALTHCHECK .*sortctl.*health", dockerfile, re.M | re.S) is not None, "HEALTHCHECK through sortctl health")
+check(re.search(r'^ENTRYPOINT \["sortd"\]', dockerfile, re.M) is not None, "ENTRYPOINT sortd")
+check((root / "Dockerfile").read_text().count("ARG CUDA_VERSION=13.0") == 1, "CUDA 13.0 images (matching nvcc here)")
+ignore = (root / ".dockerignore").read_text().split()
+check("build" in ignore and ".git" in ignore, ".dockerignore must keep build trees and .git out")
+readme = (root / "README.md").read_text()
+check("./scripts/test.sh" in readme, "README's test command")
+check("./scripts/test.sh" in (root / ".ci/run").read_text(), ".ci/run must run the README's test command")
+
+for p in problems:
+    print("FAIL", p)
+print(f"{checks - len(problems)} passed, {len(problems)} failed")
+sys.exit(1 if problems else 0)

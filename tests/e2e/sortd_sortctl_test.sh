@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# End to end, as a user runs it: a real sortd process on loopback and the sortctl CLI.
+# Usage: sortd_sortctl_test.sh SORTD SORTCTL
+set -euo pipefail
+sortd=$1
+sortctl=$2
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+passed=0
+failed=0
+check() {  # check NAME COMMAND...: runs the command, counts the result
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name"
+  fi
+}
+
+# Starts sortd on a free loopback port; sets $port and $pid.
+start_sortd() {
+  local log=$work/sortd.$RANDOM.log
+  "$sortd" --listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")
+    [[ -n $port ]] && return 0
+    sleep 0.05
+  done
+  echo "sortd did not start:"; cat "$log"; return 1
+}
+
+start_sortd --transposition_cap=10
+target=127.0.0.1:$port
+check "health reports SERVING" "$sortctl" health --target="$target"
+
+expect_sorted() {  # expect_sorted TYPE INPUT EXPECTED [flags...]
+  local type=$1 input=$2 expected=$3
+  shift 3
+  local got
+  got=$(printf '%s' "$input" | "$sortctl" sort --target="$target" --key_type="$type" "$@" | tr '\n' ' ')
+  if [[ $got != "$expected " ]]; then
+    echo "  $type $*: got '$got' want '$expected '"
+    return 1
+  fi
+}
+check "u32"  expect_sorted u32 "5 3 4294967295 0 3" "0 3 3 5 4294967295"
+check "i32"  expect_sorted i32 "5 -3 2147483647 -2147483648 0" "-2147483648 -3 0 5 2147483647"
+check "f32 total order" expect_sorted f32 "1 nan -0 -inf 0 -nan inf -1.5" "-nan -inf -1.5 -0 0 1 inf nan"
+check "u64"  expect_sorted u64 "18446744073709551615 1 0" "0 1 18446744073709551615"
+check "i64"  expect_sorted i64 "-9223372036854775808 9223372036854775807 -1" "-9223372036854775808 -1 9223372036854775807"
+check "f64 descending" expect_sorted f64 "0.1 2.5e300 -1e-300 nan" "nan 2.5000000000000001e+300 0.10000000000000001 -1e-300" --order=desc
+check "stable descending with indices" expect_sorted u32 "2 1 2 1" "2	0 2	2 1	1 1	3" --order=desc --stable --indices
+
+# Values follow their keys (text values file, permuted values on stdout as a second column).
+printf '30 10 20\n' >"$work/keys.txt"
+printf '300 100 200\n' >"$work/values.txt"
+check "values follow keys" bash -c "[[ \$('$sortctl' sort --target=$target --input=$work/keys.txt --values=$work/values.txt | tr '\n\t' '  ') == '10 100 20 200 30 300 ' ]]"
+
+# Binary in and out, 100000 random uint64 keys, checked against Python's sort.
+python3 -c "import os,sys; sys.stdout.buffer.write(os.urandom(800000))" >"$work/keys.bin"
+"$sortctl" sort --target="$target" --key_type=u64 --format=binary --input="$work/keys.bin" >"$work/sorted.bin"
+check "binary u64 matches a reference sort" python3 -c "
+import struct
+k = struct.unpack('<100000Q', open('$work/keys.bin','rb').read())
+s = struct.unpack('<100000Q', open('$work/sorted.bin','rb').read())
+assert list(s) == sorted(k)"
+
+# Malformed input: named line from the client, named field from the server, non-zero exit.
+expect_error() {  # expect_error PATTERN COMMAND...
+  local pattern=$1
+  shift
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then echo "  expected failure"; return 1; fi
+  [[ $err == *$pattern* ]] || { echo "  stderr was: $err"; return 1; }
+}
+check "malformed text names the line" expect_error "INVALID_ARGUMENT: keys line 2: 'abc'" \
+  bash -c "printf '1\nabc\n' | '$sortctl' sort --target=$target"
+check "server names the field (transposition cap)" expect_error "INVALID_ARGUMENT: algorithm: ODD_EVEN_TRANSPOSITION" \
+  bash -c "seq 20 | '$sortctl' sort --target=$target --algorithm=odd_even_transposition"
+check "unknown key type is a usage error" expect_error "--key_type" "$sortctl" sort --target="$target" --key_type=u16
+check "unreachable server is UNAVAILABLE" expect_error "UNAVAILABLE" "$sortctl" health --target=127.0.0.1:1
+
+# SIGTERM while a request is being served: the response still arrives, sortd exits 0.
+kill -TERM "$pid"
+wait "$pid"
+check "idle sortd exits 0 on SIGTERM" true
+start_sortd --test_delay_per_job=1500ms --drain_deadline=20s
+target=127.0.0.1:$port
+seq 100000 -1 1 >"$work/desc.txt"
+"$sortctl" sort --target="$target" --input="$work/desc.txt" >"$work/drained.txt" &
+client=$!
+sleep 0.5
+kill -TERM "$pid"
+check "request in flight during SIGTERM completes" wait "$client"
+check "its response is correct" bash -c "seq 100000 | cmp -s - '$work/drained.txt'"
+rc=0
+wait "$pid" || rc=$?
+check "draining sortd exits 0" test "$rc" -eq 0
+check "after exit, health fails" expect_error "UNAVAILABLE" "$sortctl" health --target="$target" --timeout=2s
+
+echo "$passed passed, $failed failed"
+((failed == 0))

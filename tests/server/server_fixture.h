@@ -1,0 +1,57 @@
+// An in-process sortd on a loopback port with a CPU engine the test can inspect.
+#pragma once
+
+#include <future>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/sort_client.h"
+#include "gtest/gtest.h"
+#include "server/sortd_server.h"
+#include "worker/cpu/cpu_engine.h"
+
+namespace sortd::testing {
+
+struct TestServer {
+  std::unique_ptr<SortdServer> server;
+  CpuEngine* engine = nullptr;  // owned by server
+  std::string target;
+
+  static TestServer Start(ServerOptions options = {}, CpuEngineOptions engine_options = {}) {
+    TestServer t;
+    options.listen_address = "127.0.0.1:0";
+    auto metrics = std::make_unique<Metrics>(BuildInfo{"test", false, ""});
+    engine_options.observer = metrics.get();
+    auto engine = CpuEngine::Create(engine_options);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    t.engine = engine->get();
+    auto server = SortdServer::Start(options, std::move(metrics), std::move(*engine));
+    EXPECT_TRUE(server.ok()) << server.status();
+    t.server = std::move(*server);
+    t.target = absl::StrCat("127.0.0.1:", t.server->port());
+    return t;
+  }
+
+  std::unique_ptr<client::SortClient> Client(client::ClientOptions options = {}) const {
+    auto c = client::SortClient::Create(target, options);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return std::move(*c);
+  }
+};
+
+// One SortKeys call in flight, started with the callback API so the test can act meanwhile.
+struct AsyncCall {
+  grpc::ClientContext context;
+  v1::SortRequest request;
+  v1::SortResponse response;
+  std::promise<grpc::Status> promise;
+  std::future<grpc::Status> result = promise.get_future();
+
+  void Start(v1::SortService::Stub& stub) {
+    stub.async()->SortKeys(&context, &request, &response,
+                           [this](grpc::Status s) { promise.set_value(std::move(s)); });
+  }
+};
+
+}  // namespace sortd::testing

@@ -1,0 +1,341 @@
+// In-process round trips over loopback: correct results for every key type through the typed and
+// raw client paths, every error status as the client sees it, queue limits, deadline expiry,
+// cancellation, health, reflection and a drain.
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "tests/server/server_fixture.h"
+#include "tests/support/sort_verify.h"
+#include "tests/support/test_data.h"
+
+namespace sortd {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::AsyncCall;
+using testing::TestServer;
+
+// Polls `condition` for up to 10 s; the tests' waits are on the engine's state, never on timing.
+template <typename Fn>
+bool WaitFor(Fn condition) {
+  const absl::Time limit = absl::Now() + absl::Seconds(10);
+  while (!condition()) {
+    if (absl::Now() > limit) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
+v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw, bool desc, bool stable,
+                            bool indices) {
+  v1::SortRequest r;
+  r.set_key_type(ToProtoKeyType(type));
+  r.set_keys(testing::MakeKeys(type, n, testing::Distribution::kFewUnique, testing::TestSeed()));
+  if (vw) {
+    r.set_value_width(vw);
+    r.set_values(testing::MakeValues(vw, n));
+  }
+  r.set_order(desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  r.set_stable(stable);
+  r.set_return_indices(indices);
+  return r;
+}
+
+TEST(SortServiceTest, RawRoundTripsForEveryKeyTypeAndShape) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  for (KeyType type : kAllKeyTypes) {
+    for (uint32_t vw : {0u, 4u, 8u}) {
+      for (bool desc : {false, true}) {
+        const v1::SortRequest request = MakeRequest(type, 5000, vw, desc, true, true);
+        v1::SortResponse response;
+        ASSERT_TRUE(client->SortRaw(request, &response).ok());
+        SortSpec spec{type, vw, desc, true, true, Algorithm::kAuto};
+        EXPECT_TRUE(testing::VerifySortResult(
+            spec, request.keys(), request.values(),
+            testing::ReferenceSortKeys(type, request.keys(), desc),
+            {response.keys(), response.values(), response.indices()}, true));
+        EXPECT_EQ(response.algorithm(), v1::ALGORITHM_CPU);
+        EXPECT_EQ(response.device(), "cpu");
+        EXPECT_GT(response.timings().total_ns(), 0);
+        EXPECT_GE(response.timings().total_ns(), response.timings().compute_ns());
+      }
+    }
+  }
+}
+
+TEST(SortServiceTest, TypedHelpers) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  const std::vector<float> keys = {3.5f, -0.0f, NAN, -INFINITY, 0.0f, -2.0f};
+  auto sorted = client->Sort<float>(keys, {/*descending=*/false, false, /*return_indices=*/true});
+  ASSERT_TRUE(sorted.ok()) << sorted.status();
+  ASSERT_EQ(sorted->keys.size(), keys.size());
+  EXPECT_EQ(sorted->keys[0], -INFINITY);
+  EXPECT_EQ(sorted->keys[1], -2.0f);
+  EXPECT_TRUE(sorted->keys[2] == 0.0f && std::signbit(sorted->keys[2]));
+  EXPECT_TRUE(sorted->keys[3] == 0.0f && !std::signbit(sorted->keys[3]));
+  EXPECT_EQ(sorted->keys[4], 3.5f);
+  EXPECT_TRUE(std::isnan(sorted->keys[5]));
+  EXPECT_EQ(sorted->indices, (std::vector<uint32_t>{3, 5, 1, 4, 0, 2}));
+
+  const std::vector<int64_t> k64 = {5, -7, 5, 0};
+  const std::vector<double> v64 = {0.5, 1.5, 2.5, 3.5};
+  auto pairs = client->SortPairs<int64_t, double>(k64, v64, {/*descending=*/true, /*stable=*/true});
+  ASSERT_TRUE(pairs.ok()) << pairs.status();
+  EXPECT_EQ(pairs->keys, (std::vector<int64_t>{5, 5, 0, -7}));
+  EXPECT_EQ(pairs->values, (std::vector<double>{0.5, 2.5, 3.5, 1.5}));
+}
+
+TEST(SortServiceTest, EmptyAndSingleKeyReturnAtOnce) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  v1::SortRequest empty = MakeRequest(KeyType::kUint64, 0, 8, false, false, true);
+  v1::SortResponse response;
+  ASSERT_TRUE(client->SortRaw(empty, &response).ok());
+  EXPECT_TRUE(response.keys().empty() && response.values().empty() && response.indices().empty());
+
+  v1::SortRequest one = MakeRequest(KeyType::kFloat32, 1, 4, true, false, true);
+  ASSERT_TRUE(client->SortRaw(one, &response).ok());
+  EXPECT_EQ(response.keys(), one.keys());
+  EXPECT_EQ(response.values(), one.values());
+  EXPECT_EQ(response.indices(), std::string(4, '\0'));
+  EXPECT_EQ(t.engine->jobs_sorted(), 0u);  // neither reached the engine
+}
+
+TEST(SortServiceTest, ErrorsReachTheClientWithCodeAndMessage) {
+  ServerOptions options;
+  options.limits.max_keys = 1 << 20;
+  options.limits.max_request_bytes = 1 << 20;
+  options.limits.transposition_cap = 64;
+  TestServer t = TestServer::Start(options);
+  auto client = t.Client();
+  v1::SortResponse response;
+
+  v1::SortRequest r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r.set_key_type(v1::KEY_TYPE_UNSPECIFIED);
+  absl::Status s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("key_type"));
+
+  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r.mutable_keys()->push_back('x');
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("41 bytes"));
+
+  r = MakeRequest(KeyType::kUint32, 10, 8, false, false, false);
+  r.mutable_values()->resize(72);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("values"));
+
+  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r.set_value_width(3);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_width"));
+
+  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r.set_algorithm(static_cast<v1::Algorithm>(12));
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("algorithm"));
+
+  r = MakeRequest(KeyType::kUint32, 65, 0, false, false, false);
+  r.set_algorithm(v1::ALGORITHM_ODD_EVEN_TRANSPOSITION);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--transposition_cap"));
+
+  // Just over sortd's byte limit: sortd's own message, not gRPC's transport error.
+  r = MakeRequest(KeyType::kUint64, (1 << 17) + 1, 0, false, false, false);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max_request_bytes"));
+
+  r = MakeRequest(KeyType::kUint32, (1 << 20) + 1, 0, false, false, false);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max_request_keys"));
+
+  // Far over it, gRPC refuses the message before sortd sees it: still RESOURCE_EXHAUSTED.
+  r = MakeRequest(KeyType::kUint64, 1 << 20, 0, false, false, false);
+  s = client->SortRaw(r, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+
+  // The server is unharmed and still sorts.
+  r = MakeRequest(KeyType::kUint32, 1000, 0, false, false, false);
+  EXPECT_TRUE(client->SortRaw(r, &response).ok());
+}
+
+TEST(SortServiceTest, FullQueueAnswersResourceExhaustedAtOnce) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.max_queued_jobs = 1;
+  engine.test_delay_per_job = absl::Milliseconds(300);
+  TestServer t = TestServer::Start({}, engine);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  AsyncCall running, queued;
+  running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
+  running.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  queued.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  v1::SortResponse response;
+  absl::Status s = t.Client()->SortRaw(running.request, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("queue is full"));
+  EXPECT_TRUE(running.result.get().ok());
+  EXPECT_TRUE(queued.result.get().ok());
+}
+
+TEST(SortServiceTest, ExpiredJobIsNotSorted) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = absl::Milliseconds(400);
+  TestServer t = TestServer::Start({}, engine);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  AsyncCall first, late;
+  first.request = late.request = MakeRequest(KeyType::kInt32, 1000, 4, false, false, false);
+  first.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  late.context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
+  late.Start(*stub);
+  EXPECT_EQ(late.result.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_TRUE(first.result.get().ok());
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 2; }));
+  t.server->Shutdown();  // every job has been taken and finished
+  EXPECT_EQ(t.engine->jobs_sorted(), 1u);
+}
+
+TEST(SortServiceTest, CancelledJobIsNotSorted) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = absl::Milliseconds(400);
+  TestServer t = TestServer::Start({}, engine);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  AsyncCall first, cancelled;
+  first.request = cancelled.request = MakeRequest(KeyType::kFloat64, 1000, 0, false, false, true);
+  first.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  cancelled.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  cancelled.context.TryCancel();
+  EXPECT_EQ(cancelled.result.get().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(first.result.get().ok());
+  t.server->Shutdown();
+  EXPECT_EQ(t.engine->jobs_sorted(), 1u);
+}
+
+TEST(SortServiceTest, HealthAndReflection) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  auto serving = client->IsServing();
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_TRUE(*serving);
+
+  // gRPC's reflection messages live inside libgrpc++_reflection without headers, so the test
+  // speaks the protocol as raw bytes: ServerReflectionRequest{list_services: ""} is field 7.
+  grpc::GenericStub generic(client->channel());
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  auto call = generic.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  auto step = [&](int tag) {
+    void* got = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(cq.Next(&got, &ok));
+    EXPECT_EQ(got, reinterpret_cast<void*>(tag));
+    return ok;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(step(1));
+  const char kListServices[] = {0x3a, 0x00};
+  grpc::Slice slice(kListServices, sizeof kListServices);
+  grpc::ByteBuffer request(&slice, 1);
+  call->Write(request, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(step(2));
+  call->WritesDone(reinterpret_cast<void*>(3));
+  ASSERT_TRUE(step(3));
+  grpc::ByteBuffer reply;
+  call->Read(&reply, reinterpret_cast<void*>(4));
+  ASSERT_TRUE(step(4));
+  grpc::Slice flat;
+  ASSERT_TRUE(reply.TrySingleSlice(&flat).ok() || reply.DumpToSingleSlice(&flat).ok());
+  const std::string bytes(reinterpret_cast<const char*>(flat.begin()), flat.size());
+  EXPECT_THAT(bytes, HasSubstr("sortd.v1.SortService"));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  cq.Shutdown();
+  for (void* tag; cq.Next(&tag, nullptr);) {
+  }
+}
+
+TEST(SortServiceTest, DrainFinishesAcceptedRequestsAndRefusesNewOnes) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = absl::Milliseconds(500);
+  TestServer t = TestServer::Start({}, engine);
+  auto client = t.Client();
+  auto stub = v1::SortService::NewStub(client->channel());
+  AsyncCall running, queued;
+  running.request = queued.request = MakeRequest(KeyType::kUint64, 20000, 8, true, true, true);
+  running.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  queued.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+
+  std::thread drain([&] { t.server->Shutdown(); });
+  // While draining: health says NOT_SERVING (or the listener is already gone), new RPCs fail.
+  ASSERT_TRUE(WaitFor([&] {
+    auto serving = client->IsServing();
+    return !serving.ok() || !*serving;
+  }));
+  v1::SortResponse response;
+  absl::Status late = client->SortRaw(running.request, &response);
+  EXPECT_EQ(late.code(), absl::StatusCode::kUnavailable) << late;
+
+  for (AsyncCall* call : {&running, &queued}) {
+    grpc::Status s = call->result.get();
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    SortSpec spec{KeyType::kUint64, 8, true, true, true, Algorithm::kAuto};
+    EXPECT_TRUE(testing::VerifySortResult(
+        spec, call->request.keys(), call->request.values(),
+        testing::ReferenceSortKeys(KeyType::kUint64, call->request.keys(), true),
+        {call->response.keys(), call->response.values(), call->response.indices()}, true));
+  }
+  drain.join();
+}
+
+TEST(SortServiceTest, DrainDeadlineFailsWhatCannotFinish) {
+  ServerOptions options;
+  options.drain_deadline = absl::Milliseconds(100);
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = absl::Milliseconds(400);
+  TestServer t = TestServer::Start(options, engine);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  AsyncCall running, queued;
+  running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
+  running.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  queued.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  t.server->Shutdown();
+  EXPECT_TRUE(running.result.get().ok());  // a sort already running is never torn down
+  grpc::Status s = queued.result.get();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(t.engine->jobs_sorted(), 1u);
+}
+
+}  // namespace
+}  // namespace sortd

@@ -1,0 +1,210 @@
+// sortd end to end on real GPUs (part of gpu_tests): an in-process server on the GPU worker pool,
+// many concurrent clients mixing sizes, key types, values, argsort and algorithms with every
+// response checked; injected CUDA faults under load; device loss with failover to the CPU; and,
+// on a machine with two GPUs, both taking work.
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "client/sort_client.h"
+#include "gtest/gtest.h"
+#include "proto/enum_convert.h"
+#include "server/sortd_server.h"
+#include "tests/support/sort_verify.h"
+#include "tests/support/test_data.h"
+#include "worker/engine_factory.h"
+#include "worker/gpu/cuda_resources.h"
+
+namespace sortd {
+namespace {
+
+struct GpuServer {
+  std::unique_ptr<SortdServer> server;
+  std::string target;
+};
+
+GpuServer StartGpuServer(const GpuPoolOptions& gpu) {
+  EngineOptions options;
+  options.kind = EngineKind::kGpu;
+  options.gpu = gpu;
+  if (options.gpu.device_pool_bytes == 0) options.gpu.device_pool_bytes = size_t{8} << 30;
+  if (options.gpu.pinned_pool_bytes == 0) options.gpu.pinned_pool_bytes = size_t{2} << 30;
+  auto metrics = std::make_unique<Metrics>(BuildInfo{"test", true, ""});
+  options.cpu.observer = metrics.get();
+  auto engine = CreateEngine(options, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  ServerOptions server_options;
+  server_options.listen_address = "127.0.0.1:0";
+  auto server = SortdServer::Start(server_options, std::move(metrics), std::move(*engine));
+  EXPECT_TRUE(server.ok()) << server.status();
+  GpuServer s;
+  s.server = std::move(*server);
+  s.target = absl::StrCat("127.0.0.1:", s.server->port());
+  return s;
+}
+
+struct Outcome {
+  std::atomic<int> ok{0}, internal{0}, other{0}, verified{0};
+  std::mutex mu;
+  std::map<std::string, int> devices;
+  std::map<std::string, int> algorithms;
+};
+
+// One client thread: `count` random requests, each checked completely.
+void ClientLoop(const std::string& target, int thread, int count, bool allow_internal, Outcome& out) {
+  auto client = client::SortClient::Create(target);
+  ASSERT_TRUE(client.ok());
+  std::mt19937_64 rng(testing::TestSeed() + thread);
+  const v1::Algorithm algorithms[] = {v1::ALGORITHM_AUTO, v1::ALGORITHM_AUTO, v1::ALGORITHM_RADIX,
+                                      v1::ALGORITHM_LIBRARY, v1::ALGORITHM_BITONIC,
+                                      v1::ALGORITHM_BITONIC, v1::ALGORITHM_ODD_EVEN_MERGE,
+                                      v1::ALGORITHM_ODD_EVEN_TRANSPOSITION, v1::ALGORITHM_CPU};
+  for (int i = 0; i < count; ++i) {
+    const KeyType type = kAllKeyTypes[rng() % 6];
+    const v1::Algorithm algorithm = algorithms[rng() % 9];
+    size_t n = rng() % 3 == 0 ? 2 + rng() % 200000 : 2 + rng() % 4000;
+    if (algorithm == v1::ALGORITHM_ODD_EVEN_TRANSPOSITION) n = 2 + rng() % 3000;
+    const uint32_t vw = (uint32_t[]){0, 4, 8}[rng() % 3];
+    const auto dist = testing::kAllDistributions[rng() % 8];
+    v1::SortRequest request;
+    request.set_key_type(ToProtoKeyType(type));
+    request.set_keys(testing::MakeKeys(type, n, dist, rng()));
+    if (vw) {
+      request.set_value_width(vw);
+      request.set_values(testing::MakeValues(vw, n));
+    }
+    const bool desc = rng() % 2, stable = rng() % 2, indices = rng() % 2;
+    request.set_order(desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+    request.set_stable(stable);
+    request.set_return_indices(indices);
+    request.set_algorithm(algorithm);
+    v1::SortResponse response;
+    absl::Status status = (*client)->SortRaw(request, &response);
+    if (!status.ok()) {
+      if (status.code() == absl::StatusCode::kInternal) {
+        ++out.internal;
+        EXPECT_TRUE(allow_internal) << status;
+        EXPECT_NE(status.message().find("CUDA error"), absl::string_view::npos) << status;
+      } else {
+        ++out.other;
+        ADD_FAILURE() << status;
+      }
+      continue;
+    }
+    ++out.ok;
+    SortSpec spec{type, vw, desc, stable, indices, Algorithm::kAuto};
+    const bool good = testing::VerifySortResult(
+        spec, request.keys(), request.values(), testing::ReferenceSortKeys(type, request.keys(), desc),
+        {response.keys(), response.values(), response.indices()}, stable);
+    EXPECT_TRUE(good) << v1::Algorithm_Name(response.algorithm()) << " on " << response.device()
+                      << " for " << v1::Algorithm_Name(algorithm) << " n=" << n;
+    if (good) ++out.verified;
+    std::lock_guard<std::mutex> lock(out.mu);
+    ++out.devices[response.device()];
+    ++out.algorithms[v1::Algorithm_Name(response.algorithm())];
+  }
+}
+
+void RunClients(const std::string& target, int threads, int per_thread, bool allow_internal, Outcome& out) {
+  std::vector<std::thread> clients;
+  for (int t = 0; t < threads; ++t) {
+    clients.emplace_back([&, t] { ClientLoop(target, t, per_thread, allow_internal, out); });
+  }
+  for (auto& c : clients) c.join();
+  for (const auto& [device, count] : out.devices) std::printf("  device %s: %d responses\n", device.c_str(), count);
+  for (const auto& [algo, count] : out.algorithms) std::printf("  algorithm %s: %d responses\n", algo.c_str(), count);
+}
+
+TEST(GpuPoolTest, ManyClientsMixedRequestsEveryResponseChecked) {
+  GpuPoolOptions gpu;
+  gpu.batching.max_delay = absl::Microseconds(500);
+  GpuServer s = StartGpuServer(gpu);
+  Outcome out;
+  RunClients(s.target, 32, 25, /*allow_internal=*/false, out);
+  EXPECT_EQ(out.ok.load(), 32 * 25);
+  EXPECT_EQ(out.verified.load(), out.ok.load());
+  EXPECT_GT(out.devices["cuda:0"], 0);
+  EXPECT_GT(out.algorithms["ALGORITHM_BITONIC"], 0);
+  EXPECT_GT(out.algorithms["ALGORITHM_RADIX"], 0);
+  EXPECT_GT(out.algorithms["ALGORITHM_CPU"], 0);
+}
+
+TEST(GpuPoolTest, LargeRequestsUseChunkedTransfers) {
+  GpuPoolOptions gpu;
+  gpu.transfer_chunk_bytes = size_t{4} << 20;  // 2^24 u64 keys + values: dozens of chunks
+  GpuServer s = StartGpuServer(gpu);
+  auto client = client::SortClient::Create(s.target);
+  ASSERT_TRUE(client.ok());
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat64}) {
+    const size_t n = (size_t{1} << 24) + 7;
+    v1::SortRequest request;
+    request.set_key_type(ToProtoKeyType(type));
+    request.set_keys(testing::MakeKeys(type, n, testing::Distribution::kRandom, 5));
+    request.set_value_width(8);
+    request.set_values(testing::MakeValues(8, n));
+    request.set_return_indices(true);
+    request.set_algorithm(v1::ALGORITHM_RADIX);
+    v1::SortResponse response;
+    ASSERT_TRUE((*client)->SortRaw(request, &response).ok());
+    EXPECT_EQ(response.device(), "cuda:0");
+    SortSpec spec{type, 8, false, true, true, Algorithm::kRadix};
+    EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(),
+                                          testing::ReferenceSortKeys(type, request.keys(), false),
+                                          {response.keys(), response.values(), response.indices()}, true));
+  }
+}
+
+TEST(GpuPoolTest, InjectedCudaFaultsFailOnlyTheirRequests) {
+  GpuPoolOptions gpu;
+  gpu.test_transient_fault_every = 7;
+  gpu.batching.max_delay = absl::Microseconds(300);
+  GpuServer s = StartGpuServer(gpu);
+  Outcome out;
+  RunClients(s.target, 16, 25, /*allow_internal=*/true, out);
+  std::printf("  %d ok, %d failed with INTERNAL\n", out.ok.load(), out.internal.load());
+  EXPECT_GT(out.internal.load(), 0);
+  EXPECT_GT(out.ok.load(), out.internal.load());
+  EXPECT_EQ(out.verified.load(), out.ok.load());
+  EXPECT_EQ(out.other.load(), 0);
+}
+
+TEST(GpuPoolTest, TwoGpusBothTakeWork) {
+  if (CountCudaDevices().count < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << CountCudaDevices().count;
+  GpuPoolOptions gpu;
+  GpuServer s = StartGpuServer(gpu);
+  Outcome out;
+  RunClients(s.target, 32, 20, false, out);
+  EXPECT_GT(out.devices["cuda:0"], 0);
+  EXPECT_GT(out.devices["cuda:1"], 0);
+}
+
+// Loses the device for the rest of the process, so it runs alone:
+//   SORTD_GPU_LOSS_TEST=1 gpu_tests --gtest_filter=GpuPoolLossTest.*
+TEST(GpuPoolLossTest, LostDeviceFailsOverToTheCpu) {
+  if (std::getenv("SORTD_GPU_LOSS_TEST") == nullptr) {
+    GTEST_SKIP() << "set SORTD_GPU_LOSS_TEST=1 and run alone: it loses the GPU for this process";
+  }
+  GpuPoolOptions gpu;
+  gpu.test_lose_at_batch = 4;
+  gpu.batching.max_delay = absl::ZeroDuration();
+  GpuServer s = StartGpuServer(gpu);
+  Outcome out;
+  RunClients(s.target, 8, 25, /*allow_internal=*/true, out);
+  std::printf("  %d ok, %d failed with INTERNAL\n", out.ok.load(), out.internal.load());
+  EXPECT_GE(out.internal.load(), 1);
+  EXPECT_EQ(out.verified.load(), out.ok.load());
+  EXPECT_GT(out.devices["cpu"], 0);
+  // After the loss, everything is served by the CPU engine and is still right.
+  Outcome after;
+  RunClients(s.target, 4, 10, false, after);
+  EXPECT_EQ(after.ok.load(), 40);
+  EXPECT_EQ(after.devices["cpu"], 40);
+  bool unhealthy = false;
+  for (const WorkerStats& w : s.server->engine().Stats()) {
+    if (w.worker == "cuda:0") unhealthy = !w.healthy;
+  }
+  EXPECT_TRUE(unhealthy);
+}
+
+}  // namespace
+}  // namespace sortd

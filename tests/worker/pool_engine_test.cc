@@ -1,0 +1,284 @@
+// The batcher, workers and scheduler with CPU-backed devices in place of GPUs: batch formation by
+// size and by delay, compatibility, queue limits, expiry, cancellation, drain, injected faults,
+// device loss with failover, load balancing and AUTO's routing.
+#include "worker/pool_engine.h"
+
+#include <future>
+
+#include "gtest/gtest.h"
+#include "tests/support/sort_verify.h"
+#include "tests/support/test_data.h"
+#include "worker/cpu/cpu_engine.h"
+#include "worker/cpu/cpu_sort_device.h"
+
+namespace sortd {
+namespace {
+
+struct Probe {
+  std::string keys, out_keys, out_values, out_indices;
+  std::promise<std::pair<absl::Status, SortReport>> promise;
+  std::future<std::pair<absl::Status, SortReport>> result = promise.get_future();
+
+  std::unique_ptr<SortJob> Make(KeyType type, size_t n, Algorithm algo = Algorithm::kBitonic) {
+    keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, n);
+    auto job = std::make_unique<SortJob>();
+    job->spec.key_type = type;
+    job->spec.algorithm = algo;
+    job->n = n;
+    job->keys = keys;
+    job->out_keys = &out_keys;
+    job->out_values = &out_values;
+    job->out_indices = &out_indices;
+    job->done = [this](const absl::Status& s, const SortReport& r) { promise.set_value({s, r}); };
+    return job;
+  }
+  absl::Status status() { return result.get().first; }
+};
+
+class RecordingObserver : public EngineObserver {
+ public:
+  void OnLaunch(absl::string_view worker, size_t requests, size_t keys) override {
+    absl::MutexLock lock(&mu_);
+    launches_.push_back(requests);
+  }
+  std::vector<size_t> launches() {
+    absl::MutexLock lock(&mu_);
+    return launches_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<size_t> launches_;
+};
+
+struct Pool {
+  std::unique_ptr<PoolEngine> engine;
+  std::vector<CpuSortDevice*> devices;
+  CpuEngine* cpu = nullptr;
+};
+
+Pool MakePool(std::vector<CpuSortDeviceOptions> device_options, BatchPolicy batching = {},
+              EngineObserver* observer = nullptr) {
+  Pool pool;
+  std::vector<std::unique_ptr<SortDevice>> devices;
+  for (auto& o : device_options) {
+    auto d = std::make_unique<CpuSortDevice>(o);
+    pool.devices.push_back(d.get());
+    devices.push_back(std::move(d));
+  }
+  auto cpu = CpuEngine::Create({});
+  EXPECT_TRUE(cpu.ok());
+  pool.cpu = cpu->get();
+  PoolEngineOptions options;
+  options.batching = batching;
+  options.observer = observer;
+  options.cost_model.gpu_fixed_us = 0;  // AUTO prefers the device unless a test says otherwise
+  auto engine = PoolEngine::Create(std::move(devices), std::move(*cpu), options);
+  EXPECT_TRUE(engine.ok());
+  pool.engine = std::move(*engine);
+  return pool;
+}
+
+TEST(PoolEngineTest, BatchesFormBySize) {
+  BatchPolicy batching;
+  batching.max_delay = absl::Seconds(30);  // only size can close these batches
+  batching.max_batch_requests = 4;
+  RecordingObserver observer;
+  Pool pool = MakePool({{}}, batching, &observer);
+  Probe probes[8];
+  for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100));
+  for (Probe& p : probes) {
+    auto [status, report] = p.result.get();
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(report.device, "cpu-device:0");
+    EXPECT_EQ(p.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, p.keys, false));
+  }
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{4, 4}));
+  EXPECT_EQ(observer.launches(), (std::vector<size_t>{4, 4}));
+}
+
+TEST(PoolEngineTest, BatchesFormByDelay) {
+  BatchPolicy batching;
+  batching.max_delay = absl::Milliseconds(100);
+  Pool pool = MakePool({{}}, batching);
+  Probe a, b, c;
+  const absl::Time start = absl::Now();
+  pool.engine->Submit(a.Make(KeyType::kFloat32, 10));
+  pool.engine->Submit(b.Make(KeyType::kFloat32, 20));
+  pool.engine->Submit(c.Make(KeyType::kFloat32, 30));
+  for (Probe* p : {&a, &b, &c}) ASSERT_TRUE(p->status().ok());
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{3}));
+}
+
+TEST(PoolEngineTest, ZeroDelayTakesWhatIsQueuedWithoutWaiting) {
+  BatchPolicy batching;
+  batching.max_delay = absl::ZeroDuration();
+  CpuSortDeviceOptions slow;
+  slow.delay_per_batch = absl::Milliseconds(100);
+  Pool pool = MakePool({slow}, batching);
+  Probe first, rest[5];
+  pool.engine->Submit(first.Make(KeyType::kUint64, 50));
+  absl::SleepFor(absl::Milliseconds(30));  // the first batch is on the device now
+  for (Probe& p : rest) pool.engine->Submit(p.Make(KeyType::kUint64, 50));
+  ASSERT_TRUE(first.status().ok());
+  for (Probe& p : rest) ASSERT_TRUE(p.status().ok());
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{1, 5}));
+}
+
+TEST(PoolEngineTest, IncompatibleAndLargeRequestsRunApart) {
+  BatchPolicy batching;
+  batching.max_delay = absl::Milliseconds(50);
+  batching.batchable_max_keys = 1000;
+  Pool pool = MakePool({{}}, batching);
+  Probe u32, f64, big, radix;
+  pool.engine->Submit(u32.Make(KeyType::kUint32, 100));
+  pool.engine->Submit(f64.Make(KeyType::kFloat64, 100));
+  pool.engine->Submit(big.Make(KeyType::kUint32, 5000));
+  pool.engine->Submit(radix.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  for (Probe* p : {&u32, &f64, &big, &radix}) ASSERT_TRUE(p->status().ok());
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{1, 1, 1, 1}));
+}
+
+TEST(PoolEngineTest, FullQueueAnswersResourceExhausted) {
+  BatchPolicy batching;
+  batching.max_queued_jobs = 2;
+  batching.max_delay = absl::ZeroDuration();
+  CpuSortDeviceOptions slow;
+  slow.delay_per_batch = absl::Milliseconds(200);
+  Pool pool = MakePool({slow}, batching);
+  Probe running, q1, q2, refused;
+  pool.engine->Submit(running.Make(KeyType::kUint32, 10, Algorithm::kRadix));
+  absl::SleepFor(absl::Milliseconds(50));
+  pool.engine->Submit(q1.Make(KeyType::kUint32, 10, Algorithm::kRadix));
+  pool.engine->Submit(q2.Make(KeyType::kUint32, 10, Algorithm::kRadix));
+  pool.engine->Submit(refused.Make(KeyType::kUint32, 10, Algorithm::kRadix));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  for (Probe* p : {&running, &q1, &q2}) EXPECT_TRUE(p->status().ok());
+}
+
+TEST(PoolEngineTest, ExpiredAndCancelledJobsNeverReachTheDevice) {
+  Pool pool = MakePool({{}});
+  Probe expired, cancelled, fine;
+  auto job = expired.Make(KeyType::kInt32, 100, Algorithm::kRadix);
+  job->deadline = absl::Now() - absl::Milliseconds(1);
+  pool.engine->Submit(std::move(job));
+  job = cancelled.Make(KeyType::kInt32, 100, Algorithm::kRadix);
+  job->is_cancelled = [] { return true; };
+  pool.engine->Submit(std::move(job));
+  pool.engine->Submit(fine.Make(KeyType::kInt32, 100, Algorithm::kRadix));
+  EXPECT_EQ(expired.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(fine.status().ok());
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{1}));
+}
+
+TEST(PoolEngineTest, ShutdownDrainsQueuedJobsOrFailsThemAtTheDeadline) {
+  CpuSortDeviceOptions slow;
+  slow.delay_per_batch = absl::Milliseconds(50);
+  {
+    Pool pool = MakePool({slow});
+    Probe probes[4];
+    for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+    pool.engine->Shutdown(absl::InfiniteFuture());
+    for (Probe& p : probes) EXPECT_TRUE(p.status().ok());
+  }
+  {
+    Pool pool = MakePool({slow});
+    Probe probes[4];
+    for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+    absl::SleepFor(absl::Milliseconds(10));
+    pool.engine->Shutdown(absl::Now());
+    int unavailable = 0;
+    for (Probe& p : probes) unavailable += p.status().code() == absl::StatusCode::kUnavailable;
+    EXPECT_GE(unavailable, 2);
+  }
+}
+
+TEST(PoolEngineTest, InjectedFaultFailsOnlyItsBatch) {
+  CpuSortDeviceOptions faulty;
+  faulty.fail_batches = {2};
+  Pool pool = MakePool({faulty});
+  Probe a, b, c;
+  pool.engine->Submit(a.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  ASSERT_TRUE(a.status().ok());
+  pool.engine->Submit(b.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  absl::Status failed = b.status();
+  EXPECT_EQ(failed.code(), absl::StatusCode::kInternal);
+  EXPECT_NE(failed.message().find("injected fault"), absl::string_view::npos);
+  pool.engine->Submit(c.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  EXPECT_TRUE(c.status().ok());
+  EXPECT_EQ(pool.engine->healthy_workers(), 1u);
+}
+
+TEST(PoolEngineTest, LostDeviceFailsItsBatchAndTheRestFailsOver) {
+  CpuSortDeviceOptions lost;
+  lost.name = "cpu-device:0";
+  lost.lose_at_batch = 1;
+  lost.delay_per_batch = absl::Milliseconds(100);
+  BatchPolicy batching;
+  batching.max_delay = absl::ZeroDuration();
+  Pool pool = MakePool({lost}, batching);
+  Probe victim, queued[3];
+  pool.engine->Submit(victim.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  absl::SleepFor(absl::Milliseconds(20));
+  for (Probe& p : queued) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  EXPECT_EQ(victim.status().code(), absl::StatusCode::kInternal);
+  for (Probe& p : queued) {
+    auto [status, report] = p.result.get();
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(report.device, "cpu");  // rerouted to the CPU engine
+    EXPECT_EQ(p.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, p.keys, false));
+  }
+  EXPECT_EQ(pool.engine->healthy_workers(), 0u);
+  bool reported_unhealthy = false;
+  for (const WorkerStats& s : pool.engine->Stats()) {
+    if (s.worker == "cpu-device:0") reported_unhealthy = !s.healthy;
+  }
+  EXPECT_TRUE(reported_unhealthy);
+  Probe later;
+  pool.engine->Submit(later.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  EXPECT_EQ(later.result.get().second.device, "cpu");
+}
+
+TEST(PoolEngineTest, LoadSpreadsOverDevices) {
+  CpuSortDeviceOptions a, b;
+  a.name = "cpu-device:0";
+  b.name = "cpu-device:1";
+  a.delay_per_batch = b.delay_per_batch = absl::Milliseconds(20);
+  BatchPolicy batching;
+  batching.max_delay = absl::ZeroDuration();
+  Pool pool = MakePool({a, b}, batching);
+  Probe probes[20];
+  for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 10000, Algorithm::kRadix));
+  for (Probe& p : probes) ASSERT_TRUE(p.status().ok());
+  EXPECT_GE(pool.devices[0]->batch_sizes().size(), 5u);
+  EXPECT_GE(pool.devices[1]->batch_sizes().size(), 5u);
+}
+
+TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeGoesToCpu) {
+  std::vector<std::unique_ptr<SortDevice>> devices;
+  CpuSortDeviceOptions small_pool;
+  small_pool.max_request_bytes = 1 << 20;
+  auto device = std::make_unique<CpuSortDevice>(small_pool);
+  CpuSortDevice* raw = device.get();
+  devices.push_back(std::move(device));
+  PoolEngineOptions options;  // default model: tiny requests are cheaper on the CPU
+  auto cpu = CpuEngine::Create({});
+  auto engine = PoolEngine::Create(std::move(devices), std::move(*cpu), options);
+  ASSERT_TRUE(engine.ok());
+  SortSpec spec;
+  ASSERT_FALSE(options.cost_model.PreferGpu(spec, 16));
+  ASSERT_TRUE(options.cost_model.PreferGpu(spec, 100000));
+  Probe tiny, medium, huge;
+  (*engine)->Submit(tiny.Make(KeyType::kUint32, 16, Algorithm::kAuto));
+  (*engine)->Submit(medium.Make(KeyType::kUint32, 100000, Algorithm::kAuto));
+  (*engine)->Submit(huge.Make(KeyType::kUint32, 1 << 20, Algorithm::kAuto));  // 4 MiB > pool
+  EXPECT_EQ(tiny.result.get().second.device, "cpu");
+  EXPECT_EQ(medium.result.get().second.device, "cpu-device:0");
+  EXPECT_EQ(huge.result.get().second.device, "cpu");
+  EXPECT_EQ(raw->batch_sizes().size(), 1u);
+}
+
+}  // namespace
+}  // namespace sortd

@@ -1,0 +1,99 @@
+#include "worker/batch_queue.h"
+
+#include "absl/time/clock.h"
+
+namespace sortd {
+
+bool BatchQueue::Compatible(const SortSpec& a, const SortSpec& b) {
+  return a.key_type == b.key_type && a.value_width == b.value_width &&
+         a.descending == b.descending && a.stable == b.stable;
+}
+
+bool BatchQueue::Batchable(const SortJob& job) const {
+  return job.n <= policy_.batchable_max_keys &&
+         (job.spec.algorithm == Algorithm::kAuto || job.spec.algorithm == Algorithm::kBitonic);
+}
+
+bool BatchQueue::Push(std::unique_ptr<SortJob>& job) {
+  absl::MutexLock lock(&mu_);
+  if (closed_ || queue_.size() >= policy_.max_queued_jobs) return false;
+  queued_keys_ += job->n;
+  queue_.push_back(std::move(job));
+  return true;
+}
+
+// Due when the front job runs alone (large), when compatible small jobs fill a batch, when the
+// oldest has waited max_delay, or when the queue is closing (drain without waiting).
+bool BatchQueue::BatchDue() const {
+  if (queue_.empty()) return closed_;
+  const SortJob& front = *queue_.front();
+  if (closed_ || !Batchable(front)) return true;
+  if (absl::Now() - front.arrival >= policy_.max_delay) return true;
+  size_t keys = 0, requests = 0;
+  for (const auto& job : queue_) {
+    if (!Batchable(*job) || !Compatible(job->spec, front.spec)) continue;
+    keys += job->n;
+    ++requests;
+    if (keys >= policy_.max_batch_keys || requests >= policy_.max_batch_requests) return true;
+  }
+  return false;
+}
+
+std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
+  absl::MutexLock lock(&mu_);
+  while (!BatchDue()) {
+    // absl re-evaluates the condition whenever the mutex is released (a Push, a Close); the
+    // timeout covers the one input that changes without that: the oldest job's waiting time.
+    const absl::Duration wait =
+        queue_.empty() ? absl::InfiniteDuration()
+                       : policy_.max_delay - (absl::Now() - queue_.front()->arrival);
+    mu_.AwaitWithTimeout(absl::Condition(this, &BatchQueue::BatchDue), wait);
+  }
+  std::vector<std::unique_ptr<SortJob>> batch;
+  if (queue_.empty()) return batch;
+  const SortSpec front = queue_.front()->spec;
+  const bool alone = !Batchable(*queue_.front());
+  size_t keys = 0;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    SortJob& job = **it;
+    const bool fits = batch.empty() ||
+                      (!alone && Batchable(job) && Compatible(job.spec, front) && keys + job.n <= policy_.max_batch_keys &&
+                       batch.size() < policy_.max_batch_requests);
+    if (!fits) {
+      ++it;
+      continue;
+    }
+    keys += job.n;
+    queued_keys_ -= job.n;
+    batch.push_back(std::move(*it));
+    it = queue_.erase(it);
+    if (alone) break;
+  }
+  return batch;
+}
+
+void BatchQueue::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+}
+
+std::vector<std::unique_ptr<SortJob>> BatchQueue::TakeAll() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::unique_ptr<SortJob>> all;
+  for (auto& job : queue_) all.push_back(std::move(job));
+  queue_.clear();
+  queued_keys_ = 0;
+  return all;
+}
+
+size_t BatchQueue::queued_jobs() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+size_t BatchQueue::queued_keys() const {
+  absl::MutexLock lock(&mu_);
+  return queued_keys_;
+}
+
+}  // namespace sortd

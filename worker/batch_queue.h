@@ -1,0 +1,61 @@
+// One worker's queue and its batching policy. Small requests that can share a launch (same key
+// type, value width, order and stability) are coalesced, up to a batch size in keys and requests
+// and a queue delay; large requests leave the queue alone.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+struct BatchPolicy {
+  // Requests of at most this many keys, asking for AUTO or BITONIC (the batched sort is a
+  // bitonic network), may share a launch; all others run alone.
+  size_t batchable_max_keys = 4096;
+  size_t max_batch_keys = size_t{1} << 20;
+  size_t max_batch_requests = 4096;
+  // How long the oldest queued small request may wait for others to join it. Zero takes what is
+  // queued and never waits.
+  absl::Duration max_delay = absl::Microseconds(200);
+  // A job beyond this is refused (RESOURCE_EXHAUSTED): memory never grows without bound.
+  size_t max_queued_jobs = 1024;
+};
+
+class BatchQueue {
+ public:
+  explicit BatchQueue(const BatchPolicy& policy) : policy_(policy) {}
+
+  // False when the queue is full or closed; the job is then still the caller's.
+  bool Push(std::unique_ptr<SortJob>& job);
+
+  // Blocks until a batch is due under the policy and returns it (oldest job first). Returns an
+  // empty batch once the queue is closed and drained.
+  std::vector<std::unique_ptr<SortJob>> NextBatch();
+
+  // Stops accepting; NextBatch drains what is queued, then returns empty.
+  void Close();
+  // Removes and returns every queued job (used when a worker is lost).
+  std::vector<std::unique_ptr<SortJob>> TakeAll();
+
+  size_t queued_jobs() const;
+  size_t queued_keys() const;
+
+ private:
+  bool BatchDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Batchable(const SortJob& job) const;
+  static bool Compatible(const SortSpec& a, const SortSpec& b);
+
+  const BatchPolicy policy_;
+  mutable absl::Mutex mu_;
+  std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_keys_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace sortd

@@ -1,0 +1,30 @@
+// AUTO's choice between the CPU engine and a GPU worker, per request. A small, documented model:
+// estimated CPU time (LSD radix passes over the key bytes on one core) against estimated GPU time
+// (a fixed per-request overhead for transfers and launches, plus the bytes over PCIe). The
+// constants come from measurements recorded in docs/benchmarks.md.
+#pragma once
+
+#include <cstddef>
+
+#include "worker/sort_spec.h"
+
+namespace sortd {
+
+struct CostModel {
+  // CPU engine, one core, per key and 8-bit radix pass (keys only): 2^20 u32 keys in 4 passes
+  // took 19 ms on the 2-core dev VM while other builds ran, about 4.5 ns; a quiet core does
+  // better, so 3 ns is used.
+  double cpu_ns_per_key_pass = 3.0;
+  // GPU request overhead seen end to end inside the server (H2D + sort + D2H launches and the
+  // stream synchronisation), about 40 us for a small request.
+  double gpu_fixed_us = 40.0;
+  // Effective host<->device bandwidth for one request's bytes, both directions together.
+  double gpu_bytes_per_ns = 20.0;
+
+  double CpuMicros(const SortSpec& spec, size_t n) const;
+  double GpuMicros(const SortSpec& spec, size_t n) const;
+  // True when AUTO should send this request to a GPU worker.
+  bool PreferGpu(const SortSpec& spec, size_t n) const { return GpuMicros(spec, n) < CpuMicros(spec, n); }
+};
+
+}  // namespace sortd

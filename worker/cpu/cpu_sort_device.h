@@ -1,0 +1,46 @@
+// A SortDevice that sorts on the CPU: the stand-in for a GPU that lets the batcher, workers and
+// scheduler be tested (and faults be injected) on machines without one, CI included.
+#pragma once
+
+#include <atomic>
+#include <set>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "worker/cpu/cpu_sort.h"
+#include "worker/sort_device.h"
+
+namespace sortd {
+
+struct CpuSortDeviceOptions {
+  std::string name = "cpu-device:0";
+  size_t max_request_bytes = size_t{1} << 30;
+  absl::Duration delay_per_batch = absl::ZeroDuration();  // simulates device time
+  // Fault injection (1-based batch numbers): a failed batch leaves the device healthy; at
+  // lose_at_batch the device is lost for good.
+  std::set<int> fail_batches;
+  int lose_at_batch = 0;
+};
+
+class CpuSortDevice : public SortDevice {
+ public:
+  explicit CpuSortDevice(const CpuSortDeviceOptions& options) : options_(options) {}
+
+  std::string name() const override { return options_.name; }
+  size_t max_request_bytes() const override { return options_.max_request_bytes; }
+  absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
+  bool healthy() const override { return healthy_.load(); }
+  void FillStats(WorkerStats& stats) const override {}
+
+  // Sizes of the batches run so far, in requests (for the tests' assertions).
+  std::vector<size_t> batch_sizes() const;
+
+ private:
+  const CpuSortDeviceOptions options_;
+  CpuSorter sorter_;  // only the worker thread calls RunBatch
+  std::atomic<bool> healthy_{true};
+  mutable absl::Mutex mu_;
+  std::vector<size_t> batch_sizes_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sortd

@@ -1,0 +1,107 @@
+#include "worker/device_worker.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace sortd {
+
+DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, const BatchPolicy& batching,
+                           EngineObserver* observer, Reroute reroute)
+    : device_(std::move(device)),
+      name_(device_->name()),
+      observer_(observer),
+      reroute_(std::move(reroute)),
+      queue_(batching) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+DeviceWorker::~DeviceWorker() { Shutdown(absl::InfinitePast()); }
+
+bool DeviceWorker::Submit(std::unique_ptr<SortJob>& job) {
+  return healthy_.load() && queue_.Push(job);
+}
+
+void DeviceWorker::Shutdown(absl::Time deadline) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!thread_.joinable()) return;
+    drain_deadline_ = deadline;
+  }
+  queue_.Close();
+  thread_.join();
+}
+
+WorkerStats DeviceWorker::Stats() const {
+  WorkerStats stats;
+  stats.worker = name_;
+  stats.queue_depth = queue_.queued_jobs();
+  stats.in_flight = running_jobs_.load();
+  stats.healthy = healthy_.load();
+  device_->FillStats(stats);
+  return stats;
+}
+
+void DeviceWorker::Loop() {
+  for (;;) {
+    std::vector<std::unique_ptr<SortJob>> batch = queue_.NextBatch();
+    if (batch.empty()) return;
+    RunBatch(batch);
+  }
+}
+
+void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
+  const absl::Time now = absl::Now();
+  absl::Time drain_deadline;
+  {
+    absl::MutexLock lock(&mu_);
+    drain_deadline = drain_deadline_;
+  }
+  // Drop what is no longer wanted before it touches the device.
+  std::vector<std::unique_ptr<SortJob>> run;
+  std::vector<SortReport> reports;
+  for (auto& job : batch) {
+    SortReport report;
+    report.device = name_;
+    report.queued = now - job->arrival;
+    absl::Status status = CheckJobStillWanted(*job, now);
+    if (status.ok() && now > drain_deadline) {
+      status = absl::UnavailableError(
+          "the server shut down before this request was sorted (drain deadline passed)");
+    }
+    if (!status.ok()) {
+      job->done(status, report);
+      continue;
+    }
+    if (!healthy_.load()) {
+      reroute_(std::move(job));
+      continue;
+    }
+    run.push_back(std::move(job));
+    reports.push_back(report);
+  }
+  if (run.empty()) return;
+
+  size_t keys = 0;
+  std::vector<SortJob*> jobs;
+  for (auto& job : run) {
+    keys += job->n;
+    jobs.push_back(job.get());
+  }
+  running_keys_.fetch_add(keys);
+  running_jobs_.fetch_add(run.size());
+  const absl::Status status = device_->RunBatch(jobs, absl::MakeSpan(reports));
+  running_keys_.fetch_sub(keys);
+  running_jobs_.fetch_sub(run.size());
+  if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
+  for (size_t i = 0; i < run.size(); ++i) run[i]->done(status, reports[i]);
+
+  if (!device_->healthy() && healthy_.exchange(false)) {
+    std::fprintf(stderr, "sortd: worker %s is unhealthy after: %s; its queued jobs go elsewhere\n",
+                 name_.c_str(), status.ToString().c_str());
+    for (auto& job : queue_.TakeAll()) reroute_(std::move(job));
+  }
+}
+
+}  // namespace sortd

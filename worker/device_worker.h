@@ -1,0 +1,57 @@
+// One device's worker: its batch queue and a thread that takes batches off it, drops jobs that
+// are no longer wanted, runs the rest on the device and finishes them. When the device is lost,
+// the worker marks itself unhealthy and hands its queued jobs back to the scheduler.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "worker/batch_queue.h"
+#include "worker/sort_device.h"
+
+namespace sortd {
+
+class DeviceWorker {
+ public:
+  using Reroute = std::function<void(std::unique_ptr<SortJob>)>;
+  // `reroute` receives the jobs this worker can no longer run; `observer` may be null.
+  DeviceWorker(std::unique_ptr<SortDevice> device, const BatchPolicy& batching,
+               EngineObserver* observer, Reroute reroute);
+  ~DeviceWorker();  // shuts down with no drain time if Shutdown was not called
+  DeviceWorker(const DeviceWorker&) = delete;  // owns a thread that points back at it
+  DeviceWorker& operator=(const DeviceWorker&) = delete;
+
+  // False when the queue is full, closed, or the worker is unhealthy; the job stays the caller's.
+  bool Submit(std::unique_ptr<SortJob>& job);
+  // Closes the queue, runs queued jobs until `deadline` (later ones fail UNAVAILABLE), joins.
+  void Shutdown(absl::Time deadline);
+
+  bool healthy() const { return healthy_.load(); }
+  // Keys queued plus keys being sorted: what the scheduler balances on.
+  size_t load_keys() const { return queue_.queued_keys() + running_keys_.load(); }
+  const std::string& name() const { return name_; }
+  const SortDevice& device() const { return *device_; }
+  WorkerStats Stats() const;
+
+ private:
+  void Loop();
+  void RunBatch(std::vector<std::unique_ptr<SortJob>>& batch);
+
+  const std::unique_ptr<SortDevice> device_;
+  const std::string name_;
+  EngineObserver* const observer_;
+  const Reroute reroute_;
+  BatchQueue queue_;
+  std::atomic<bool> healthy_{true};
+  std::atomic<size_t> running_keys_{0};
+  std::atomic<size_t> running_jobs_{0};
+  absl::Mutex mu_;
+  absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  std::thread thread_;
+};
+
+}  // namespace sortd

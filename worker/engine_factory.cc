@@ -1,0 +1,102 @@
+#include "worker/engine_factory.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "worker/pool_engine.h"
+
+#if SORTD_WITH_CUDA
+#include "worker/gpu/cuda_resources.h"
+#include "worker/gpu/cuda_sort_device.h"
+#endif
+
+namespace sortd {
+namespace {
+
+// The GPU devices to use, or the reason there are none.
+absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
+    const GpuPoolOptions& options, const std::function<void(const std::string&)>& log) {
+#if SORTD_WITH_CUDA
+  const CudaDeviceCount count = CountCudaDevices();
+  if (count.count == 0) return absl::FailedPreconditionError(absl::StrCat("no usable GPU: ", count.reason.ToString()));
+  std::vector<int> ordinals = options.devices;
+  if (ordinals.empty()) {
+    for (int i = 0; i < count.count; ++i) ordinals.push_back(i);
+  }
+  std::vector<std::unique_ptr<SortDevice>> devices;
+  for (int ordinal : ordinals) {
+    if (ordinal < 0 || ordinal >= count.count) {
+      return absl::InvalidArgumentError(absl::StrCat("--gpus: device ", ordinal, " does not exist (",
+                                                     count.count, " visible)"));
+    }
+    CudaSortDeviceOptions device_options;
+    device_options.device = ordinal;
+    device_options.device_pool_bytes = options.device_pool_bytes;
+    device_options.pinned_pool_bytes = options.pinned_pool_bytes;
+    device_options.transfer_chunk_bytes = options.transfer_chunk_bytes;
+    device_options.test_transient_fault_every = options.test_transient_fault_every;
+    device_options.test_lose_at_batch = options.test_lose_at_batch;
+    auto device = CudaSortDevice::Create(device_options);
+    if (!device.ok()) return device.status();
+    WorkerStats stats;
+    (*device)->FillStats(stats);
+    log(absl::StrCat((*device)->name(), ": device pool ", stats.device_bytes_capacity >> 20,
+                     " MiB, pinned staging ", stats.pinned_bytes_capacity >> 20,
+                     " MiB, largest request ", (*device)->max_request_bytes() >> 20, " MiB"));
+    devices.push_back(std::move(*device));
+  }
+  return devices;
+#else
+  return absl::FailedPreconditionError("this build of sortd has no CUDA (built with SORTD_CUDA=OFF)");
+#endif
+}
+
+}  // namespace
+
+absl::StatusOr<EngineKind> ParseEngineKind(const std::string& text) {
+  if (text == "auto") return EngineKind::kAuto;
+  if (text == "cpu") return EngineKind::kCpu;
+  if (text == "gpu") return EngineKind::kGpu;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--engine: '", text, "' is not one of auto, cpu, gpu"));
+}
+
+absl::StatusOr<std::vector<int>> ParseDeviceList(const std::string& text) {
+  std::vector<int> devices;
+  if (text == "all" || text.empty()) return devices;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int ordinal;
+    if (!absl::SimpleAtoi(part, &ordinal) || ordinal < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--gpus: '", part, "' is not a device number"));
+    }
+    devices.push_back(ordinal);
+  }
+  return devices;
+}
+
+absl::StatusOr<std::unique_ptr<SortEngine>> CreateEngine(
+    const EngineOptions& options, const std::function<void(const std::string&)>& log) {
+  auto cpu = CpuEngine::Create(options.cpu);
+  if (!cpu.ok()) return cpu.status();
+  if (options.kind == EngineKind::kCpu) {
+    log((*cpu)->Describe());
+    return std::unique_ptr<SortEngine>(std::move(*cpu));
+  }
+  auto devices = CreateGpuDevices(options.gpu, log);
+  if (!devices.ok()) {
+    if (options.kind == EngineKind::kGpu) return devices.status();
+    log(absl::StrCat("engine auto: ", devices.status().message(), "; using the CPU engine"));
+    log((*cpu)->Describe());
+    return std::unique_ptr<SortEngine>(std::move(*cpu));
+  }
+  PoolEngineOptions pool;
+  pool.batching = options.gpu.batching;
+  pool.cost_model = options.gpu.cost_model;
+  pool.observer = options.cpu.observer;
+  auto engine = PoolEngine::Create(std::move(*devices), std::move(*cpu), pool);
+  if (!engine.ok()) return engine.status();
+  log((*engine)->Describe());
+  return std::unique_ptr<SortEngine>(std::move(*engine));
+}
+
+}  // namespace sortd

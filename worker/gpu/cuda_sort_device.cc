@@ -1,0 +1,344 @@
+#include "worker/gpu/cuda_sort_device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "kernels/library/library_sort.h"
+#include "kernels/network_sort.h"
+#include "kernels/radix/radix_sort.h"
+#include "kernels/segmented_sort.h"
+#include "kernels/util/fault_injection.h"
+
+namespace sortd {
+namespace {
+
+constexpr size_t kAlign = 256;
+
+kernels::DeviceSortFn SortFunction(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kLibrary: return kernels::LibrarySort;
+    case Algorithm::kBitonic: return kernels::BitonicSort;
+    case Algorithm::kOddEvenMerge: return kernels::OddEvenMergeSort;
+    case Algorithm::kOddEvenTransposition: return kernels::OddEvenTranspositionSort;
+    default: return kernels::RadixSort;
+  }
+}
+
+Algorithm Ran(Algorithm hint) {
+  return hint == Algorithm::kAuto || hint == Algorithm::kCpu ? Algorithm::kRadix : hint;
+}
+
+absl::Duration EventGap(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) return absl::ZeroDuration();
+  return absl::Microseconds(static_cast<int64_t>(ms * 1000));
+}
+
+}  // namespace
+
+char* CudaSortDevice::Arena::Take(size_t bytes) {
+  const size_t start = (used + kAlign - 1) / kAlign * kAlign;
+  if (start + bytes > size) return nullptr;
+  used = start + bytes;
+  peak = std::max(peak, used);
+  return base + start;
+}
+
+CudaSortDevice::CudaSortDevice(const CudaSortDeviceOptions& options)
+    : options_(options), name_(absl::StrCat("cuda:", options.device)) {}
+
+absl::StatusOr<std::unique_ptr<CudaSortDevice>> CudaSortDevice::Create(
+    const CudaSortDeviceOptions& options) {
+  std::unique_ptr<CudaSortDevice> d(new CudaSortDevice(options));
+  absl::Status status = d->Init();
+  if (!status.ok()) return status;
+  return d;
+}
+
+absl::Status CudaSortDevice::Init() {
+  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device), absl::StrCat(name_, ": cudaSetDevice"));
+  size_t free_bytes = 0, total_bytes = 0;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes), absl::StrCat(name_, ": cudaMemGetInfo"));
+  size_t device_bytes = options_.device_pool_bytes ? options_.device_pool_bytes : free_bytes / 2;
+  size_t pinned_bytes = options_.pinned_pool_bytes ? options_.pinned_pool_bytes
+                                                   : std::min(device_bytes / 2, size_t{4} << 30);
+  auto device_pool = DeviceBuffer::Allocate(device_bytes);
+  if (!device_pool.ok()) return device_pool.status();
+  auto pinned_pool = PinnedBuffer::Allocate(pinned_bytes);
+  if (!pinned_pool.ok()) return pinned_pool.status();
+  device_pool_ = std::move(*device_pool);
+  pinned_pool_ = std::move(*pinned_pool);
+  device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};
+  pinned_arena_ = {pinned_pool_.as<char>(), pinned_pool_.size(), 0, 0};
+  for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) {
+    auto stream = CudaStream::Create();
+    if (!stream.ok()) return stream.status();
+    *s = std::move(*stream);
+  }
+  for (CudaEvent& e : chunk_done_) {
+    auto event = CudaEvent::Create();
+    if (!event.ok()) return event.status();
+    e = std::move(*event);
+  }
+  for (CudaEvent& e : phase_) {
+    auto event = CudaEvent::Create();
+    if (!event.ok()) return event.status();
+    e = std::move(*event);
+  }
+  return absl::OkStatus();
+}
+
+// A request needs its input and output arrays plus sort scratch on the device (about three
+// times its bytes for the radix sort's ping-pong buffers), and one staging copy of its largest
+// arrays in pinned memory (input and output share it: the output is copied back only after the
+// input has reached the device).
+size_t CudaSortDevice::max_request_bytes() const {
+  return std::min(device_pool_.size() / 4, pinned_pool_.size() * 9 / 10);
+}
+
+void CudaSortDevice::FillStats(WorkerStats& stats) const {
+  stats.device_bytes_in_use = device_in_use_.load();
+  stats.device_bytes_capacity = device_pool_.size();
+  stats.pinned_bytes_in_use = pinned_in_use_.load();
+  stats.pinned_bytes_capacity = pinned_pool_.size();
+}
+
+absl::Status CudaSortDevice::StageIn(const char* src, char* staging, char* dst, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kChunkEvents - 1) / kChunkEvents);
+  int i = 0;
+  for (size_t off = 0; off < bytes; off += chunk, ++i) {
+    const size_t len = std::min(chunk, bytes - off);
+    if (src != staging) std::memcpy(staging + off, src + off, len);
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
+                                               copy_[i % 2].get()),
+                               absl::StrCat(name_, ": host-to-device copy"));
+  }
+  for (int k = 0; k < 2; ++k) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(chunk_done_[k].get(), copy_[k].get()), "cudaEventRecord");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), chunk_done_[k].get(), 0), "cudaStreamWaitEvent");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::StageOut(const char* src, char* staging, char* dst, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
+  for (int k = 0; k < 2; ++k) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(copy_[k].get(), phase_[3].get(), 0), "cudaStreamWaitEvent");
+  }
+  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kChunkEvents - 1) / kChunkEvents);
+  const int chunks = static_cast<int>((bytes + chunk - 1) / chunk);
+  for (int i = 0; i < chunks; ++i) {
+    const size_t off = i * chunk, len = std::min(chunk, bytes - off);
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging + off, src + off, len, cudaMemcpyDeviceToHost,
+                                               copy_[i % 2].get()),
+                               absl::StrCat(name_, ": device-to-host copy"));
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(chunk_done_[i].get(), copy_[i % 2].get()), "cudaEventRecord");
+  }
+  // The host copy of chunk i overlaps the DMA of the chunks after it.
+  for (int i = 0; i < chunks; ++i) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(chunk_done_[i].get()),
+                               absl::StrCat(name_, ": sort or device-to-host copy"));
+    const size_t off = i * chunk, len = std::min(chunk, bytes - off);
+    if (dst != staging) std::memcpy(dst + off, staging + off, len);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::InjectFaults() {
+  ++batches_;
+  if (options_.test_lose_at_batch != 0 && batches_ == options_.test_lose_at_batch) {
+    SORTD_RETURN_IF_CUDA_ERROR(kernels::LaunchTrapKernel(compute_.get()), absl::StrCat(name_, ": injected trap"));
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(compute_.get()), absl::StrCat(name_, ": injected trap"));
+  }
+  if (options_.test_transient_fault_every != 0 && batches_ % options_.test_transient_fault_every == 0) {
+    // An invalid copy: a real CUDA error that does not poison the context.
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(nullptr, nullptr, 1, cudaMemcpyDeviceToDevice, compute_.get()),
+                               absl::StrCat(name_, ": injected fault"));
+  }
+  return absl::OkStatus();
+}
+
+void CudaSortDevice::Recover() {
+  cudaGetLastError();
+  for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) cudaStreamSynchronize(s->get());
+  cudaGetLastError();
+  // A lost context fails every call from now on; a tiny probe tells the two apart.
+  const bool alive = cudaMemsetAsync(device_pool_.get(), 0, 1, compute_.get()) == cudaSuccess &&
+                     cudaStreamSynchronize(compute_.get()) == cudaSuccess;
+  if (!alive) healthy_.store(false);
+}
+
+absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
+  if (!healthy_.load()) return absl::UnavailableError(absl::StrCat(name_, " is lost"));
+  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device), absl::StrCat(name_, ": cudaSetDevice"));
+  device_arena_.used = pinned_arena_.used = 0;
+  absl::Status status = InjectFaults();
+  if (status.ok()) {
+    status = batch.size() == 1 ? RunSingle(*batch[0], reports[0]) : RunSegmented(batch, reports);
+  }
+  device_in_use_.store(0);
+  pinned_in_use_.store(0);
+  if (!status.ok() && status.code() == absl::StatusCode::kInternal) Recover();
+  return status;
+}
+
+absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
+  const SortSpec& spec = job.spec;
+  const size_t n = job.n, kw = KeyWidth(spec.key_type), vw = spec.value_width;
+  kernels::DeviceSortArgs args;
+  args.key_type = spec.key_type;
+  args.n = n;
+  args.value_width = vw;
+  args.descending = spec.descending;
+  args.stable = spec.stable;
+  char* in_keys = device_arena_.Take(n * kw);
+  char* in_values = vw ? device_arena_.Take(n * vw) : nullptr;
+  char* out_keys = device_arena_.Take(n * kw);
+  char* out_values = vw ? device_arena_.Take(n * vw) : nullptr;
+  char* out_indices = spec.return_indices ? device_arena_.Take(n * 4) : nullptr;
+  args.keys_in = in_keys;
+  args.keys_out = out_keys;
+  args.values_in = in_values;
+  args.values_out = out_values;
+  args.indices_out = reinterpret_cast<uint32_t*>(out_indices);
+  const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
+  size_t temp_bytes = 0;
+  SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()), absl::StrCat(name_, ": scratch query"));
+  char* temp = device_arena_.Take(temp_bytes);
+  char* staging_keys = pinned_arena_.Take(n * kw);
+  char* staging_values = vw ? pinned_arena_.Take(n * vw) : nullptr;
+  char* staging_indices = spec.return_indices ? pinned_arena_.Take(n * 4) : nullptr;
+  if (!in_keys || !out_keys || (vw && (!in_values || !out_values)) ||
+      (spec.return_indices && !out_indices) || (temp_bytes && !temp)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the request needs more than the ", device_arena_.size, "-byte device-memory pool of ",
+        name_, " (--gpu_memory_pool_bytes)"));
+  }
+  if (!staging_keys || (vw && !staging_values) || (spec.return_indices && !staging_indices)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the request needs more than the ", pinned_arena_.size, "-byte pinned staging pool of ",
+        name_, " (--pinned_pool_bytes)"));
+  }
+  device_in_use_.store(device_arena_.used);
+  pinned_in_use_.store(pinned_arena_.used);
+
+  const absl::Time start = absl::Now();
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
+  absl::Status s = StageIn(job.keys.data(), staging_keys, in_keys, n * kw);
+  if (s.ok() && vw) s = StageIn(job.values.data(), staging_values, in_values, n * vw);
+  if (!s.ok()) return s;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(sort(temp, &temp_bytes, args, compute_.get()),
+                             absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
+  job.out_keys->resize(n * kw);
+  if (vw) job.out_values->resize(n * vw);
+  if (spec.return_indices) job.out_indices->resize(n * 4);
+  s = StageOut(out_keys, staging_keys, job.out_keys->data(), n * kw);
+  if (s.ok() && vw) s = StageOut(out_values, staging_values, job.out_values->data(), n * vw);
+  if (s.ok() && spec.return_indices) s = StageOut(out_indices, staging_indices, job.out_indices->data(), n * 4);
+  if (!s.ok()) return s;
+  report.algorithm = Ran(spec.algorithm);
+  report.device = name_;
+  report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
+  report.compute = EventGap(phase_[1].get(), phase_[2].get());
+  report.device_to_host = std::max(absl::ZeroDuration(), absl::Now() - start - report.host_to_device - report.compute);
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
+  const SortSpec& spec = batch[0]->spec;
+  const size_t kw = KeyWidth(spec.key_type), vw = spec.value_width;
+  size_t n = 0;
+  bool any_indices = false;
+  for (const SortJob* job : batch) {
+    n += job->n;
+    any_indices |= job->spec.return_indices;
+  }
+  const size_t segments = batch.size();
+  char* in_keys = device_arena_.Take(n * kw);
+  char* in_values = vw ? device_arena_.Take(n * vw) : nullptr;
+  char* out_keys = device_arena_.Take(n * kw);
+  char* out_values = vw ? device_arena_.Take(n * vw) : nullptr;
+  char* out_indices = any_indices ? device_arena_.Take(n * 4) : nullptr;
+  char* offsets = device_arena_.Take((segments + 1) * 4);
+  kernels::DeviceSegmentedSortArgs args;
+  args.key_type = spec.key_type;
+  args.n = n;
+  args.keys_in = in_keys;
+  args.keys_out = out_keys;
+  args.value_width = vw;
+  args.values_in = in_values;
+  args.values_out = out_values;
+  args.indices_out = reinterpret_cast<uint32_t*>(out_indices);
+  args.descending = spec.descending;
+  args.stable = spec.stable;
+  args.segment_offsets = reinterpret_cast<const uint32_t*>(offsets);
+  args.num_segments = static_cast<uint32_t>(segments);
+  size_t temp_bytes = 0;
+  SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
+                             absl::StrCat(name_, ": scratch query"));
+  char* temp = device_arena_.Take(temp_bytes);
+  char* staging_keys = pinned_arena_.Take(n * kw);
+  char* staging_values = vw ? pinned_arena_.Take(n * vw) : nullptr;
+  char* staging_indices = any_indices ? pinned_arena_.Take(n * 4) : nullptr;
+  char* staging_offsets = pinned_arena_.Take((segments + 1) * 4);
+  if (!in_keys || !out_keys || !offsets || (vw && (!in_values || !out_values)) ||
+      (any_indices && !out_indices) || (temp_bytes && !temp) || !staging_keys ||
+      (vw && !staging_values) || (any_indices && !staging_indices) || !staging_offsets) {
+    return absl::ResourceExhaustedError(absl::StrCat("a batch of ", n, " keys does not fit the pools of ", name_));
+  }
+  device_in_use_.store(device_arena_.used);
+  pinned_in_use_.store(pinned_arena_.used);
+
+  // Gather every request into the pinned staging arrays: the one host copy on the way in.
+  const absl::Time start = absl::Now();
+  auto* offset_array = reinterpret_cast<uint32_t*>(staging_offsets);
+  size_t at = 0;
+  for (size_t s = 0; s < segments; ++s) {
+    const SortJob& job = *batch[s];
+    offset_array[s] = static_cast<uint32_t>(at);
+    std::memcpy(staging_keys + at * kw, job.keys.data(), job.n * kw);
+    if (vw) std::memcpy(staging_values + at * vw, job.values.data(), job.n * vw);
+    at += job.n;
+  }
+  offset_array[segments] = static_cast<uint32_t>(at);
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
+  absl::Status st = StageIn(staging_keys, staging_keys, in_keys, n * kw);
+  if (st.ok() && vw) st = StageIn(staging_values, staging_values, in_values, n * vw);
+  if (st.ok()) st = StageIn(staging_offsets, staging_offsets, offsets, (segments + 1) * 4);
+  if (!st.ok()) return st;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(temp, &temp_bytes, args, compute_.get()),
+                             absl::StrCat(name_, ": batched sort launch"));
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
+  st = StageOut(out_keys, staging_keys, staging_keys, n * kw);
+  if (st.ok() && vw) st = StageOut(out_values, staging_values, staging_values, n * vw);
+  if (st.ok() && any_indices) st = StageOut(out_indices, staging_indices, staging_indices, n * 4);
+  if (!st.ok()) return st;
+  // Scatter into each response: the one host copy on the way out.
+  const absl::Duration h2d = EventGap(phase_[0].get(), phase_[1].get());
+  const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
+  at = 0;
+  for (size_t s = 0; s < segments; ++s) {
+    SortJob& job = *batch[s];
+    job.out_keys->assign(staging_keys + at * kw, job.n * kw);
+    if (vw) job.out_values->assign(staging_values + at * vw, job.n * vw);
+    if (job.spec.return_indices) job.out_indices->assign(staging_indices + at * 4, job.n * 4);
+    at += job.n;
+    reports[s].algorithm = Algorithm::kBitonic;
+    reports[s].device = name_;
+    reports[s].host_to_device = h2d;
+    reports[s].compute = compute;
+  }
+  const absl::Duration d2h = std::max(absl::ZeroDuration(), absl::Now() - start - h2d - compute);
+  for (SortReport& r : reports) r.device_to_host = d2h;
+  return absl::OkStatus();
+}
+
+}  // namespace sortd

@@ -1,0 +1,82 @@
+// A GPU as a SortDevice: its streams, a device-memory pool and a pinned host staging pool, all
+// sized at start-up, and the transfer path between gRPC's buffers and the kernels.
+//
+// Copies per request, beyond gRPC's own: request bytes -> pinned staging (one host copy),
+// pinned -> device (DMA), device -> pinned (DMA), pinned -> response bytes (one host copy).
+// Large transfers go in chunks over two copy streams, so the host copy of one chunk overlaps the
+// DMA of the next, both on the way in and on the way out.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "worker/gpu/cuda_resources.h"
+#include "worker/sort_device.h"
+
+namespace sortd {
+
+struct CudaSortDeviceOptions {
+  int device = 0;
+  // Device-memory pool; 0 takes half of the device's free memory at start-up.
+  size_t device_pool_bytes = 0;
+  // Pinned host staging; 0 takes min(device pool / 2, 4 GiB).
+  size_t pinned_pool_bytes = 0;
+  size_t transfer_chunk_bytes = size_t{8} << 20;
+  // Fault injection for tests: every Nth batch fails with a (non-sticky) CUDA error, and at
+  // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.
+  int test_transient_fault_every = 0;
+  int test_lose_at_batch = 0;
+};
+
+class CudaSortDevice : public SortDevice {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(const CudaSortDeviceOptions& options);
+
+  std::string name() const override { return name_; }
+  size_t max_request_bytes() const override;
+  absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
+  bool healthy() const override { return healthy_.load(); }
+  void FillStats(WorkerStats& stats) const override;
+
+ private:
+  // A bump allocator over one pool, reset for every batch (one batch at a time per device).
+  struct Arena {
+    char* base = nullptr;
+    size_t size = 0;
+    size_t used = 0;
+    size_t peak = 0;
+    char* Take(size_t bytes);  // 256-byte aligned; null when the pool is exhausted
+  };
+  static constexpr int kChunkEvents = 64;
+
+  explicit CudaSortDevice(const CudaSortDeviceOptions& options);
+  absl::Status Init();
+  absl::Status RunSingle(SortJob& job, SortReport& report);
+  absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
+  absl::Status InjectFaults();
+  // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
+  void Recover();
+
+  // Host pageable -> device, through `staging` (pinned, same size), chunked over the copy
+  // streams; the compute stream waits for all of it.
+  absl::Status StageIn(const char* src, char* staging, char* dst, size_t bytes);
+  // Device -> host pageable through `staging`, after the compute stream's work so far.
+  absl::Status StageOut(const char* src, char* staging, char* dst, size_t bytes);
+
+  const CudaSortDeviceOptions options_;
+  const std::string name_;
+  std::atomic<bool> healthy_{true};
+  int batches_ = 0;
+  DeviceBuffer device_pool_;
+  PinnedBuffer pinned_pool_;
+  Arena device_arena_, pinned_arena_;
+  std::atomic<size_t> device_in_use_{0}, pinned_in_use_{0};
+  CudaStream compute_;
+  CudaStream copy_[2];
+  CudaEvent chunk_done_[kChunkEvents];
+  CudaEvent phase_[4];
+};
+
+}  // namespace sortd

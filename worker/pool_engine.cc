@@ -1,0 +1,95 @@
+#include "worker/pool_engine.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace sortd {
+namespace {
+
+size_t JobBytes(const SortJob& job) {
+  return job.n * (KeyWidth(job.spec.key_type) + job.spec.value_width +
+                  (job.spec.return_indices ? 4 : 0));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
+    std::vector<std::unique_ptr<SortDevice>> devices, std::unique_ptr<SortEngine> cpu,
+    const PoolEngineOptions& options) {
+  if (cpu == nullptr) return absl::InvalidArgumentError("the pool engine needs a CPU engine");
+  std::unique_ptr<PoolEngine> engine(new PoolEngine(std::move(cpu), options));
+  for (auto& device : devices) {
+    PoolEngine* self = engine.get();
+    engine->workers_.push_back(std::make_unique<DeviceWorker>(
+        std::move(device), options.batching, options.observer,
+        [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
+  }
+  return engine;
+}
+
+PoolEngine::PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options)
+    : options_(options), cpu_(std::move(cpu)) {}
+
+PoolEngine::~PoolEngine() { Shutdown(absl::InfinitePast()); }
+
+std::string PoolEngine::Describe() const {
+  std::string names;
+  for (const auto& w : workers_) absl::StrAppend(&names, names.empty() ? "" : ", ", w->name());
+  return absl::StrCat("gpu pool engine: ", workers_.size(), " workers (", names,
+                      "), CPU fallback: ", cpu_->Describe());
+}
+
+size_t PoolEngine::healthy_workers() const {
+  size_t n = 0;
+  for (const auto& w : workers_) n += w->healthy() ? 1 : 0;
+  return n;
+}
+
+DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
+  DeviceWorker* best = nullptr;
+  for (const auto& w : workers_) {
+    if (!w->healthy() || w->device().max_request_bytes() < bytes) continue;
+    if (best == nullptr || w->load_keys() < best->load_keys()) best = w.get();
+  }
+  return best;
+}
+
+void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
+  const Algorithm hint = job->spec.algorithm;
+  const bool wants_device =
+      hint != Algorithm::kCpu &&
+      (hint != Algorithm::kAuto || options_.cost_model.PreferGpu(job->spec, job->n));
+  const size_t bytes = JobBytes(*job);
+  DeviceWorker* worker = wants_device ? PickWorker(bytes) : nullptr;
+  if (worker == nullptr) {
+    // No device wanted, none healthy, or none large enough: the CPU engine serves, and the
+    // response says so.
+    cpu_->Submit(std::move(job));
+    return;
+  }
+  if (!worker->Submit(job)) {
+    job->done(absl::ResourceExhaustedError(absl::StrCat(
+                  "worker ", worker->name(), "'s queue is full (the least-loaded healthy GPU); "
+                  "retry later")),
+              SortReport{hint, worker->name(), {}, {}, {}, {}});
+  }
+}
+
+void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
+  DeviceWorker* worker = PickWorker(JobBytes(*job));
+  if (worker != nullptr && worker->Submit(job)) return;
+  cpu_->Submit(std::move(job));
+}
+
+void PoolEngine::Shutdown(absl::Time deadline) {
+  for (auto& w : workers_) w->Shutdown(deadline);
+  cpu_->Shutdown(deadline);
+}
+
+std::vector<WorkerStats> PoolEngine::Stats() const {
+  std::vector<WorkerStats> stats;
+  for (const auto& w : workers_) stats.push_back(w->Stats());
+  for (WorkerStats& s : cpu_->Stats()) stats.push_back(std::move(s));
+  return stats;
+}
+
+}  // namespace sortd

@@ -1,0 +1,51 @@
+// The engine of a server with GPUs: one DeviceWorker per device, a scheduler that sends each job
+// to the least-loaded healthy worker, AUTO's cost model, and the CPU engine as the fallback for
+// requests the model gives it, for requests no device can hold, and for everything once every
+// device is unhealthy.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/batch_queue.h"
+#include "worker/cost_model.h"
+#include "worker/device_worker.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+struct PoolEngineOptions {
+  BatchPolicy batching;
+  CostModel cost_model;
+  EngineObserver* observer = nullptr;  // may be null; must outlive the engine
+};
+
+class PoolEngine : public SortEngine {
+ public:
+  // `devices` may be empty (then everything runs on `cpu`). `cpu` must not be null.
+  static absl::StatusOr<std::unique_ptr<PoolEngine>> Create(
+      std::vector<std::unique_ptr<SortDevice>> devices, std::unique_ptr<SortEngine> cpu,
+      const PoolEngineOptions& options);
+  ~PoolEngine() override;
+
+  void Submit(std::unique_ptr<SortJob> job) override;
+  void Shutdown(absl::Time deadline) override;
+  std::string Describe() const override;
+  std::vector<WorkerStats> Stats() const override;
+
+  size_t healthy_workers() const;
+
+ private:
+  PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options);
+  // The least-loaded healthy worker that can hold `bytes`, or null.
+  DeviceWorker* PickWorker(size_t bytes) const;
+  void Reroute(std::unique_ptr<SortJob> job);
+
+  const PoolEngineOptions options_;
+  std::unique_ptr<SortEngine> cpu_;
+  std::vector<std::unique_ptr<DeviceWorker>> workers_;
+};
+
+}  // namespace sortd

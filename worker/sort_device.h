@@ -1,0 +1,37 @@
+// Where a batch of jobs is sorted: a GPU (worker/gpu/cuda_sort_device.h) or, for tests and CI
+// without a GPU, the CPU (worker/cpu/cpu_sort_device.h). The batcher, workers and scheduler see
+// only this interface, so everything above it is tested on any machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+class SortDevice {
+ public:
+  virtual ~SortDevice() = default;
+
+  virtual std::string name() const = 0;  // "cuda:0", "cpu-device:0"
+
+  // Largest single request, in key + value + index bytes, the device's pools can ever hold.
+  // Larger requests are refused by the scheduler before they are queued.
+  virtual size_t max_request_bytes() const = 0;
+
+  // Sorts every job in `batch` and fills its outputs and `reports[i]` (algorithm, device, stage
+  // times; queue time is the caller's). Jobs in one batch share key type, value width, order and
+  // stability. A non-OK status fails the whole batch; afterwards the device has recovered its
+  // streams and buffers, unless healthy() now returns false (the device is lost).
+  virtual absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) = 0;
+
+  virtual bool healthy() const = 0;
+
+  // Memory-pool figures for metrics.
+  virtual void FillStats(WorkerStats& stats) const = 0;
+};
+
+}  // namespace sortd
