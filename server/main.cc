@@ -34,6 +34,12 @@ ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
 ABSL_FLAG(absl::Duration, test_delay_per_job, absl::ZeroDuration(),
           "Testing only: the CPU engine waits this long before each sort, to simulate a stalled "
           "server (load-tester and drain tests)");
+ABSL_FLAG(bool, test_corrupt_output, false,
+          "Testing only: the CPU engine swaps two keys of every sorted output, so responses are "
+          "wrong (tests that the load tester's verification catches it)");
+ABSL_FLAG(bool, enable_echo, false,
+          "Serve the sortd.v1.Diagnostics/Echo RPC, which returns the keys unchanged; "
+          "`sortctl bench --echo` uses it to measure what the transport alone carries");
 ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
@@ -70,6 +76,10 @@ int main(int argc, char** argv) {
   engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
   engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
   engine_options.cpu.test_delay_per_job = absl::GetFlag(FLAGS_test_delay_per_job);
+  engine_options.cpu.test_corrupt_output = absl::GetFlag(FLAGS_test_corrupt_output);
+  if (engine_options.cpu.test_corrupt_output) {
+    Log("WARNING: --test_corrupt_output is set: every CPU-sorted response is deliberately wrong");
+  }
   auto engine = sortd::CreateEngine(engine_options, Log);
   if (!engine.ok()) {
     Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));
@@ -83,13 +93,14 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
+  options.enable_echo = absl::GetFlag(FLAGS_enable_echo);
   auto server = sortd::SortdServer::Start(options, std::move(*engine));
   if (!server.ok()) {
     Log(absl::StrCat("cannot start: ", server.status().ToString()));
     return 1;
   }
-  Log(absl::StrCat("serving sortd.v1.SortService on ", options.listen_address, " (port ",
-                   (*server)->port(), ")"));
+  Log(absl::StrCat("serving sortd.v1.SortService", options.enable_echo ? " and Diagnostics/Echo" : "",
+                   " on ", options.listen_address, " (port ", (*server)->port(), ")"));
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -24,7 +24,8 @@ int GrpcMessageLimit(size_t payload_bytes) {
 }  // namespace
 
 SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<SortEngine> engine)
-    : options_(options), engine_(std::move(engine)), service_(engine_.get(), options.limits) {}
+    : options_(options), engine_(std::move(engine)), service_(engine_.get(), options.limits),
+      echo_service_(options.limits) {}
 
 absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     const ServerOptions& options, std::unique_ptr<SortEngine> engine) {
@@ -36,6 +37,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(&s->service_);
+  if (options.enable_echo) builder.RegisterService(&s->echo_service_);
   builder.SetMaxReceiveMessageSize(GrpcMessageLimit(options.limits.max_request_bytes));
   builder.SetMaxSendMessageSize(-1);  // responses are bounded by validation (kMaxResponseBytes)
   s->server_ = builder.BuildAndStart();
@@ -58,6 +60,7 @@ void SortdServer::Shutdown() {
   const absl::Time deadline = absl::Now() + options_.drain_deadline;
   server_->GetHealthCheckService()->SetServingStatus(false);
   service_.StartDraining();
+  echo_service_.StartDraining();
   // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
   // and only the engine finishes the ones it holds.
   engine_->Shutdown(deadline);

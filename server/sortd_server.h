@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
+#include "server/echo_service.h"
 #include "server/sort_service.h"
 #include "server/validation.h"
 #include "worker/engine.h"
@@ -20,6 +21,9 @@ struct ServerOptions {
   std::string listen_address = "0.0.0.0:50051";  // "host:0" picks a free port (tests)
   ValidationLimits limits;
   bool enable_reflection = true;
+  // Serve the Diagnostics service (Echo), for measuring the transport ceiling. Off by default:
+  // it is a diagnostic, not part of the product API.
+  bool enable_echo = false;
   // How long a shutdown lets accepted requests finish before they are failed with UNAVAILABLE.
   absl::Duration drain_deadline = absl::Seconds(30);
 };
@@ -46,6 +50,7 @@ class SortdServer {
   const ServerOptions options_;
   std::unique_ptr<SortEngine> engine_;
   SortServiceImpl service_;
+  EchoServiceImpl echo_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Mutex shutdown_mu_;

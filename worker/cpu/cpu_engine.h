@@ -24,6 +24,10 @@ struct CpuEngineOptions {
   size_t max_queued_jobs = 4096;  // a job beyond this is refused with RESOURCE_EXHAUSTED
   // Test hook: every job sleeps this long before it sorts (simulates a stalled server).
   absl::Duration test_delay_per_job = absl::ZeroDuration();
+  // Test hook: after each sort, the first key is swapped with the first key that differs from it,
+  // so the response is out of order (and values no longer follow their keys). Lets the load
+  // tester's verification be tested against a real server; never set in production.
+  bool test_corrupt_output = false;
 };
 
 // Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
