@@ -27,6 +27,11 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
   if (!options.load_balancing_policy.empty()) {
     args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   }
+  if (options.distinct_channel_id >= 0) {
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    // Channels with different arguments never share a connection; the id makes them differ.
+    args.SetInt("sortd.distinct_channel_id", options.distinct_channel_id);
+  }
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   if (channel == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("target: cannot make a channel to '", target, "'"));
