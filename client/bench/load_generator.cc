@@ -267,8 +267,10 @@ BenchResult Runner::Run() {
     mu_.Await(absl::Condition(&all_done));
     result_.late_sends = late;
     result_.warmup_requests = warmup_sent;
-    result_.measured =
-        absl::Nanoseconds(std::max<int64_t>(0, last_measured_done_ns_ - warmup_end_ns));
+    // A duration run measures at least its duration, even when the last answer came early.
+    const int64_t window_end =
+        options_.requests > 0 ? last_measured_done_ns_ : std::max(last_measured_done_ns_, end_ns);
+    result_.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - warmup_end_ns));
     result = result_;
   }
   if (progress.joinable()) progress.join();
