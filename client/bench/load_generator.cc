@@ -61,7 +61,9 @@ class Runner {
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool dispatch_done_ ABSL_GUARDED_BY(mu_) = false;
   int64_t last_measured_done_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // measured answers, OK or not
+  // Every answer, warm-up included, for the progress line.
+  uint64_t answered_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t answered_errors_ ABSL_GUARDED_BY(mu_) = 0;
   BenchResult result_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -145,11 +147,12 @@ void Runner::OnDone(Call* call, const grpc::Status& grpc_status) {
   }
   absl::MutexLock lock(&mu_);
   --in_flight_;
+  ++answered_;
+  if (!status.ok()) ++answered_errors_;
   if (!call->measured) {
     if (!status.ok()) ++result_.warmup_errors;
     return;
   }
-  ++completed_;
   last_measured_done_ns_ = std::max(last_measured_done_ns_, done_ns);
   if (status.ok()) {
     ++result_.ok;
@@ -180,8 +183,8 @@ void Runner::ReportProgress(int64_t start_ns, int64_t warmup_end_ns) {
         return dispatch_done_ && in_flight_ == 0;
       };
       finished = mu_.AwaitWithTimeout(absl::Condition(&all_done), options_.progress_interval);
-      completed = completed_;
-      errors = result_.errors();
+      completed = answered_;
+      errors = answered_errors_;
     }
     const int64_t now = NowNs();
     Progress p;

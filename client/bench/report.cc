@@ -16,6 +16,14 @@ struct Quantile {
 };
 constexpr Quantile kQuantiles[] = {{"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}, {"p99.9", 0.999}};
 
+// 12.3 M, 456.7 k: rates of very different sizes stay readable.
+std::string Human(double x) {
+  if (x >= 1e9) return absl::StrFormat("%.2f G", x / 1e9);
+  if (x >= 1e6) return absl::StrFormat("%.2f M", x / 1e6);
+  if (x >= 1e3) return absl::StrFormat("%.2f k", x / 1e3);
+  return absl::StrFormat("%.1f", x);
+}
+
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 std::string JsonString(absl::string_view s) {
@@ -85,9 +93,12 @@ std::string FormatTextReport(const BenchResult& r) {
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
                         o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
                         o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
-  absl::StrAppendFormat(
-      &out, "  load       %s loop, at most %d in flight over %d channel%s\n",
-      LoopName(o), o.concurrency, o.channels, o.channels == 1 ? "" : "s");
+  const std::string loop =
+      o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
+                                   o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
+                 : "closed loop";
+  absl::StrAppendFormat(&out, "  load       %s, at most %d in flight over %d channel%s\n", loop,
+                        o.concurrency, o.channels, o.channels == 1 ? "" : "s");
   absl::StrAppendFormat(
       &out,
       "  requests   keys %s, values %d B, sizes %s (%d distinct, mean %.0f keys), order %s%s%s, "
@@ -101,8 +112,8 @@ std::string FormatTextReport(const BenchResult& r) {
                         r.warmup_errors ? absl::StrCat("; ", r.warmup_errors, " FAILED") : "");
   absl::StrAppendFormat(&out, "  measured   %.3f s: %d ok, %d errors\n",
                         absl::ToDoubleSeconds(r.measured), r.ok, r.errors());
-  absl::StrAppendFormat(&out, "  throughput %.1f requests/s, %.4g keys/s, %.2f MB/s (keys+values sent)\n",
-                        r.requests_per_second(), r.keys_per_second(), r.megabytes_per_second());
+  absl::StrAppendFormat(&out, "  throughput %.1f requests/s, %s keys/s, %.2f MB/s (keys+values sent)\n",
+                        r.requests_per_second(), Human(r.keys_per_second()), r.megabytes_per_second());
   out += "  latency ms        p50       p90       p99     p99.9       max      mean\n";
   if (o.rate > 0) {
     out += LatencyRow("corrected", r.corrected);
