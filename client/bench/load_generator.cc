@@ -29,25 +29,97 @@ int64_t NowNs() {
       .count();
 }
 
+// What the dispatcher and the completion callbacks share. Callbacks hold a reference, so it lives
+// until the last one has returned: a callback may still be inside Mutex::Unlock when the
+// dispatcher, woken by that unlock, returns and destroys the Runner.
+struct Tally {
+  Tally(const BenchOptions& options) : verify(options.verify), echo(options.echo) {
+    result.options = options;
+  }
+  const bool verify;
+  const bool echo;
+  absl::Mutex mu;
+  int in_flight ABSL_GUARDED_BY(mu) = 0;
+  bool dispatch_done ABSL_GUARDED_BY(mu) = false;
+  int64_t last_measured_done_ns ABSL_GUARDED_BY(mu) = 0;
+  // Every answer, warm-up included, for the progress line.
+  uint64_t answered ABSL_GUARDED_BY(mu) = 0;
+  uint64_t answered_errors ABSL_GUARDED_BY(mu) = 0;
+  BenchResult result ABSL_GUARDED_BY(mu);
+};
+
 struct Call {
   grpc::ClientContext context;
   v1::SortResponse response;
   std::shared_ptr<const PreparedRequest> sent;
+  std::shared_ptr<Tally> tally;
   int64_t due_ns = 0;
   int64_t sent_ns = 0;
   bool measured = false;
 };
 
+// The completion callback, on a gRPC thread. Touches only the call and its tally.
+void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
+  const int64_t done_ns = NowNs();
+  std::unique_ptr<Call> call(raw_call);
+  const std::shared_ptr<Tally> tally = call->tally;  // declared before the lock: outlives it
+  absl::Status status = FromGrpcStatus(grpc_status);
+  // Verification runs outside the lock, on gRPC's callback threads, in parallel.
+  if (status.ok() && tally->verify) {
+    status = tally->echo ? VerifyEchoResponse(*call->sent, call->response)
+                         : VerifySortResponse(*call->sent, call->response);
+  }
+  std::string served_by;
+  if (status.ok()) {
+    served_by = tally->echo ? "echo"
+                            : absl::StrCat(call->response.device(), " ",
+                                           v1::Algorithm_Name(call->response.algorithm()));
+  }
+  const bool measured = call->measured;
+  const int64_t due_ns = call->due_ns;
+  const int64_t sent_ns = call->sent_ns;
+  const uint64_t keys = call->sent->n;
+  const uint64_t bytes = call->sent->request.keys().size() + call->sent->request.values().size();
+  // The call goes before the answer is counted. Its ClientContext holds a reference to the
+  // channel, and the dispatcher destroys the channels once every answer is counted: had a
+  // callback thread dropped the last reference, gRPC (1.51) would shut down its callback
+  // completion queue from one of that queue's own threads and crash.
+  call.reset();
+
+  absl::MutexLock lock(&tally->mu);
+  --tally->in_flight;
+  ++tally->answered;
+  if (!status.ok()) ++tally->answered_errors;
+  BenchResult& r = tally->result;
+  if (!measured) {
+    if (!status.ok()) ++r.warmup_errors;
+    return;
+  }
+  tally->last_measured_done_ns = std::max(tally->last_measured_done_ns, done_ns);
+  if (status.ok()) {
+    ++r.ok;
+    r.keys_ok += keys;
+    r.payload_bytes_ok += bytes;
+    r.corrected.Record(done_ns - due_ns);
+    r.uncorrected.Record(done_ns - sent_ns);
+    ++r.served_by[served_by];
+    return;
+  }
+  const bool wrong = status.code() == absl::StatusCode::kDataLoss && grpc_status.ok();
+  const std::string code = wrong ? kVerificationFailed : absl::StatusCodeToString(status.code());
+  if (r.errors_by_code[code]++ == 0) r.first_error_message[code] = std::string(status.message());
+}
+
 class Runner {
  public:
-  explicit Runner(const BenchOptions& options) : options_(options) { result_.options = options; }
+  explicit Runner(const BenchOptions& options)
+      : options_(options), tally_(std::make_shared<Tally>(options)) {}
 
   absl::Status Setup();
   BenchResult Run();
 
  private:
   void Issue(Call* call, size_t channel);
-  void OnDone(Call* call, const grpc::Status& status);
   void ReportProgress(int64_t start_ns, int64_t warmup_end_ns);
   int64_t NextInterarrivalNs();
 
@@ -57,14 +129,7 @@ class Runner {
   std::vector<std::unique_ptr<v1::Diagnostics::Stub>> echo_stubs_;
   SplitMix64 arrival_rng_{0};
 
-  absl::Mutex mu_;
-  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  bool dispatch_done_ ABSL_GUARDED_BY(mu_) = false;
-  int64_t last_measured_done_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  // Every answer, warm-up included, for the progress line.
-  uint64_t answered_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t answered_errors_ ABSL_GUARDED_BY(mu_) = 0;
-  BenchResult result_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Tally> tally_;
 };
 
 absl::Status Runner::Setup() {
@@ -72,9 +137,9 @@ absl::Status Runner::Setup() {
   double keys = 0;
   for (const auto& p : pool_) keys += static_cast<double>(p->n);
   {
-    absl::MutexLock lock(&mu_);
-    result_.distinct_requests = pool_.size();
-    result_.mean_request_keys = keys / static_cast<double>(pool_.size());
+    absl::MutexLock lock(&tally_->mu);
+    tally_->result.distinct_requests = pool_.size();
+    tally_->result.mean_request_keys = keys / static_cast<double>(pool_.size());
   }
   arrival_rng_ = SplitMix64(options_.seed ^ 0xA5A5A5A5DEADBEEFull);
 
@@ -120,53 +185,13 @@ int64_t Runner::NextInterarrivalNs() {
 
 void Runner::Issue(Call* call, size_t channel) {
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
-  auto done = [this, call](grpc::Status status) { OnDone(call, status); };
+  auto done = [call](grpc::Status status) { OnDone(call, status); };
   if (options_.echo) {
     echo_stubs_[channel]->async()->Echo(&call->context, &call->sent->request, &call->response,
                                         std::move(done));
   } else {
     sort_stubs_[channel]->async()->SortKeys(&call->context, &call->sent->request, &call->response,
                                             std::move(done));
-  }
-}
-
-void Runner::OnDone(Call* call, const grpc::Status& grpc_status) {
-  const int64_t done_ns = NowNs();
-  std::unique_ptr<Call> owned(call);
-  absl::Status status = FromGrpcStatus(grpc_status);
-  // Verification runs outside the lock, on gRPC's callback threads, in parallel.
-  if (status.ok() && options_.verify) {
-    status = options_.echo ? VerifyEchoResponse(*call->sent, call->response)
-                           : VerifySortResponse(*call->sent, call->response);
-  }
-  std::string served_by;
-  if (status.ok()) {
-    served_by = options_.echo ? "echo"
-                              : absl::StrCat(call->response.device(), " ",
-                                             v1::Algorithm_Name(call->response.algorithm()));
-  }
-  absl::MutexLock lock(&mu_);
-  --in_flight_;
-  ++answered_;
-  if (!status.ok()) ++answered_errors_;
-  if (!call->measured) {
-    if (!status.ok()) ++result_.warmup_errors;
-    return;
-  }
-  last_measured_done_ns_ = std::max(last_measured_done_ns_, done_ns);
-  if (status.ok()) {
-    ++result_.ok;
-    result_.keys_ok += call->sent->n;
-    result_.payload_bytes_ok += call->sent->request.keys().size() + call->sent->request.values().size();
-    result_.corrected.Record(done_ns - call->due_ns);
-    result_.uncorrected.Record(done_ns - call->sent_ns);
-    ++result_.served_by[served_by];
-    return;
-  }
-  const bool wrong = status.code() == absl::StatusCode::kDataLoss && grpc_status.ok();
-  const std::string code = wrong ? kVerificationFailed : absl::StatusCodeToString(status.code());
-  if (result_.errors_by_code[code]++ == 0) {
-    result_.first_error_message[code] = std::string(status.message());
   }
 }
 
@@ -178,13 +203,14 @@ void Runner::ReportProgress(int64_t start_ns, int64_t warmup_end_ns) {
     uint64_t completed = 0;
     uint64_t errors = 0;
     {
-      absl::MutexLock lock(&mu_);
-      const auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return dispatch_done_ && in_flight_ == 0;
+      Tally& t = *tally_;
+      absl::MutexLock lock(&t.mu);
+      const auto all_done = [&t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) {
+        return t.dispatch_done && t.in_flight == 0;
       };
-      finished = mu_.AwaitWithTimeout(absl::Condition(&all_done), options_.progress_interval);
-      completed = answered_;
-      errors = answered_errors_;
+      finished = t.mu.AwaitWithTimeout(absl::Condition(&all_done), options_.progress_interval);
+      completed = t.answered;
+      errors = t.answered_errors;
     }
     const int64_t now = NowNs();
     Progress p;
@@ -216,8 +242,10 @@ BenchResult Runner::Run() {
   uint64_t late = 0;
   uint64_t warmup_sent = 0;
   int64_t next_due_ns = start_ns;
-  const auto slot_free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return in_flight_ < options_.concurrency;
+  Tally& t = *tally_;
+  const int concurrency = options_.concurrency;
+  const auto slot_free = [&t, concurrency]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) {
+    return t.in_flight < concurrency;
   };
   for (;;) {
     if (options_.requests > 0 && measured_issued >= options_.requests) break;
@@ -230,25 +258,26 @@ BenchResult Runner::Run() {
     }
     bool waited_for_slot = false;
     {
-      absl::MutexLock lock(&mu_);
+      absl::MutexLock lock(&t.mu);
       if (!slot_free()) {
         waited_for_slot = true;
-        mu_.Await(absl::Condition(&slot_free));
+        t.mu.Await(absl::Condition(&slot_free));
       }
-      ++in_flight_;
+      ++t.in_flight;
     }
     const int64_t sent_ns = NowNs();
     if (!open_loop) {
       // Closed loop: a request is due when a slot frees; the run ends by the clock.
       due_ns = sent_ns;
       if (due_ns >= end_ns) {
-        absl::MutexLock lock(&mu_);
-        --in_flight_;
+        absl::MutexLock lock(&t.mu);
+        --t.in_flight;
         break;
       }
     }
     auto* call = new Call;
     call->sent = pool_[issued % pool_.size()];
+    call->tally = tally_;
     call->due_ns = due_ns;
     call->sent_ns = sent_ns;
     call->measured = due_ns >= warmup_end_ns;
@@ -264,17 +293,17 @@ BenchResult Runner::Run() {
 
   BenchResult result;
   {
-    absl::MutexLock lock(&mu_);
-    dispatch_done_ = true;
-    const auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; };
-    mu_.Await(absl::Condition(&all_done));
-    result_.late_sends = late;
-    result_.warmup_requests = warmup_sent;
+    absl::MutexLock lock(&t.mu);
+    t.dispatch_done = true;
+    const auto all_done = [&t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) { return t.in_flight == 0; };
+    t.mu.Await(absl::Condition(&all_done));
+    t.result.late_sends = late;
+    t.result.warmup_requests = warmup_sent;
     // A duration run measures at least its duration, even when the last answer came early.
     const int64_t window_end =
-        options_.requests > 0 ? last_measured_done_ns_ : std::max(last_measured_done_ns_, end_ns);
-    result_.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - warmup_end_ns));
-    result = result_;
+        options_.requests > 0 ? t.last_measured_done_ns : std::max(t.last_measured_done_ns, end_ns);
+    t.result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - warmup_end_ns));
+    result = t.result;
   }
   if (progress.joinable()) progress.join();
   return result;
