@@ -14,6 +14,7 @@
 #   --algorithm=NAME      algorithm hint for every sort [auto]
 #   --small=N --large=N   keys of the small and large requests [1000, 1000000]
 #   --rate_small=R --rate_large=R   open-loop rates, requests/s [2000, 20]
+#   --seed=N              data seed for every run [1]: sort and echo rows send the same data
 #   --quick               only the small/large sort+echo pairs and the open-loop runs
 #   --csv=FILE            also keep the raw CSV rows
 #   --out=FILE            write the table there (default: stdout)
@@ -33,6 +34,7 @@ large=1000000
 rate_small=2000
 rate_large=20
 quick=0
+seed=1
 csv_keep=""
 out=""
 for arg in "$@"; do
@@ -49,10 +51,11 @@ for arg in "$@"; do
     --large=*) large=${arg#*=} ;;
     --rate_small=*) rate_small=${arg#*=} ;;
     --rate_large=*) rate_large=${arg#*=} ;;
+    --seed=*) seed=${arg#*=} ;;
     --quick) quick=1 ;;
     --csv=*) csv_keep=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run_scenarios.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +82,7 @@ if [[ -n $sortd ]]; then
   grep -o 'cpu engine.*\|gpu.*' "$work/sortd.log" | head -1 >"$work/engine" || true
 fi
 [[ -n $target ]] || { echo "run_scenarios.sh: give --target=HOST:PORT or --sortd=PATH" >&2; exit 2; }
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 failures=0
 rows=$work/rows.csv
@@ -89,7 +93,7 @@ run() {
   echo "== $name: $*" >&2
   local rc=0
   "$sortctl" bench --target="$target" --lb_policy="$lb_policy" --duration="$duration" \
-    --warmup="$warmup" --algorithm="$algorithm" --progress=false --csv "$@" >"$work/one.csv" \
+    --warmup="$warmup" --algorithm="$algorithm" --seed="$seed" --progress=false --csv "$@" >"$work/one.csv" \
     2>"$work/one.err" || rc=$?
   if [[ $rc -ne 0 ]]; then
     failures=$((failures + 1))
@@ -122,7 +126,8 @@ fi
 [[ -n $csv_keep ]] && cp "$rows" "$csv_keep"
 {
   echo "Target: \`$target\`${sortd:+ (started by the script: \`sortd $sortd_args --enable_echo\`; $(cat "$work/engine" 2>/dev/null))}."
-  echo "Each run: $duration measured after $warmup warm-up; every response verified; algorithm hint \`$algorithm\`."
+  echo "Each run: $duration measured after $warmup warm-up; every response verified; algorithm hint \`$algorithm\`; seed $seed."
+  echo "Client host: $(nproc) CPUs; load average at start $load_at_start, at end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)."
   echo
   python3 "$here/csv_to_markdown.py" "$rows"
 } >"${out:-/dev/stdout}"
