@@ -29,9 +29,7 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
   }
   if (options.distinct_channel_id >= 0) {
     // gRPC's subchannel pool keys connections by address and channel arguments, so channels
-    // whose arguments differ never share one; the id makes them differ. (Not
-    // GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL: with it this gRPC (1.51) failed a refcount assertion once
-    // while destroying a channel whose target refused connections.)
+    // whose arguments differ never share one; the id makes them differ.
     args.SetInt("sortd.distinct_channel_id", options.distinct_channel_id);
   }
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);

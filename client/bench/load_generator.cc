@@ -33,7 +33,7 @@ int64_t NowNs() {
 // until the last one has returned: a callback may still be inside Mutex::Unlock when the
 // dispatcher, woken by that unlock, returns and destroys the Runner.
 struct Tally {
-  Tally(const BenchOptions& options) : verify(options.verify), echo(options.echo) {
+  explicit Tally(const BenchOptions& options) : verify(options.verify), echo(options.echo) {
     result.options = options;
   }
   const bool verify;
