@@ -27,6 +27,11 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
   if (!options.load_balancing_policy.empty()) {
     args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   }
+  if (options.distinct_channel_id >= 0) {
+    // gRPC's subchannel pool keys connections by address and channel arguments, so channels
+    // whose arguments differ never share one; the id makes them differ.
+    args.SetInt("sortd.distinct_channel_id", options.distinct_channel_id);
+  }
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   if (channel == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("target: cannot make a channel to '", target, "'"));

@@ -24,6 +24,9 @@ struct ClientOptions {
   // gRPC load-balancing policy, e.g. "round_robin" to spread calls over every address a target
   // resolves to ("ipv4:127.0.0.1:5001,127.0.0.1:5002" or "dns:///sortd-headless:50051").
   std::string load_balancing_policy;
+  // >= 0: the channel gets connections of its own instead of sharing them with other channels to
+  // the same target (gRPC shares by default), so a load tester's M channels are M connections.
+  int distinct_channel_id = -1;
 };
 
 struct SortOptions {

@@ -135,4 +135,17 @@ void AppendNumber(KeyType type, absl::string_view bytes, size_t index, std::stri
   }
 }
 
+absl::StatusOr<v1::Algorithm> ParseAlgorithmName(absl::string_view name) {
+  if (name == "auto") return v1::ALGORITHM_AUTO;
+  if (name == "radix") return v1::ALGORITHM_RADIX;
+  if (name == "bitonic") return v1::ALGORITHM_BITONIC;
+  if (name == "odd_even_merge") return v1::ALGORITHM_ODD_EVEN_MERGE;
+  if (name == "odd_even_transposition") return v1::ALGORITHM_ODD_EVEN_TRANSPOSITION;
+  if (name == "library") return v1::ALGORITHM_LIBRARY;
+  if (name == "cpu") return v1::ALGORITHM_CPU;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", name,
+      "' is not one of auto, radix, bitonic, odd_even_merge, odd_even_transposition, library, cpu"));
+}
+
 }  // namespace sortd::client

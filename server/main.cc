@@ -58,6 +58,12 @@ ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
 ABSL_FLAG(absl::Duration, test_delay_per_job, absl::ZeroDuration(),
           "Testing only: the CPU engine waits this long before each sort, to simulate a stalled "
           "server (load-tester and drain tests)");
+ABSL_FLAG(bool, test_corrupt_output, false,
+          "Testing only: the CPU engine swaps two keys of every sorted output, so responses are "
+          "wrong (tests that the load tester's verification catches it)");
+ABSL_FLAG(bool, enable_echo, false,
+          "Serve the sortd.v1.Diagnostics/Echo RPC, which returns the keys unchanged; "
+          "`sortctl bench --echo` uses it to measure what the transport alone carries");
 ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
@@ -117,6 +123,10 @@ int main(int argc, char** argv) {
   gpu.batching.max_queued_jobs = absl::GetFlag(FLAGS_gpu_queue_limit);
   gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
   gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
+  engine_options.cpu.test_corrupt_output = absl::GetFlag(FLAGS_test_corrupt_output);
+  if (engine_options.cpu.test_corrupt_output) {
+    Log("WARNING: --test_corrupt_output is set: every CPU-sorted response is deliberately wrong");
+  }
   auto engine = sortd::CreateEngine(engine_options, Log);
   if (!engine.ok()) {
     Log(absl::StrCat("cannot start the engine: ", engine.status().ToString()));
@@ -131,13 +141,14 @@ int main(int argc, char** argv) {
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  options.enable_echo = absl::GetFlag(FLAGS_enable_echo);
   auto server = sortd::SortdServer::Start(options, std::move(metrics), std::move(*engine));
   if (!server.ok()) {
     Log(absl::StrCat("cannot start: ", server.status().ToString()));
     return 1;
   }
-  Log(absl::StrCat("serving sortd.v1.SortService on ", options.listen_address, " (port ",
-                   (*server)->port(), ")"));
+  Log(absl::StrCat("serving sortd.v1.SortService", options.enable_echo ? " and Diagnostics/Echo" : "",
+                   " on ", options.listen_address, " (port ", (*server)->port(), ")"));
   if ((*server)->metrics_port() != 0) {
     Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
                      (*server)->metrics_port(), ")"));

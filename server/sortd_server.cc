@@ -28,7 +28,8 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
     : options_(options),
       metrics_(std::move(metrics)),
       engine_(std::move(engine)),
-      service_(engine_.get(), metrics_.get(), options.limits) {}
+      service_(engine_.get(), metrics_.get(), options.limits),
+      echo_service_(options.limits) {}
 
 absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     const ServerOptions& options, std::unique_ptr<Metrics> metrics,
@@ -52,6 +53,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(&s->service_);
+  if (options.enable_echo) builder.RegisterService(&s->echo_service_);
   builder.SetMaxReceiveMessageSize(GrpcMessageLimit(options.limits.max_request_bytes));
   builder.SetMaxSendMessageSize(-1);  // responses are bounded by validation (kMaxResponseBytes)
   s->server_ = builder.BuildAndStart();
@@ -77,6 +79,7 @@ void SortdServer::Shutdown() {
   const absl::Time deadline = absl::Now() + options_.drain_deadline;
   server_->GetHealthCheckService()->SetServingStatus(false);
   service_.StartDraining();
+  echo_service_.StartDraining();
   // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
   // and only the engine finishes the ones it holds.
   engine_->Shutdown(deadline);

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "server/metrics.h"
+#include "server/echo_service.h"
 #include "server/sort_service.h"
 #include "server/validation.h"
 #include "worker/engine.h"
@@ -23,6 +24,9 @@ struct ServerOptions {
   bool enable_reflection = true;
   // Prometheus /metrics listen address, "host:port"; empty serves no metrics endpoint.
   std::string metrics_address;
+  // Serve the Diagnostics service (Echo), for measuring the transport ceiling. Off by default:
+  // it is a diagnostic, not part of the product API.
+  bool enable_echo = false;
   // How long a shutdown lets accepted requests finish before they are failed with UNAVAILABLE.
   absl::Duration drain_deadline = absl::Seconds(30);
 };
@@ -55,6 +59,7 @@ class SortdServer {
   std::unique_ptr<Metrics> metrics_;  // declared before the engine: it observes the engine
   std::unique_ptr<SortEngine> engine_;
   SortServiceImpl service_;
+  EchoServiceImpl echo_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int metrics_port_ = 0;

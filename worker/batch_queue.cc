@@ -42,12 +42,20 @@ bool BatchQueue::BatchDue() const {
 std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
   absl::MutexLock lock(&mu_);
   while (!BatchDue()) {
-    // absl re-evaluates the condition whenever the mutex is released (a Push, a Close); the
-    // timeout covers the one input that changes without that: the oldest job's waiting time.
+    // The timeout covers the oldest job's waiting time, which changes without anyone touching
+    // the mutex; a change in queue length (a Push) also ends the wait, because the timeout was
+    // computed for the old front (infinite while the queue was empty).
     const absl::Duration wait =
         queue_.empty() ? absl::InfiniteDuration()
                        : policy_.max_delay - (absl::Now() - queue_.front()->arrival);
-    mu_.AwaitWithTimeout(absl::Condition(this, &BatchQueue::BatchDue), wait);
+    struct WakeCheck {
+      const BatchQueue* queue;
+      size_t observed;
+      bool operator()() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return queue->queue_.size() != observed || queue->BatchDue();
+      }
+    } wake{this, queue_.size()};
+    mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
   }
   std::vector<std::unique_ptr<SortJob>> batch;
   if (queue_.empty()) return batch;

@@ -28,7 +28,7 @@ check() {  # check NAME COMMAND...: runs the command, counts the result
 # Starts sortd on a free loopback port; sets $port and $pid.
 start_sortd() {
   local log=$work/sortd.$RANDOM.log
-  "$sortd" --listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
+  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
   pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do

@@ -1,10 +1,27 @@
 #include "worker/cpu/cpu_engine.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
 namespace sortd {
+namespace {
+
+// The test_corrupt_output hook. Swapping two distinct keys breaks the order of any sorted array
+// that has them; an array of equal keys is left as it is (it has no wrong order to show).
+void CorruptKeys(SortJob& job) {
+  const size_t kw = KeyWidth(job.spec.key_type);
+  char* keys = job.out_keys->data();
+  for (size_t j = 1; j < job.n; ++j) {
+    if (std::memcmp(keys, keys + j * kw, kw) != 0) {
+      std::swap_ranges(keys, keys + kw, keys + j * kw);
+      return;
+    }
+  }
+}
+
+}  // namespace
 
 void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
@@ -110,6 +127,7 @@ void CpuEngine::WorkerLoop() {
       in_flight_.fetch_add(1);
       RunJobOnCpu(sorter, *job, report);
       in_flight_.fetch_sub(1);
+      if (options_.test_corrupt_output) CorruptKeys(*job);
       jobs_sorted_.fetch_add(1);
       if (options_.observer != nullptr) options_.observer->OnLaunch("cpu", 1, job->n);
     }

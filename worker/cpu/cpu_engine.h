@@ -25,6 +25,10 @@ struct CpuEngineOptions {
   // Test hook: every job sleeps this long before it sorts (simulates a stalled server).
   absl::Duration test_delay_per_job = absl::ZeroDuration();
   EngineObserver* observer = nullptr;  // may be null; must outlive the engine
+  // Test hook: after each sort, the first key is swapped with the first key that differs from it,
+  // so the response is out of order (and values no longer follow their keys). Lets the load
+  // tester's verification be tested against a real server; never set in production.
+  bool test_corrupt_output = false;
 };
 
 // Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Everything the GPU worker pool needs from one device run, built nothing there:
+#   bash bench/pool_device_run.sh BUNDLE_DIR      (BUNDLE_DIR from ../shared/tools/gpu-bundle
+#   holding gpu_tests, sortd and sortctl; logs and tables go to $OUT)
+# 1. gpu_tests (kernels and the pool end to end), then the device-loss test in its own process.
+# 2. Pool benchmarks through sortd + sortctl bench on loopback: batching on/off for 1K-key
+#    requests, chunked vs serial transfers for 16M-key requests, sort vs echo for 1M-key requests.
+set -uo pipefail
+bundle=${1:-.gpu}
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+. "$bundle/env.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+
+echo "=== gpu_tests"
+gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -40
+echo "=== device loss (own process)"
+SORTD_GPU_LOSS_TEST=1 gpu_tests --gtest_filter='GpuPoolLossTest.*' 2>&1 | tail -20 | tee "$out/gpu_loss.log"
+
+start_sortd() {  # start_sortd NAME FLAGS...: sets $port
+  local name=$1
+  shift
+  sortd --listen=127.0.0.1:0 --metrics_listen= --enable_echo --engine=gpu \
+    --gpu_memory_pool_bytes=$((16 << 30)) --pinned_pool_bytes=$((4 << 30)) "$@" 2>"$out/sortd-$name.log" &
+  pid=$!
+  for _ in $(seq 600); do
+    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/sortd-$name.log")
+    [[ -n $port ]] && return 0
+    sleep 0.1
+  done
+  echo "sortd $name did not start"; cat "$out/sortd-$name.log"; return 1
+}
+bench() {  # bench NAME FLAGS...: one sortctl bench run, JSON to $out/NAME.json
+  local name=$1
+  shift
+  sortctl bench --target=127.0.0.1:$port --json "$@" >"$out/$name.json" 2>"$out/$name.err"
+  local rc=$?
+  echo "$name: rc=$rc $(python3 -c "
+import json; r = json.load(open('$out/$name.json')); l = r['latency_ms']
+print(f\"req/s {r['requests_per_s']:.1f} keys/s {r['keys_per_s']:.4g} MB/s {r['mb_per_s']:.1f} p50 {l['p50_ms']:.3f} ms p99 {l['p99_ms']:.3f} ms errors {r['errors']} served_by {r['served_by']}\")
+" 2>/dev/null || tail -3 "$out/$name.err")"
+}
+
+echo "=== batching: 1K u32 keys, 64 in flight (BITONIC: the batched network path)"
+start_sortd batch_on --batch_max_delay=200us
+bench batch_on --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
+kill -TERM $pid; wait $pid
+start_sortd batch_off --batch_max_requests=1
+bench batch_off --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
+kill -TERM $pid; wait $pid
+
+echo "=== large: 16M u32 keys, one at a time: chunked overlap vs serial copy-sort-copy"
+start_sortd chunked --transfer_chunk_bytes=$((8 << 20))
+bench chunked --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
+sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
+kill -TERM $pid; wait $pid
+start_sortd serial --transfer_chunk_bytes=$((1 << 40))
+bench serial --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
+sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/serial_timings.txt" >/dev/null
+kill -TERM $pid; wait $pid
+cat "$out/chunked_timings.txt" "$out/serial_timings.txt"
+
+echo "=== end to end: 1M u32 keys, 8 clients: sort (AUTO) vs echo"
+start_sortd e2e
+bench e2e_sort --sizes=fixed:1048576 --concurrency=8 --channels=8 --duration=8s --warmup=2s --seed=1
+bench e2e_echo --sizes=fixed:1048576 --concurrency=8 --channels=8 --duration=8s --warmup=2s --seed=1 --echo
+kill -TERM $pid; wait $pid
+echo "=== done"

@@ -1,0 +1,88 @@
+#include "client/bench/bench_options.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace sortd::bench {
+namespace {
+
+absl::Status SizeError(absl::string_view text, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--sizes: '", text, "' ", why, "; use fixed:N, uniform:A-B or loguniform:A-B"));
+}
+
+}  // namespace
+
+absl::StatusOr<SizeSpec> ParseSizeSpec(absl::string_view text) {
+  std::vector<absl::string_view> kind_and_range = absl::StrSplit(text, absl::MaxSplits(':', 1));
+  if (kind_and_range.size() != 2) return SizeError(text, "has no kind");
+  SizeSpec spec;
+  const absl::string_view kind = kind_and_range[0];
+  const absl::string_view range = kind_and_range[1];
+  if (kind == "fixed") {
+    spec.kind = SizeSpec::Kind::kFixed;
+    if (!absl::SimpleAtoi(range, &spec.min)) return SizeError(text, "has no valid size");
+    spec.max = spec.min;
+  } else if (kind == "uniform" || kind == "loguniform") {
+    spec.kind = kind == "uniform" ? SizeSpec::Kind::kUniform : SizeSpec::Kind::kLogUniform;
+    std::vector<absl::string_view> ends = absl::StrSplit(range, '-');
+    if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &spec.min) ||
+        !absl::SimpleAtoi(ends[1], &spec.max)) {
+      return SizeError(text, "has no valid range A-B");
+    }
+    if (spec.min > spec.max) return SizeError(text, "has A > B");
+    if (spec.kind == SizeSpec::Kind::kLogUniform && spec.min == 0) {
+      return SizeError(text, "starts at 0 (a log-uniform range must start at 1 or more)");
+    }
+  } else {
+    return SizeError(text, "has an unknown kind");
+  }
+  return spec;
+}
+
+std::string SizeSpecName(const SizeSpec& spec) {
+  switch (spec.kind) {
+    case SizeSpec::Kind::kFixed: return absl::StrCat("fixed:", spec.min);
+    case SizeSpec::Kind::kUniform: return absl::StrCat("uniform:", spec.min, "-", spec.max);
+    case SizeSpec::Kind::kLogUniform: return absl::StrCat("loguniform:", spec.min, "-", spec.max);
+  }
+  return "?";
+}
+
+absl::StatusOr<Arrival> ParseArrival(absl::string_view text) {
+  if (text == "constant") return Arrival::kConstant;
+  if (text == "poisson") return Arrival::kPoisson;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--arrival: '", text, "' is not one of constant, poisson"));
+}
+
+absl::Status ValidateBenchOptions(const BenchOptions& o) {
+  if (o.target.empty()) return absl::InvalidArgumentError("--target: empty; use host:port");
+  if (o.concurrency < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--concurrency must be >= 1, got ", o.concurrency));
+  }
+  if (o.channels < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--channels must be >= 1, got ", o.channels));
+  }
+  if (o.rate < 0) return absl::InvalidArgumentError(absl::StrCat("--rate must be >= 0, got ", o.rate));
+  if (o.requests == 0 && o.duration <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("give a --duration > 0 or a --requests count");
+  }
+  if (o.warmup < absl::ZeroDuration()) return absl::InvalidArgumentError("--warmup must be >= 0");
+  if (o.value_width != 0 && o.value_width != 4 && o.value_width != 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--value_width must be 0, 4 or 8, got ", o.value_width));
+  }
+  if (o.sizes.max >= (uint64_t{1} << 32)) {
+    return absl::InvalidArgumentError("--sizes: requests are limited to fewer than 2^32 keys");
+  }
+  if (o.call_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the per-call timeout must be > 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sortd::bench

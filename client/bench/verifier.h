@@ -1,0 +1,18 @@
+// Checks every response a load test gets, so throughput is only counted for correct answers.
+// Sort responses: the right sizes; keys in the requested order under the API's total order
+// (kernels/util/key_traits.h); the same multiset of keys as sent (a checksum); and, when values or
+// indices came back, a true permutation whose keys, values and indices agree with the input (and
+// is stable when stability was asked for). Echo responses: the request's bytes unchanged.
+#pragma once
+
+#include "absl/status/status.h"
+#include "client/bench/workload.h"
+#include "sortd/v1/sortd.pb.h"
+
+namespace sortd::bench {
+
+// OK, or DATA_LOSS naming the first thing that is wrong.
+absl::Status VerifySortResponse(const PreparedRequest& sent, const v1::SortResponse& response);
+absl::Status VerifyEchoResponse(const PreparedRequest& sent, const v1::SortResponse& response);
+
+}  // namespace sortd::bench

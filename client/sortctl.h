@@ -1,0 +1,35 @@
+// Pieces shared by sortctl's commands: the flags every command reads (defined in sortctl_main.cc)
+// and error reporting. Each command lives in its own file with its own flags.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/sort_client.h"
+
+ABSL_DECLARE_FLAG(std::string, target);
+ABSL_DECLARE_FLAG(std::string, lb_policy);
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
+ABSL_DECLARE_FLAG(std::string, key_type);
+ABSL_DECLARE_FLAG(std::string, order);
+ABSL_DECLARE_FLAG(bool, stable);
+ABSL_DECLARE_FLAG(bool, indices);
+ABSL_DECLARE_FLAG(std::string, algorithm);
+
+namespace sortd::sortctl {
+
+// Prints "sortctl: message" to stderr and returns `code` (2 for usage errors).
+int Fail(const std::string& message, int code = 1);
+// "CODE: message", exit code 1.
+int FailStatus(const absl::Status& status);
+
+// A client for --target with --timeout and --lb_policy.
+absl::StatusOr<std::unique_ptr<client::SortClient>> MakeClient();
+
+int RunSort();
+int RunBench();
+
+}  // namespace sortd::sortctl

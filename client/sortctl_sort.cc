@@ -1,0 +1,170 @@
+// sortctl sort: sorts numbers from a file or stdin on the server and prints them.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "client/sortctl.h"
+#include "client/text_io.h"
+#include "proto/enum_convert.h"
+
+ABSL_FLAG(std::string, format, "text",
+          "text: numbers separated by whitespace or newlines, one per line out; binary: packed "
+          "little-endian values in and out");
+ABSL_FLAG(std::string, input, "-", "Keys file, - for stdin");
+ABSL_FLAG(std::string, values, "", "Values file (same format), permuted with the keys");
+ABSL_FLAG(std::string, value_type, "u32", "Type of the values: u32, i32, f32 (4 bytes) or u64, i64, f64 (8 bytes)");
+ABSL_FLAG(std::string, values_out, "",
+          "Write the permuted values here (binary format: required with --values; text format: "
+          "default is a second column on stdout)");
+ABSL_FLAG(std::string, indices_out, "",
+          "Write the indices here (binary: packed uint32, required with --indices; text: default "
+          "is a last column on stdout)");
+ABSL_FLAG(bool, verbose, false, "Print what ran, where, and the server's stage timings to stderr");
+
+namespace sortd::sortctl {
+namespace {
+
+absl::StatusOr<std::string> ReadAll(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+// Reads one input file in the chosen format into packed bytes.
+absl::StatusOr<std::string> ReadArray(const std::string& path, KeyType type, bool binary,
+                                      const char* what) {
+  auto raw = ReadAll(path);
+  if (!raw.ok()) return raw.status();
+  if (!binary) return client::ParseTextNumbers(*raw, type, what);
+  if (raw->size() % KeyWidth(type) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", raw->size(),
+                                                   " bytes is not a multiple of ",
+                                                   KeyWidth(type), " (", KeyTypeName(type), ")"));
+  }
+  return raw;
+}
+
+}  // namespace
+
+int RunSort() {
+  const bool binary = absl::GetFlag(FLAGS_format) == "binary";
+  if (!binary && absl::GetFlag(FLAGS_format) != "text") {
+    return Fail("--format must be text or binary", 2);
+  }
+  auto key_type = client::ParseTypeName(absl::GetFlag(FLAGS_key_type));
+  if (!key_type.ok()) return Fail(absl::StrCat("--key_type: ", key_type.status().message()), 2);
+  auto algorithm = client::ParseAlgorithmName(absl::GetFlag(FLAGS_algorithm));
+  if (!algorithm.ok()) return Fail(absl::StrCat("--algorithm: ", algorithm.status().message()), 2);
+  const std::string order = absl::GetFlag(FLAGS_order);
+  if (order != "asc" && order != "desc") return Fail("--order must be asc or desc", 2);
+  const bool want_indices = absl::GetFlag(FLAGS_indices);
+  const std::string values_path = absl::GetFlag(FLAGS_values);
+  if (binary && !values_path.empty() && absl::GetFlag(FLAGS_values_out).empty()) {
+    return Fail("--format=binary with --values needs --values_out=FILE", 2);
+  }
+  if (binary && want_indices && absl::GetFlag(FLAGS_indices_out).empty()) {
+    return Fail("--format=binary with --indices needs --indices_out=FILE", 2);
+  }
+
+  v1::SortRequest request;
+  request.set_key_type(ToProtoKeyType(*key_type));
+  auto keys = ReadArray(absl::GetFlag(FLAGS_input), *key_type, binary, "keys");
+  if (!keys.ok()) return FailStatus(keys.status());
+  request.set_keys(std::move(*keys));
+  KeyType value_type = KeyType::kUint32;
+  if (!values_path.empty()) {
+    auto vt = client::ParseTypeName(absl::GetFlag(FLAGS_value_type));
+    if (!vt.ok()) return Fail(absl::StrCat("--value_type: ", vt.status().message()), 2);
+    value_type = *vt;
+    auto values = ReadArray(values_path, value_type, binary, "values");
+    if (!values.ok()) return FailStatus(values.status());
+    request.set_values(std::move(*values));
+    request.set_value_width(static_cast<uint32_t>(KeyWidth(value_type)));
+  }
+  request.set_order(order == "desc" ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  request.set_stable(absl::GetFlag(FLAGS_stable));
+  request.set_return_indices(want_indices);
+  request.set_algorithm(*algorithm);
+
+  auto client = MakeClient();
+  if (!client.ok()) return FailStatus(client.status());
+  v1::SortResponse response;
+  absl::Status status = (*client)->SortRaw(request, &response);
+  if (!status.ok()) return FailStatus(status);
+  if (absl::GetFlag(FLAGS_verbose)) {
+    const auto& t = response.timings();
+    std::fprintf(stderr, "sortctl: %s on %s; queued %.3f ms, transfer %.3f ms, compute %.3f ms, total %.3f ms\n",
+                 v1::Algorithm_Name(response.algorithm()).c_str(), response.device().c_str(),
+                 t.queued_ns() / 1e6, t.transfer_ns() / 1e6, t.compute_ns() / 1e6, t.total_ns() / 1e6);
+  }
+
+  const bool values_column = !values_path.empty() && absl::GetFlag(FLAGS_values_out).empty();
+  const bool indices_column = want_indices && absl::GetFlag(FLAGS_indices_out).empty();
+  if (!absl::GetFlag(FLAGS_values_out).empty()) {
+    std::string out;
+    if (binary) {
+      out = response.values();
+    } else {
+      for (size_t i = 0; i < response.values().size() / KeyWidth(value_type); ++i) {
+        client::AppendNumber(value_type, response.values(), i, out);
+        out += '\n';
+      }
+    }
+    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_values_out), out); !s.ok()) return FailStatus(s);
+  }
+  if (!absl::GetFlag(FLAGS_indices_out).empty()) {
+    std::string out;
+    if (binary) {
+      out = response.indices();
+    } else {
+      for (size_t i = 0; i < response.indices().size() / 4; ++i) {
+        client::AppendNumber(KeyType::kUint32, response.indices(), i, out);
+        out += '\n';
+      }
+    }
+    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_indices_out), out); !s.ok()) return FailStatus(s);
+  }
+  if (binary) {
+    std::fwrite(response.keys().data(), 1, response.keys().size(), stdout);
+  } else {
+    const size_t n = response.keys().size() / KeyWidth(*key_type);
+    std::string out;
+    for (size_t i = 0; i < n; ++i) {
+      client::AppendNumber(*key_type, response.keys(), i, out);
+      if (values_column) {
+        out += '\t';
+        client::AppendNumber(value_type, response.values(), i, out);
+      }
+      if (indices_column) {
+        out += '\t';
+        client::AppendNumber(KeyType::kUint32, response.indices(), i, out);
+      }
+      out += '\n';
+      if (out.size() > (1 << 20)) {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        out.clear();
+      }
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write to stdout");
+}
+
+}  // namespace sortd::sortctl

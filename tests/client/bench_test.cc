@@ -1,0 +1,181 @@
+// The load tester against in-process sortd servers (CPU engine, loopback): exact request counts,
+// coordinated-omission correction against a stalled server, verification against a server that
+// answers wrongly, round robin over three servers, and Echo. Assertions use counts and wide
+// ratios, never tight timings, so a loaded 2-core machine does not make them flaky.
+#include "client/bench/load_generator.h"
+
+#include "absl/strings/str_cat.h"
+#include "client/bench/report.h"
+#include "gmock/gmock.h"
+#include "tests/server/server_fixture.h"
+#include "tests/support/test_data.h"
+
+namespace sortd::bench {
+namespace {
+
+using ::testing::HasSubstr;
+using sortd::testing::TestServer;
+
+BenchOptions SmallRun(const std::string& target) {
+  BenchOptions o;
+  o.target = target;
+  o.warmup = absl::ZeroDuration();
+  o.sizes = *ParseSizeSpec("fixed:500");
+  o.seed = sortd::testing::TestSeed();
+  o.call_timeout = absl::Seconds(30);
+  return o;
+}
+
+CpuEngineOptions Threads(int n) {
+  CpuEngineOptions e;
+  e.threads = n;
+  return e;
+}
+
+TEST(BenchTest, ClosedLoopSendsExactlyTheRequestCountAndVerifiesThem) {
+  TestServer server = TestServer::Start({}, Threads(2));
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 4;
+  o.channels = 2;
+  o.requests = 300;
+  o.value_width = 4;
+  o.return_indices = true;
+  o.stable = true;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_EQ(r->ok, 300u);
+  EXPECT_EQ(r->errors(), 0u);
+  EXPECT_EQ(r->keys_ok, 300u * 500);
+  EXPECT_EQ(r->corrected.count(), 300u);
+  // Every request reached the engine: 300 plus one probe per channel before the clock starts.
+  EXPECT_EQ(server.engine->jobs_sorted(), 302u);
+  const LatencyHistogram& h = r->corrected;
+  EXPECT_GT(h.Percentile(0.5), 0);
+  EXPECT_LE(h.Percentile(0.5), h.Percentile(0.9));
+  EXPECT_LE(h.Percentile(0.9), h.Percentile(0.99));
+  EXPECT_LE(h.Percentile(0.99), h.Percentile(0.999));
+  EXPECT_LE(h.Percentile(0.999), h.max());
+  EXPECT_LT(h.max(), absl::ToInt64Nanoseconds(absl::Seconds(30)));
+  EXPECT_GT(r->requests_per_second(), 0);
+  EXPECT_EQ(r->served_by.at("cpu ALGORITHM_CPU"), 300u);
+  EXPECT_EQ(r->corrected.Percentile(0.99), r->uncorrected.Percentile(0.99))
+      << "closed loop: a request is due when it is sent";
+}
+
+TEST(BenchTest, DurationRunExcludesTheWarmUp) {
+  TestServer server = TestServer::Start({}, Threads(1));
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 2;
+  o.warmup = absl::Milliseconds(300);
+  o.duration = absl::Milliseconds(700);
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_GT(r->warmup_requests, 0u);
+  EXPECT_GT(r->ok, 0u);
+  EXPECT_EQ(r->ok + r->warmup_requests + 1, server.engine->jobs_sorted());
+  EXPECT_GE(r->measured, absl::Milliseconds(700));
+  EXPECT_LT(r->measured, absl::Seconds(30));
+}
+
+// One sort worker that sleeps 200 ms per job serves 5 requests/s; the open loop asks for 50/s
+// with one request in flight. Each request's own round trip stays ~200 ms (uncorrected), but
+// request k is due at k * 20 ms and answered no earlier than (k + 1) * 200 ms, so latency from the
+// due time (corrected) grows to over 2 s: the stall shows instead of hiding.
+TEST(BenchTest, OpenLoopCorrectedPercentilesShowAStallThatUncorrectedOnesHide) {
+  CpuEngineOptions stalled = Threads(1);
+  stalled.test_delay_per_job = absl::Milliseconds(200);
+  TestServer server = TestServer::Start({}, stalled);
+  BenchOptions o = SmallRun(server.target);
+  o.rate = 50;
+  o.concurrency = 1;
+  o.requests = 12;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string report = FormatTextReport(*r);
+  EXPECT_TRUE(r->passed()) << report;
+  EXPECT_EQ(r->ok, 12u);
+  const int64_t corrected_p99 = r->corrected.Percentile(0.99);
+  const int64_t uncorrected_p99 = r->uncorrected.Percentile(0.99);
+  EXPECT_GE(corrected_p99, absl::ToInt64Nanoseconds(absl::Seconds(2))) << report;
+  EXPECT_GE(corrected_p99, 3 * uncorrected_p99) << report;
+  EXPECT_GE(r->corrected.Percentile(0.5), 2 * r->uncorrected.Percentile(0.5)) << report;
+  EXPECT_GE(r->uncorrected.Percentile(0.5), absl::ToInt64Nanoseconds(absl::Milliseconds(200)));
+  EXPECT_GE(r->late_sends, 10u);
+
+  // The same load on a server without the stall: corrected latency stays small.
+  TestServer fast = TestServer::Start({}, Threads(1));
+  o.target = fast.target;
+  auto baseline = RunBench(o);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  EXPECT_TRUE(baseline->passed());
+  EXPECT_LE(4 * baseline->corrected.Percentile(0.99), corrected_p99)
+      << FormatTextReport(*baseline) << report;
+}
+
+TEST(BenchTest, AServerReturningAWrongOrderFailsVerification) {
+  CpuEngineOptions corrupt = Threads(1);
+  corrupt.test_corrupt_output = true;
+  TestServer server = TestServer::Start({}, corrupt);
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 2;
+  o.requests = 20;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->passed());
+  EXPECT_EQ(r->ok, 0u);
+  EXPECT_EQ(r->errors_by_code.at("VERIFICATION_FAILED"), 20u);
+  EXPECT_THAT(r->first_error_message.at("VERIFICATION_FAILED"), HasSubstr("ascending order"));
+  EXPECT_THAT(FormatTextReport(*r), HasSubstr("VERIFICATION_FAILED"));
+  EXPECT_THAT(FormatJsonReport(*r), HasSubstr("\"passed\": false"));
+}
+
+TEST(BenchTest, RoundRobinReachesEveryInstance) {
+  TestServer a = TestServer::Start({}, Threads(1));
+  TestServer b = TestServer::Start({}, Threads(1));
+  TestServer c = TestServer::Start({}, Threads(1));
+  BenchOptions o = SmallRun(absl::StrCat("ipv4:", a.target, ",", b.target, ",", c.target));
+  o.lb_policy = "round_robin";
+  o.concurrency = 3;
+  o.requests = 90;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_EQ(r->ok, 90u);
+  EXPECT_GT(a.engine->jobs_sorted(), 0u);
+  EXPECT_GT(b.engine->jobs_sorted(), 0u);
+  EXPECT_GT(c.engine->jobs_sorted(), 0u);
+  EXPECT_EQ(a.engine->jobs_sorted() + b.engine->jobs_sorted() + c.engine->jobs_sorted(), 91u);
+}
+
+TEST(BenchTest, EchoNeedsEnableEchoAndThenBypassesTheEngine) {
+  TestServer plain = TestServer::Start({}, Threads(1));
+  BenchOptions o = SmallRun(plain.target);
+  o.echo = true;
+  o.requests = 50;
+  auto refused = RunBench(o);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("start sortd with --enable_echo"));
+
+  ServerOptions with_echo;
+  with_echo.enable_echo = true;
+  TestServer echo = TestServer::Start(with_echo, Threads(1));
+  o.target = echo.target;
+  o.value_width = 8;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_EQ(r->served_by.at("echo"), 50u);
+  EXPECT_EQ(echo.engine->jobs_sorted(), 0u);
+}
+
+TEST(BenchTest, UnreachableTargetIsASetupError) {
+  BenchOptions o = SmallRun("127.0.0.1:1");
+  o.requests = 1;
+  auto r = RunBench(o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace sortd::bench

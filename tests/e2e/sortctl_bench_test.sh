@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `sortctl bench` as a user runs it: real sortd processes on loopback, the report formats, the
+# exit codes, and the test hooks (--test_delay_per_job, --test_corrupt_output, --enable_echo).
+# Usage: sortctl_bench_test.sh SORTD SORTCTL
+set -euo pipefail
+sortd=$1
+sortctl=$2
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+passed=0
+failed=0
+check() {  # check NAME COMMAND...: runs the command, counts the result
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name"
+  fi
+}
+
+# Starts sortd on a free loopback port; sets $port.
+start_sortd() {
+  local log=$work/sortd.$RANDOM.log
+  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
+  pids+=("$!")
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")
+    [[ -n $port ]] && return 0
+    sleep 0.05
+  done
+  echo "sortd did not start:"; cat "$log"; return 1
+}
+
+# json_check FILE PYTHON_EXPR: the expression over the report `r` must be true.
+json_check() {
+  python3 -c "import json,sys; r=json.load(open('$1')); sys.exit(0 if ($2) else 1)" ||
+    { echo "  report: $(cat "$1")"; return 1; }
+}
+
+start_sortd --enable_echo --cpu_threads=2
+good=127.0.0.1:$port
+bench=("$sortctl" bench --warmup=0s --seed=7)
+
+"${bench[@]}" --target="$good" --requests=200 --concurrency=4 --channels=2 --value_width=8 \
+  --indices --stable --key_type=f64 --sizes=uniform:1-3000 --json >"$work/closed.json"
+check "closed loop exits 0" true
+check "closed loop: exact count, no errors, ordered percentiles" json_check "$work/closed.json" \
+  "r['requests_ok'] == 200 and r['errors'] == 0 and r['passed'] and r['seed'] == 7 and
+   0 < r['latency_ms']['p50_ms'] <= r['latency_ms']['p99_ms'] <= r['latency_ms']['max_ms']"
+
+"${bench[@]}" --target="$good" --requests=200 --echo --json >"$work/echo.json"
+check "echo run against --enable_echo" json_check "$work/echo.json" \
+  "r['rpc'] == 'echo' and r['served_by'] == {'echo': 200}"
+
+"${bench[@]}" --target="$good" --duration=1s --rate=100 --arrival=poisson --csv >"$work/open.csv"
+check "open loop CSV: header and one row" bash -c "
+  [[ \$(wc -l <'$work/open.csv') -eq 2 ]] && head -1 '$work/open.csv' | grep -q uncorrected_p99_ms"
+
+check "usage errors exit 2" bash -c "'$sortctl' bench --target=$good --sizes=gauss:3 2>/dev/null; [[ \$? -eq 2 ]]"
+
+start_sortd --cpu_threads=1
+plain=127.0.0.1:$port
+rc=0
+"${bench[@]}" --target="$plain" --requests=10 --echo 2>"$work/noecho.err" || rc=$?
+check "echo without --enable_echo fails and says how to fix it" bash -c \
+  "[[ $rc -ne 0 ]] && grep -q 'start sortd with --enable_echo' '$work/noecho.err'"
+
+start_sortd --cpu_threads=1 --test_corrupt_output
+rc=0
+"${bench[@]}" --target=127.0.0.1:$port --requests=20 >"$work/corrupt.txt" 2>&1 || rc=$?
+check "a wrong order fails verification with a non-zero exit" bash -c \
+  "[[ $rc -ne 0 ]] && grep -q 'VERIFICATION_FAILED *20' '$work/corrupt.txt'"
+
+# 200 ms per sort on one worker: 5/s served, 50/s due. See bench_test.cc for the arithmetic.
+start_sortd --cpu_threads=1 --test_delay_per_job=200ms
+"${bench[@]}" --target=127.0.0.1:$port --requests=12 --rate=50 --concurrency=1 --json >"$work/stall.json"
+check "stalled server: corrected p99 >= 3x uncorrected p99" json_check "$work/stall.json" \
+  "r['latency_ms']['p99_ms'] >= 2000 and
+   r['latency_ms']['p99_ms'] >= 3 * r['uncorrected_latency_ms']['p99_ms']"
+
+echo "$passed passed, $failed failed"
+((failed == 0))
