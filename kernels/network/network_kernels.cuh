@@ -144,6 +144,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int q = 0; q < kVec; ++q) e[m][q] = raw[reversed ? kVec - 1 - q : q];
   }
+  // Which end of a comparator is lower is known at compile time: a stride layer raises the
+  // position unless the flip was applied (the flip toggles every bit below p). Only a group that
+  // reaches past n needs its positions tested.
+  size_t top = 0;
+#pragma unroll
+  for (int m = 0; m < kGroups; ++m) top = vec[m] > top ? vec[m] : top;
+  const bool full = (top + 1) * kVec <= n;
   auto position = [&](int m, int q) -> size_t {
     const bool reversed = kFlip && (m & (1 << (kLayers - 1)));
     return vec[m] * kVec + (reversed ? kVec - 1 - q : q);
@@ -154,14 +161,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int m = 0; m < kGroups; ++m) {
       if (m & bit) continue;
+      const bool swapped = kFlip && j > 0 && (m & (1 << (kLayers - 1)));
+      const int lo = swapped ? (m | bit) : m, hi = swapped ? m : (m | bit);
 #pragma unroll
       for (int q = 0; q < kVec; ++q) {
-        const size_t pa = position(m, q), pb = position(m | bit, q);
-        if (pa < pb) {
-          if (pb < n) CompareSwap<E>(e[m][q], e[m | bit][q]);
-        } else {
-          if (pa < n) CompareSwap<E>(e[m | bit][q], e[m][q]);
-        }
+        if (full || position(hi, q) < n) CompareSwap<E>(e[lo][q], e[hi][q]);
       }
     }
   }
@@ -237,11 +241,18 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t len = static_cast<uint32_t>(w1 - w0);
   for (uint32_t i = threadIdx.x; i < len; i += kThreads) s[i] = src[w0 + i];
   __syncthreads();
-  const size_t block_mask = ~(2 * p - 1);
+  // 32-bit position arithmetic: every stride and 2p fit (n < 2^32), and only the low bits of a
+  // position decide its comparators. Only lower ends are enumerated (a position with bit k set).
+  const uint32_t pmask = static_cast<uint32_t>(2 * p - 1);
+  const uint32_t w0lo = static_cast<uint32_t>(w0);
   for (uint32_t k = kHalo / 2; k >= 1; k >>= 1) {
-    for (uint32_t i = threadIdx.x; i + k < len; i += kThreads) {
-      const size_t x = w0 + i;
-      if ((x & k) && (((x + k) ^ x) & block_mask) == 0) CompareSwap<E>(s[i], s[i + k]);
+    const uint32_t d = w0lo & (2 * k - 1);  // w0's offset from the 2k-aligned position below it
+    const uint32_t count = (len + d) / 2 + k;
+    for (uint32_t c = threadIdx.x; c < count; c += kThreads) {
+      const int i = static_cast<int>(InsertZeroBit(c, k) + k) - static_cast<int>(d);
+      if (i < 0 || static_cast<uint32_t>(i) + k >= len) continue;
+      const uint32_t x = w0lo + static_cast<uint32_t>(i);
+      if ((x & pmask) <= pmask - k) CompareSwap<E>(s[i], s[i + k]);
     }
     __syncthreads();
   }
@@ -249,54 +260,6 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t count = static_cast<uint32_t>(n - out0 < kOut ? n - out0 : kOut);
   for (uint32_t i = threadIdx.x; i < count; i += kThreads) {
     Emit(io, dst, out0 + i, s[first + i], final);
-  }
-}
-
-// Odd-even merge layers (p, k) for k = s*2^(layers-1) .. s, strides too large for one tile,
-// fused. All of them pair positions of equal residue mod s, and on the sequence of one residue
-// class they are the 1-D layers with strides 2^j, so the window idea above applies to rows of a
-// 2-D tile: kCols consecutive residues (coalesced rows) by kOut output rows plus a halo of
-// 2^kMaxLayers - 1 rows on each side. Reads src, writes dst, for the same reason.
-template <typename E, int kMaxLayers, int kCols, int kOut, int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    OddEvenMergeStridedKernel(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
-                              size_t s, int layers) {
-  using T = typename E::T;
-  constexpr int kHalo = (1 << kMaxLayers) - 1;
-  constexpr int kRows = kOut + 2 * kHalo;
-  __shared__ T tile[kRows][kCols];
-  const size_t col_groups = s / kCols;
-  const size_t r0 = (blockIdx.x % col_groups) * kCols;
-  const long long i0 = static_cast<long long>(blockIdx.x / col_groups) * kOut;
-  const long long w0 = i0 - kHalo;  // first row of the window (may be < 0: no such rows)
-  for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
-    const int row = idx / kCols, c = idx % kCols;
-    const long long i = w0 + row;
-    if (i < 0) continue;
-    const size_t x = static_cast<size_t>(i) * s + r0 + c;
-    if (x < n) tile[row][c] = src[x];
-  }
-  __syncthreads();
-  const size_t block_mask = ~(2 * p - 1);
-  for (int j = layers - 1; j >= 0; --j) {
-    const int dr = 1 << j;
-    const size_t k = s << j;
-    for (int idx = threadIdx.x; idx < (kRows - dr) * kCols; idx += kThreads) {
-      const int row = idx / kCols, c = idx % kCols;
-      const long long i = w0 + row;
-      if (i < 0) continue;
-      const size_t x = static_cast<size_t>(i) * s + r0 + c;
-      const size_t y = x + k;
-      if ((x & k) && ((x ^ y) & block_mask) == 0 && y < n) {
-        CompareSwap<E>(tile[row][c], tile[row + dr][c]);
-      }
-    }
-    __syncthreads();
-  }
-  for (int idx = threadIdx.x; idx < kOut * kCols; idx += kThreads) {
-    const int row = idx / kCols, c = idx % kCols;
-    const size_t x = static_cast<size_t>(i0 + row) * s + r0 + c;
-    if (x < n) dst[x] = tile[kHalo + row][c];
   }
 }
 

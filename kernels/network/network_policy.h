@@ -13,7 +13,9 @@ struct NetworkPolicy {
   // Shared tile: 32 KB is 8192 u32 keys, 4096 (u32 key, index) pairs, 2048 (u64 key, index)
   // pairs. Fits the default 48 KB limit, leaving room for several blocks per SM.
   static constexpr uint32_t kTileBytes = 32 * 1024;
-  // Bitonic strides >= the tile fused per global launch: 8 elements per thread in registers.
+  // Bitonic strides >= the tile fused per global launch: 2^3 groups of one 16-byte vector per
+  // thread in registers. On an H200 at 2^24 u32 keys a 1-layer pass took 36.9 us, a 3-layer pass
+  // 42.8 us and a 4-layer pass 61.8 us (register pressure), so 3.
   static constexpr int kGlobalFuse = 3;
   static constexpr int kGlobalThreads = 256;
 };
@@ -28,14 +30,6 @@ template <typename T>
 inline constexpr uint32_t kOemHalo = kTileElems<T> / 4;
 template <typename T>
 inline constexpr uint32_t kOemWindowOut = kTileElems<T> / 2;
-
-// Odd-even merge strides between the window's halo and the merge's first layer, fused up to
-// kOemStridedLayers per launch on 2-D tiles of 32 residues by 2^(layers+1) output rows.
-template <typename T>
-inline constexpr int kOemStridedLayers = sizeof(T) >= 16 ? 4 : 5;
-inline constexpr int kOemStridedCols = 32;
-template <typename T>
-inline constexpr int kOemStridedOut = 2 << kOemStridedLayers<T>;
 
 // Scratch is returned at least this large, so a caller that allocates what the query said never
 // passes nullptr (which would mean "query") for a sort that needs no scratch.
