@@ -214,13 +214,17 @@ int Run(int argc, char** argv) {
       nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile>
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
-    bad |= phase("odd-even merge global layer", "88 per sort", [&] {
+    bad |= phase("odd-even merge head, 3 layers", "11 per sort", [&] {
+      nw::OddEvenMergeHeadKernel<E, 3, kG><<<n / 4 / 8 / kG, kG, 0, stream>>>(buf, n, p);
+    });
+    bad |= phase("odd-even merge global layer", "66 per sort", [&] {
       nw::OddEvenMergeGlobalKernel<E, kG><<<n / 2 / kG, kG, 0, stream>>>(buf, n, p, p);
     });
     bad |= phase("odd-even merge window", "11 per sort", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                    nw::kOemWindowOut<uint32_t>>
-          <<<n / nw::kOemWindowOut<uint32_t>, kT, 0, stream>>>(io, buf, other, n, p, false);
+          <<<(n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>, kT, 0, stream>>>(
+              io, buf, other, n, p, false);
     });
     if (bad) return 1;
   }

@@ -130,10 +130,17 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
       } else {
         constexpr uint32_t kHalo = kOemHalo<T>;
         constexpr uint32_t kOut = kOemWindowOut<T>;
-        // One launch per layer down to the window's halo: these layers are memory-bound at
-        // 27.6 us each at 2^24 u32 keys on an H200. Fusing five of them on 2-D halo windows
-        // (rows of 32 residues, 2x reads) took 183.7 us, slower than the five launches.
-        for (size_t k = p; k >= kHalo; k >>= 1) {
+        // The merge's first layers in registers, then one launch per layer down to the window's
+        // halo: those are memory-bound at 27.6 us each at 2^24 u32 keys on an H200. Fusing
+        // five of them on 2-D halo windows (rows of 32 residues, 2x reads) took 183.7 us,
+        // slower than the five launches.
+        constexpr int kHead = P::kOemHeadLayers;
+        static_assert((kTile >> (kHead - 1)) >= kHalo, "head layers must stay above the window");
+        constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+        OddEvenMergeHeadKernel<E, kHead, kGThreads>
+            <<<BlocksFor((span / kVec) >> kHead, kGThreads), kGThreads, 0, stream>>>(buf, n, p);
+        SORTD_CUDA_TRY_LAUNCH();
+        for (size_t k = p >> kHead; k >= kHalo; k >>= 1) {
           OddEvenMergeGlobalKernel<E, kGThreads>
               <<<BlocksFor(span / 2, kGThreads), kGThreads, 0, stream>>>(buf, n, p, k);
           SORTD_CUDA_TRY_LAUNCH();

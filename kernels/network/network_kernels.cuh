@@ -221,6 +221,73 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The first kLayers layers of odd-even merge p (strides p .. s = p >> (kLayers-1)), fused. Every
+// comparator of a stride that is a multiple of s joins two positions of one residue class mod s
+// inside one block of 2p, and such a class has exactly 2^kLayers members, so a thread that owns
+// one class (as kVec consecutive residues, one 16-byte vector per member) applies all kLayers
+// layers in registers with compile-time partners. Later layers of the merge are not closed on
+// such small groups: they get one launch each, then the window kernel.
+template <typename E, int kLayers, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    OddEvenMergeHeadKernel(typename E::T* buf, size_t n, size_t p) {
+  using T = typename E::T;
+  constexpr int kMembers = 1 << kLayers;
+  constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+  const size_t s_vec = (p >> (kLayers - 1)) / kVec;  // members are s_vec vectors apart
+  const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
+  const size_t first = (t / s_vec) * (2 * p / kVec) + t % s_vec;  // vector index of member 0
+  if (first * kVec >= n) return;
+  T e[kMembers][kVec];
+  const bool full = (first + (kMembers - 1) * s_vec + 1) * kVec <= n;
+#pragma unroll
+  for (int m = 0; m < kMembers; ++m) {
+    const size_t v = first + m * s_vec;
+    if (full) {
+      if constexpr (kVec > 1) {
+        *reinterpret_cast<uint4*>(e[m]) = reinterpret_cast<const uint4*>(buf)[v];
+      } else {
+        e[m][0] = buf[v];
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (v * kVec + q < n) e[m][q] = buf[v * kVec + q];
+      }
+    }
+  }
+#pragma unroll
+  for (int l = 0; l < kLayers; ++l) {
+    const int d = 1 << (kLayers - 1 - l);  // the layer's stride in members
+#pragma unroll
+    for (int m = 0; m < kMembers; ++m) {
+      // Layer 0 pairs m < kMembers/2 with m + kMembers/2; later layers pair each m with bit d
+      // set with m + d while that stays in the block.
+      const bool lower = l == 0 ? (m & d) == 0 : ((m & d) != 0 && m + d < kMembers);
+      if (!lower) continue;
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (full || (first + (m + d) * s_vec) * kVec + q < n) CompareSwap<E>(e[m][q], e[m + d][q]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kMembers; ++m) {
+    const size_t v = first + m * s_vec;
+    if (full) {
+      if constexpr (kVec > 1) {
+        reinterpret_cast<uint4*>(buf)[v] = *reinterpret_cast<const uint4*>(e[m]);
+      } else {
+        buf[v] = e[m][0];
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (v * kVec + q < n) buf[v * kVec + q] = e[m][q];
+      }
+    }
+  }
+}
+
 // Every odd-even merge stride below kHalo of merge p, fused in one shared-memory pass. Its
 // comparators are shifted (x with bit k set meets x + k), so no aligned tile is closed under
 // them; instead each block loads a window and applies the strides exactly to all of it, and

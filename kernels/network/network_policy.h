@@ -18,18 +18,22 @@ struct NetworkPolicy {
   // 42.8 us and a 4-layer pass 61.8 us (register pressure), so 3.
   static constexpr int kGlobalFuse = 3;
   static constexpr int kGlobalThreads = 256;
+  // Odd-even merge: the first layers of each global merge fused in registers (8 members of a
+  // residue class per thread). Needs p >> (kOemHeadLayers - 1) >= the window halo.
+  static constexpr int kOemHeadLayers = 3;
 };
 
 template <typename T>
 inline constexpr uint32_t kTileElems = NetworkPolicy::kTileBytes / sizeof(T);
 
 // Odd-even merge's fused kernel works on a window of one tile: it applies the strides below
-// kTile/4 exactly to the middle half, the quarter on each side being the halo those strides can
-// reach (their sum is kTile/4 - 1).
+// kTile/8 exactly to the middle three quarters, the eighth on each side being the halo those
+// strides can reach (their sum is kTile/8 - 1). Instruction-bound: with a kTile/4 halo (11
+// layers, half the window kept) one launch took 203.5 us at 2^24 u32 keys on an H200.
 template <typename T>
-inline constexpr uint32_t kOemHalo = kTileElems<T> / 4;
+inline constexpr uint32_t kOemHalo = kTileElems<T> / 8;
 template <typename T>
-inline constexpr uint32_t kOemWindowOut = kTileElems<T> / 2;
+inline constexpr uint32_t kOemWindowOut = kTileElems<T> - 2 * kOemHalo<T>;
 
 // Scratch is returned at least this large, so a caller that allocates what the query said never
 // passes nullptr (which would mean "query") for a sort that needs no scratch.
