@@ -130,20 +130,29 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
       } else {
         constexpr uint32_t kHalo = kOemHalo<T>;
         constexpr uint32_t kOut = kOemWindowOut<T>;
-        // The merge's first layers in registers, then one launch per layer down to the window's
-        // halo: those are memory-bound at 27.6 us each at 2^24 u32 keys on an H200. Fusing
-        // five of them on 2-D halo windows (rows of 32 residues, 2x reads) took 183.7 us,
-        // slower than the five launches.
+        // The merge's first layers in registers (closed groups), then the layers down to the
+        // window's halo in chunks on row windows, then the window. One launch per layer would
+        // be memory-bound at 27.6 us each at 2^24 u32 keys on an H200.
         constexpr int kHead = P::kOemHeadLayers;
         static_assert((kTile >> (kHead - 1)) >= kHalo, "head layers must stay above the window");
         constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
         OddEvenMergeHeadKernel<E, kHead, kGThreads>
             <<<BlocksFor((span / kVec) >> kHead, kGThreads), kGThreads, 0, stream>>>(buf, n, p);
         SORTD_CUDA_TRY_LAUNCH();
-        for (size_t k = p >> kHead; k >= kHalo; k >>= 1) {
-          OddEvenMergeGlobalKernel<E, kGThreads>
-              <<<BlocksFor(span / 2, kGThreads), kGThreads, 0, stream>>>(buf, n, p, k);
+        constexpr int kRowLayers = P::kOemRowLayers;
+        constexpr int kRowVec = sizeof(T) >= 8 ? 1 : 8 / sizeof(T);
+        constexpr int kRowOut = sizeof(T) >= 16 ? 8 : 16;
+        for (size_t k = p >> kHead; k >= kHalo;) {
+          int layers = 1;
+          while (layers < kRowLayers && (k >> layers) >= kHalo) ++layers;
+          const size_t s = k >> (layers - 1);
+          const size_t rows = (n + s - 1) / s;
+          const size_t threads = (s / kRowVec) * ((rows + kRowOut - 1) / kRowOut);
+          OddEvenMergeRowsKernel<E, kRowLayers, kRowOut, kRowVec, kGThreads>
+              <<<BlocksFor(threads, kGThreads), kGThreads, 0, stream>>>(buf, other, n, p, s, layers);
           SORTD_CUDA_TRY_LAUNCH();
+          std::swap(buf, other);
+          k = s / 2;
         }
         OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
             <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);

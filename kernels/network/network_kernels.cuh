@@ -23,6 +23,26 @@ __device__ __forceinline__ void Emit(const NetworkIo<Key, E>& io, typename E::T*
   }
 }
 
+// A plain type of kVec elements of T for one vector access (8 or 16 bytes).
+template <typename T, int kVec>
+struct VecOfImpl {
+  using type = T;
+};
+template <>
+struct VecOfImpl<uint32_t, 2> {
+  using type = uint2;
+};
+template <>
+struct VecOfImpl<uint32_t, 4> {
+  using type = uint4;
+};
+template <>
+struct VecOfImpl<uint64_t, 2> {
+  using type = uint4;
+};
+template <typename T, int kVec>
+using VecOf = typename VecOfImpl<T, kVec>::type;
+
 // Vector width for moving kItems consecutive elements of one thread: 16 bytes when they tile.
 template <typename T, int kItems>
 inline constexpr bool kVectorizable = (kItems * sizeof(T)) % 16 == 0;
@@ -283,6 +303,96 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int q = 0; q < kVec; ++q) {
         if (v * kVec + q < n) buf[v * kVec + q] = e[m][q];
+      }
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void Unpack(T v, T (&e)[1]) { e[0] = v; }
+template <typename T>
+__device__ __forceinline__ void Unpack(uint2 v, T (&e)[2]) { e[0] = v.x; e[1] = v.y; }
+template <typename T, int kVec>
+__device__ __forceinline__ VecOf<T, kVec> Pack(const T (&e)[kVec]) {
+  if constexpr (kVec == 1) {
+    return e[0];
+  } else {
+    return make_uint2(e[0], e[1]);
+  }
+}
+
+// Row layer j (stride 2^j rows) of OddEvenMergeRowsKernel, then the layers below it; templates
+// so that every register index is a constant.
+template <typename E, int kJ, int kRows, int kVec>
+struct RowLayers {
+  static __device__ __forceinline__ void Apply(typename E::T (&e)[kRows][kVec], long long w0,
+                                               size_t s, size_t r, size_t n, uint32_t rmask,
+                                               bool full, int layers) {
+    if (kJ < layers) {
+      constexpr int kD = 1 << kJ;
+#pragma unroll
+      for (int a = 0; a + kD < kRows; ++a) {
+        const long long i = w0 + a;
+        const uint32_t il = static_cast<uint32_t>(i);
+        if (i < 0 || !(il & kD) || (il & rmask) > rmask - kD) continue;
+#pragma unroll
+        for (int q = 0; q < kVec; ++q) {
+          if (full || static_cast<size_t>(i + kD) * s + r + q < n) {
+            CompareSwap<E>(e[a][q], e[a + kD][q]);
+          }
+        }
+      }
+    }
+    if constexpr (kJ > 0) RowLayers<E, kJ - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
+  }
+};
+
+// Odd-even merge layers (p, k) for k = s*2^(layers-1) .. s (layers <= kMaxLayers), between the
+// head and the window, fused. They pair positions of equal residue mod s, and on the sequence of
+// one residue class ("rows" i: position i*s + r) they are 1-D layers with strides 2^j; so the
+// window idea applies along rows, in registers: a thread owns kVec consecutive residues of kOut
+// rows, loads a halo of 2^kMaxLayers - 1 rows on each side, applies the layers with
+// compile-time register indices and keeps the middle. Reads src, writes dst (halos overlap).
+template <typename E, int kMaxLayers, int kOut, int kVec, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    OddEvenMergeRowsKernel(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
+                           size_t s, int layers) {
+  using T = typename E::T;
+  using Vec = VecOf<T, kVec>;
+  constexpr int kHalo = (1 << kMaxLayers) - 1;
+  constexpr int kRows = kOut + 2 * kHalo;
+  const size_t col_vecs = s / kVec;
+  const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
+  const size_t r = (t % col_vecs) * kVec;
+  const long long i0 = static_cast<long long>(t / col_vecs) * kOut;
+  if (static_cast<size_t>(i0) * s >= n) return;
+  const long long w0 = i0 - kHalo;
+  T e[kRows][kVec];
+#pragma unroll
+  for (int a = 0; a < kRows; ++a) {
+    const long long i = w0 + a;
+    const size_t x = static_cast<size_t>(i) * s + r;
+    if (i >= 0 && x + kVec <= n) {
+      Unpack<T>(*reinterpret_cast<const Vec*>(src + x), e[a]);
+    } else if (i >= 0) {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (x + q < n) e[a][q] = src[x + q];
+      }
+    }
+  }
+  const uint32_t rmask = static_cast<uint32_t>((2 * p) / s - 1);  // rows per 2p block, minus 1
+  const bool full = (static_cast<size_t>(w0 + kRows) * s) <= n && w0 >= 0;
+  RowLayers<E, kMaxLayers - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
+#pragma unroll
+  for (int a = kHalo; a < kHalo + kOut; ++a) {
+    const size_t x = static_cast<size_t>(w0 + a) * s + r;
+    if (x + kVec <= n) {
+      *reinterpret_cast<Vec*>(dst + x) = Pack<T, kVec>(e[a]);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (x + q < n) dst[x + q] = e[a][q];
       }
     }
   }

@@ -21,6 +21,9 @@ struct NetworkPolicy {
   // Odd-even merge: the first layers of each global merge fused in registers (8 members of a
   // residue class per thread). Needs p >> (kOemHeadLayers - 1) >= the window halo.
   static constexpr int kOemHeadLayers = 3;
+  // Odd-even merge layers between the head and the window, fused up to this many per launch on
+  // row windows in registers (a halo of 2^3 - 1 rows each side of 16 output rows).
+  static constexpr int kOemRowLayers = 3;
 };
 
 template <typename T>
