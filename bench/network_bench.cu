@@ -220,10 +220,11 @@ int Run(int argc, char** argv) {
     bad |= phase("odd-even merge global layer", "-", [&] {
       nw::OddEvenMergeGlobalKernel<E, kG><<<n / 2 / kG, kG, 0, stream>>>(buf, n, p, p);
     });
-    bad |= phase("odd-even merge rows, 3 layers", "22 per sort", [&] {
+    bad |= phase("odd-even merge rows, 3 layers", "26 per sort", [&] {
       const size_t s = p >> 5;
-      nw::OddEvenMergeRowsKernel<E, 3, 16, 2, kG>
-          <<<(s / 2) * (n / s / 16) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
+      constexpr int kOut = nw::NetworkPolicy::kOemRowOut<uint32_t>;
+      nw::OddEvenMergeRowsKernel<E, 3, kOut, 2, kG>
+          <<<(s / 2) * (n / s / kOut) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
     });
     bad |= phase("odd-even merge window", "11 per sort", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,

@@ -141,7 +141,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
         SORTD_CUDA_TRY_LAUNCH();
         constexpr int kRowLayers = P::kOemRowLayers;
         constexpr int kRowVec = sizeof(T) >= 8 ? 1 : 8 / sizeof(T);
-        constexpr int kRowOut = sizeof(T) >= 16 ? 8 : 16;
+        constexpr int kRowOut = P::template kOemRowOut<T>;
         for (size_t k = p >> kHead; k >= kHalo;) {
           int layers = 1;
           while (layers < kRowLayers && (k >> layers) >= kHalo) ++layers;
