@@ -85,7 +85,8 @@ __device__ __forceinline__ void StoreBlocked(const NetworkIo<Key, E>& io, typena
   }
 }
 
-// Sorts each tile of kTile keys completely in shared memory (the whole array when n <= kTile).
+// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic in registers
+// with shared memory for strides beyond a warp, the others in shared memory.
 template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile>
 __global__ void __launch_bounds__(kThreads)
     TileSortKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
@@ -227,7 +228,9 @@ __global__ void __launch_bounds__(kThreads)
   StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
 }
 
-// One odd-even merge layer (p, k) over the whole array, k >= the window kernel's halo.
+// One odd-even merge layer (p, k) over the whole array, one comparator per thread. The sorts no
+// longer launch it (head and row kernels fuse these layers); network_bench times it as the
+// memory-bound cost of one layer.
 template <typename E, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     OddEvenMergeGlobalKernel(typename E::T* buf, size_t n, size_t p, size_t k) {
@@ -246,7 +249,7 @@ __global__ void __launch_bounds__(kThreads)
 // inside one block of 2p, and such a class has exactly 2^kLayers members, so a thread that owns
 // one class (as kVec consecutive residues, one 16-byte vector per member) applies all kLayers
 // layers in registers with compile-time partners. Later layers of the merge are not closed on
-// such small groups: they get one launch each, then the window kernel.
+// such small groups: they go to the row kernel, then the window kernel.
 template <typename E, int kLayers, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     OddEvenMergeHeadKernel(typename E::T* buf, size_t n, size_t p) {
