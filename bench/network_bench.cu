@@ -18,6 +18,7 @@
 
 #include "bench/gpu_bench_harness.h"
 #include "bench/naive_networks.cuh"
+#include "kernels/network/dispatch_network_sort.cuh"
 #include "kernels/network_sort.h"
 #include "kernels/segmented_sort.h"
 
@@ -168,6 +169,70 @@ int Run(int argc, char** argv) {
       report.Add({net == 0 ? "bitonic" : "odd_even_merge", "u32 argsort", "n=2^24", n, t.median_ms,
                   t.min_ms, t.runs, "stable, indices out"});
     }
+  }
+  // Where the time goes at 2^24 u32 keys: each kind of launch timed alone on the same data
+  // (the count says how many of it one sort makes).
+  {
+    namespace nw = kernels::network;
+    using E = nw::BitsElem<uint32_t>;
+    constexpr uint32_t kTile = nw::kTileElems<uint32_t>;
+    constexpr int kT = nw::NetworkPolicy::kThreads, kG = nw::NetworkPolicy::kGlobalThreads;
+    const size_t n = size_t{1} << 24;
+    kernels::DeviceSortArgs a;
+    a.n = n;
+    a.keys_in = keys_in;
+    a.keys_out = keys_out;
+    const auto io = nw::MakeIo<uint32_t, E>(a);
+    auto* buf = reinterpret_cast<uint32_t*>((reinterpret_cast<uintptr_t>(temp.p) + 15) / 16 * 16);
+    uint32_t* other = buf + n;
+    auto phase = [&](const char* what, const char* count, auto&& launch) -> int {
+      const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
+        launch();
+        return cudaPeekAtLastError();
+      });
+      BENCH_CHECK(t.error);
+      report.Add({std::string("phase: ") + what, "u32", "n=2^24", n, t.median_ms, t.min_ms, t.runs,
+                  count});
+      return 0;
+    };
+    const size_t p = n / 2;
+    int bad = 0;
+    bad |= phase("bitonic tile sort", "1 per sort", [&] {
+      nw::TileSortKernel<nw::Network::kBitonic, uint32_t, E, kT, kTile>
+          <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+    });
+    bad |= phase("bitonic global, 3 layers", "26 per sort", [&] {
+      nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 3, stream);
+    });
+    bad |= phase("bitonic global, 1 layer", "-", [&] {
+      nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 1, stream);
+    });
+    bad |= phase("bitonic tile merge", "11 per sort", [&] {
+      nw::BitonicTileMergeKernel<uint32_t, E, kT, kTile><<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+    });
+    bad |= phase("odd-even merge tile sort", "1 per sort", [&] {
+      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile>
+          <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+    });
+    bad |= phase("odd-even merge head, 3 layers", "11 per sort", [&] {
+      nw::OddEvenMergeHeadKernel<E, 3, kG><<<n / 4 / 8 / kG, kG, 0, stream>>>(buf, n, p);
+    });
+    bad |= phase("odd-even merge global layer", "-", [&] {
+      nw::OddEvenMergeGlobalKernel<E, kG><<<n / 2 / kG, kG, 0, stream>>>(buf, n, p, p);
+    });
+    bad |= phase("odd-even merge rows, 3 layers", "26 per sort", [&] {
+      const size_t s = p >> 5;
+      constexpr int kOut = nw::NetworkPolicy::kOemRowOut<uint32_t>;
+      nw::OddEvenMergeRowsKernel<E, 3, kOut, 2, kG>
+          <<<(s / 2) * (n / s / kOut) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
+    });
+    bad |= phase("odd-even merge window", "11 per sort", [&] {
+      nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                   nw::kOemWindowOut<uint32_t>>
+          <<<(n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>, kT, 0, stream>>>(
+              io, buf, other, n, p, false);
+    });
+    if (bad) return 1;
   }
   // std::sort of the 2^28 keys on this machine's CPU (one run: it takes tens of seconds).
   if (oem_2_28_ms > 0) {

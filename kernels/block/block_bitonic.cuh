@@ -16,8 +16,12 @@
 
 namespace sortd::kernels::block {
 
+// kCheck = false is the full-tile version: no position tests. The tile kernels are bound by
+// instruction issue (an 8192-key bitonic tile is ~35k issue cycles of compare-exchanges against
+// 50k measured per tile on an H200), and the tests were a third of each exchange's instructions.
+
 // Layers (p, k) for every k in [kItems, k_first] (flip when k == p), across lanes.
-template <typename E, int kItems>
+template <typename E, int kItems, bool kCheck>
 __device__ __forceinline__ void ShuffleLayers(typename E::T (&e)[kItems], uint32_t len, uint32_t p,
                                               uint32_t k_first) {
   using T = typename E::T;
@@ -37,13 +41,13 @@ __device__ __forceinline__ void ShuffleLayers(typename E::T (&e)[kItems], uint32
     for (int i = 0; i < kItems; ++i) {
       const uint32_t x = base + i;
       const uint32_t y = partner_base + (flip ? kItems - 1 - i : i);
-      if ((x > y ? x : y) < len) e[i] = warp::Keep<E>(e[i], recv[i], lower);
+      if (!kCheck || (x > y ? x : y) < len) e[i] = warp::Keep<E>(e[i], recv[i], lower);
     }
   }
 }
 
 // Layers (p, k) for k = min(k_first, kItems/2) .. 1 inside each thread; flip when k == p.
-template <typename E, int kItems>
+template <typename E, int kItems, bool kCheck>
 __device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint32_t len,
                                                uint32_t p, uint32_t k_first) {
   const uint32_t base = threadIdx.x * kItems;
@@ -54,13 +58,13 @@ __device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint3
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
           const int j = i ^ (2 * k - 1);
-          if (j > i && base + j < len) network::CompareSwap<E>(e[i], e[j]);
+          if (j > i && (!kCheck || base + j < len)) network::CompareSwap<E>(e[i], e[j]);
         }
       } else {
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
           const int j = i ^ k;
-          if (j > i && base + j < len) network::CompareSwap<E>(e[i], e[j]);
+          if (j > i && (!kCheck || base + j < len)) network::CompareSwap<E>(e[i], e[j]);
         }
       }
     }
@@ -69,8 +73,8 @@ __device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint3
 
 // Layers (p, k) for k = k_first .. 1 on a tile of kThreads*kItems positions held blocked in
 // registers; s is shared scratch of the tile's size for the strides beyond one warp.
-template <typename E, int kThreads, int kItems>
-__device__ __forceinline__ void BlockBitonicLayersRegs(typename E::T (&e)[kItems],
+template <typename E, int kThreads, int kItems, bool kCheck>
+__device__ __forceinline__ void BlockBitonicLayersRegsImpl(typename E::T (&e)[kItems],
                                                        typename E::T* s, uint32_t len, uint32_t p,
                                                        uint32_t k_first) {
   constexpr uint32_t kWarpSpan = 32 * kItems;
@@ -86,15 +90,34 @@ __device__ __forceinline__ void BlockBitonicLayersRegs(typename E::T (&e)[kItems
     __syncthreads();  // s is written again by the next merge's round trip
     k = kWarpSpan / 2;
   }
-  ShuffleLayers<E, kItems>(e, len, p, k);
-  RegisterLayers<E, kItems>(e, len, p, k < kItems ? k : kItems / 2);
+  ShuffleLayers<E, kItems, kCheck>(e, len, p, k);
+  RegisterLayers<E, kItems, kCheck>(e, len, p, k < kItems ? k : kItems / 2);
+}
+
+template <typename E, int kThreads, int kItems>
+__device__ __forceinline__ void BlockBitonicLayersRegs(typename E::T (&e)[kItems],
+                                                       typename E::T* s, uint32_t len, uint32_t p,
+                                                       uint32_t k_first) {
+  if (len == kThreads * kItems) {
+    BlockBitonicLayersRegsImpl<E, kThreads, kItems, false>(e, s, len, p, k_first);
+  } else {
+    BlockBitonicLayersRegsImpl<E, kThreads, kItems, true>(e, s, len, p, k_first);
+  }
 }
 
 // Sorts the tile held in e (positions >= len ignored).
 template <typename E, int kThreads, int kItems>
 __device__ __forceinline__ void BlockBitonicSortRegs(typename E::T (&e)[kItems], typename E::T* s,
                                                      uint32_t len) {
-  for (uint32_t p = 1; p < len; p <<= 1) BlockBitonicLayersRegs<E, kThreads, kItems>(e, s, len, p, p);
+  if (len == kThreads * kItems) {
+    for (uint32_t p = 1; p < len; p <<= 1) {
+      BlockBitonicLayersRegsImpl<E, kThreads, kItems, false>(e, s, len, p, p);
+    }
+  } else {
+    for (uint32_t p = 1; p < len; p <<= 1) {
+      BlockBitonicLayersRegsImpl<E, kThreads, kItems, true>(e, s, len, p, p);
+    }
+  }
 }
 
 }  // namespace sortd::kernels::block

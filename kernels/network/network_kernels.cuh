@@ -23,6 +23,26 @@ __device__ __forceinline__ void Emit(const NetworkIo<Key, E>& io, typename E::T*
   }
 }
 
+// A plain type of kVec elements of T for one vector access (8 or 16 bytes).
+template <typename T, int kVec>
+struct VecOfImpl {
+  using type = T;
+};
+template <>
+struct VecOfImpl<uint32_t, 2> {
+  using type = uint2;
+};
+template <>
+struct VecOfImpl<uint32_t, 4> {
+  using type = uint4;
+};
+template <>
+struct VecOfImpl<uint64_t, 2> {
+  using type = uint4;
+};
+template <typename T, int kVec>
+using VecOf = typename VecOfImpl<T, kVec>::type;
+
 // Vector width for moving kItems consecutive elements of one thread: 16 bytes when they tile.
 template <typename T, int kItems>
 inline constexpr bool kVectorizable = (kItems * sizeof(T)) % 16 == 0;
@@ -65,7 +85,8 @@ __device__ __forceinline__ void StoreBlocked(const NetworkIo<Key, E>& io, typena
   }
 }
 
-// Sorts each tile of kTile keys completely in shared memory (the whole array when n <= kTile).
+// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic in registers
+// with shared memory for strides beyond a warp, the others in shared memory.
 template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile>
 __global__ void __launch_bounds__(kThreads)
     TileSortKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
@@ -144,6 +165,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int q = 0; q < kVec; ++q) e[m][q] = raw[reversed ? kVec - 1 - q : q];
   }
+  // Which end of a comparator is lower is known at compile time: a stride layer raises the
+  // position unless the flip was applied (the flip toggles every bit below p). Only a group that
+  // reaches past n needs its positions tested.
+  size_t top = 0;
+#pragma unroll
+  for (int m = 0; m < kGroups; ++m) top = vec[m] > top ? vec[m] : top;
+  const bool full = (top + 1) * kVec <= n;
   auto position = [&](int m, int q) -> size_t {
     const bool reversed = kFlip && (m & (1 << (kLayers - 1)));
     return vec[m] * kVec + (reversed ? kVec - 1 - q : q);
@@ -154,14 +182,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int m = 0; m < kGroups; ++m) {
       if (m & bit) continue;
+      const bool swapped = kFlip && j > 0 && (m & (1 << (kLayers - 1)));
+      const int lo = swapped ? (m | bit) : m, hi = swapped ? m : (m | bit);
 #pragma unroll
       for (int q = 0; q < kVec; ++q) {
-        const size_t pa = position(m, q), pb = position(m | bit, q);
-        if (pa < pb) {
-          if (pb < n) CompareSwap<E>(e[m][q], e[m | bit][q]);
-        } else {
-          if (pa < n) CompareSwap<E>(e[m | bit][q], e[m][q]);
-        }
+        if (full || position(hi, q) < n) CompareSwap<E>(e[lo][q], e[hi][q]);
       }
     }
   }
@@ -203,7 +228,9 @@ __global__ void __launch_bounds__(kThreads)
   StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
 }
 
-// One odd-even merge layer (p, k) over the whole array, k >= the window kernel's halo.
+// One odd-even merge layer (p, k) over the whole array, one comparator per thread. The sorts no
+// longer launch it (head and row kernels fuse these layers); network_bench times it as the
+// memory-bound cost of one layer.
 template <typename E, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     OddEvenMergeGlobalKernel(typename E::T* buf, size_t n, size_t p, size_t k) {
@@ -214,6 +241,163 @@ __global__ void __launch_bounds__(kThreads)
   if (E::Less(b, a)) {
     buf[lo] = b;
     buf[hi] = a;
+  }
+}
+
+// The first kLayers layers of odd-even merge p (strides p .. s = p >> (kLayers-1)), fused. Every
+// comparator of a stride that is a multiple of s joins two positions of one residue class mod s
+// inside one block of 2p, and such a class has exactly 2^kLayers members, so a thread that owns
+// one class (as kVec consecutive residues, one 16-byte vector per member) applies all kLayers
+// layers in registers with compile-time partners. Later layers of the merge are not closed on
+// such small groups: they go to the row kernel, then the window kernel.
+template <typename E, int kLayers, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    OddEvenMergeHeadKernel(typename E::T* buf, size_t n, size_t p) {
+  using T = typename E::T;
+  constexpr int kMembers = 1 << kLayers;
+  constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+  const size_t s_vec = (p >> (kLayers - 1)) / kVec;  // members are s_vec vectors apart
+  const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
+  const size_t first = (t / s_vec) * (2 * p / kVec) + t % s_vec;  // vector index of member 0
+  if (first * kVec >= n) return;
+  T e[kMembers][kVec];
+  const bool full = (first + (kMembers - 1) * s_vec + 1) * kVec <= n;
+#pragma unroll
+  for (int m = 0; m < kMembers; ++m) {
+    const size_t v = first + m * s_vec;
+    if (full) {
+      if constexpr (kVec > 1) {
+        *reinterpret_cast<uint4*>(e[m]) = reinterpret_cast<const uint4*>(buf)[v];
+      } else {
+        e[m][0] = buf[v];
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (v * kVec + q < n) e[m][q] = buf[v * kVec + q];
+      }
+    }
+  }
+#pragma unroll
+  for (int l = 0; l < kLayers; ++l) {
+    const int d = 1 << (kLayers - 1 - l);  // the layer's stride in members
+#pragma unroll
+    for (int m = 0; m < kMembers; ++m) {
+      // Layer 0 pairs m < kMembers/2 with m + kMembers/2; later layers pair each m with bit d
+      // set with m + d while that stays in the block.
+      const bool lower = l == 0 ? (m & d) == 0 : ((m & d) != 0 && m + d < kMembers);
+      if (!lower) continue;
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (full || (first + (m + d) * s_vec) * kVec + q < n) CompareSwap<E>(e[m][q], e[m + d][q]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kMembers; ++m) {
+    const size_t v = first + m * s_vec;
+    if (full) {
+      if constexpr (kVec > 1) {
+        reinterpret_cast<uint4*>(buf)[v] = *reinterpret_cast<const uint4*>(e[m]);
+      } else {
+        buf[v] = e[m][0];
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (v * kVec + q < n) buf[v * kVec + q] = e[m][q];
+      }
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void Unpack(T v, T (&e)[1]) { e[0] = v; }
+template <typename T>
+__device__ __forceinline__ void Unpack(uint2 v, T (&e)[2]) { e[0] = v.x; e[1] = v.y; }
+template <typename T, int kVec>
+__device__ __forceinline__ VecOf<T, kVec> Pack(const T (&e)[kVec]) {
+  if constexpr (kVec == 1) {
+    return e[0];
+  } else {
+    return make_uint2(e[0], e[1]);
+  }
+}
+
+// Row layer j (stride 2^j rows) of OddEvenMergeRowsKernel, then the layers below it; templates
+// so that every register index is a constant.
+template <typename E, int kJ, int kRows, int kVec>
+struct RowLayers {
+  static __device__ __forceinline__ void Apply(typename E::T (&e)[kRows][kVec], long long w0,
+                                               size_t s, size_t r, size_t n, uint32_t rmask,
+                                               bool full, int layers) {
+    if (kJ < layers) {
+      constexpr int kD = 1 << kJ;
+#pragma unroll
+      for (int a = 0; a + kD < kRows; ++a) {
+        const long long i = w0 + a;
+        const uint32_t il = static_cast<uint32_t>(i);
+        if (i < 0 || !(il & kD) || (il & rmask) > rmask - kD) continue;
+#pragma unroll
+        for (int q = 0; q < kVec; ++q) {
+          if (full || static_cast<size_t>(i + kD) * s + r + q < n) {
+            CompareSwap<E>(e[a][q], e[a + kD][q]);
+          }
+        }
+      }
+    }
+    if constexpr (kJ > 0) RowLayers<E, kJ - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
+  }
+};
+
+// Odd-even merge layers (p, k) for k = s*2^(layers-1) .. s (layers <= kMaxLayers), between the
+// head and the window, fused. They pair positions of equal residue mod s, and on the sequence of
+// one residue class ("rows" i: position i*s + r) they are 1-D layers with strides 2^j; so the
+// window idea applies along rows, in registers: a thread owns kVec consecutive residues of kOut
+// rows, loads a halo of 2^kMaxLayers - 1 rows on each side, applies the layers with
+// compile-time register indices and keeps the middle. Reads src, writes dst (halos overlap).
+template <typename E, int kMaxLayers, int kOut, int kVec, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    OddEvenMergeRowsKernel(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
+                           size_t s, int layers) {
+  using T = typename E::T;
+  using Vec = VecOf<T, kVec>;
+  constexpr int kHalo = (1 << kMaxLayers) - 1;
+  constexpr int kRows = kOut + 2 * kHalo;
+  const size_t col_vecs = s / kVec;
+  const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
+  const size_t r = (t % col_vecs) * kVec;
+  const long long i0 = static_cast<long long>(t / col_vecs) * kOut;
+  if (static_cast<size_t>(i0) * s >= n) return;
+  const long long w0 = i0 - kHalo;
+  T e[kRows][kVec];
+#pragma unroll
+  for (int a = 0; a < kRows; ++a) {
+    const long long i = w0 + a;
+    const size_t x = static_cast<size_t>(i) * s + r;
+    if (i >= 0 && x + kVec <= n) {
+      Unpack<T>(*reinterpret_cast<const Vec*>(src + x), e[a]);
+    } else if (i >= 0) {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (x + q < n) e[a][q] = src[x + q];
+      }
+    }
+  }
+  const uint32_t rmask = static_cast<uint32_t>((2 * p) / s - 1);  // rows per 2p block, minus 1
+  const bool full = (static_cast<size_t>(w0 + kRows) * s) <= n && w0 >= 0;
+  RowLayers<E, kMaxLayers - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
+#pragma unroll
+  for (int a = kHalo; a < kHalo + kOut; ++a) {
+    const size_t x = static_cast<size_t>(w0 + a) * s + r;
+    if (x + kVec <= n) {
+      *reinterpret_cast<Vec*>(dst + x) = Pack<T, kVec>(e[a]);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (x + q < n) dst[x + q] = e[a][q];
+      }
+    }
   }
 }
 
@@ -237,11 +421,18 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t len = static_cast<uint32_t>(w1 - w0);
   for (uint32_t i = threadIdx.x; i < len; i += kThreads) s[i] = src[w0 + i];
   __syncthreads();
-  const size_t block_mask = ~(2 * p - 1);
+  // 32-bit position arithmetic: every stride and 2p fit (n < 2^32), and only the low bits of a
+  // position decide its comparators. Only lower ends are enumerated (a position with bit k set).
+  const uint32_t pmask = static_cast<uint32_t>(2 * p - 1);
+  const uint32_t w0lo = static_cast<uint32_t>(w0);
   for (uint32_t k = kHalo / 2; k >= 1; k >>= 1) {
-    for (uint32_t i = threadIdx.x; i + k < len; i += kThreads) {
-      const size_t x = w0 + i;
-      if ((x & k) && (((x + k) ^ x) & block_mask) == 0) CompareSwap<E>(s[i], s[i + k]);
+    const uint32_t d = w0lo & (2 * k - 1);  // w0's offset from the 2k-aligned position below it
+    const uint32_t count = (len + d) / 2 + k;
+    for (uint32_t c = threadIdx.x; c < count; c += kThreads) {
+      const int i = static_cast<int>(InsertZeroBit(c, k) + k) - static_cast<int>(d);
+      if (i < 0 || static_cast<uint32_t>(i) + k >= len) continue;
+      const uint32_t x = w0lo + static_cast<uint32_t>(i);
+      if ((x & pmask) <= pmask - k) CompareSwap<E>(s[i], s[i + k]);
     }
     __syncthreads();
   }
@@ -249,54 +440,6 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t count = static_cast<uint32_t>(n - out0 < kOut ? n - out0 : kOut);
   for (uint32_t i = threadIdx.x; i < count; i += kThreads) {
     Emit(io, dst, out0 + i, s[first + i], final);
-  }
-}
-
-// Odd-even merge layers (p, k) for k = s*2^(layers-1) .. s, strides too large for one tile,
-// fused. All of them pair positions of equal residue mod s, and on the sequence of one residue
-// class they are the 1-D layers with strides 2^j, so the window idea above applies to rows of a
-// 2-D tile: kCols consecutive residues (coalesced rows) by kOut output rows plus a halo of
-// 2^kMaxLayers - 1 rows on each side. Reads src, writes dst, for the same reason.
-template <typename E, int kMaxLayers, int kCols, int kOut, int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    OddEvenMergeStridedKernel(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
-                              size_t s, int layers) {
-  using T = typename E::T;
-  constexpr int kHalo = (1 << kMaxLayers) - 1;
-  constexpr int kRows = kOut + 2 * kHalo;
-  __shared__ T tile[kRows][kCols];
-  const size_t col_groups = s / kCols;
-  const size_t r0 = (blockIdx.x % col_groups) * kCols;
-  const long long i0 = static_cast<long long>(blockIdx.x / col_groups) * kOut;
-  const long long w0 = i0 - kHalo;  // first row of the window (may be < 0: no such rows)
-  for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
-    const int row = idx / kCols, c = idx % kCols;
-    const long long i = w0 + row;
-    if (i < 0) continue;
-    const size_t x = static_cast<size_t>(i) * s + r0 + c;
-    if (x < n) tile[row][c] = src[x];
-  }
-  __syncthreads();
-  const size_t block_mask = ~(2 * p - 1);
-  for (int j = layers - 1; j >= 0; --j) {
-    const int dr = 1 << j;
-    const size_t k = s << j;
-    for (int idx = threadIdx.x; idx < (kRows - dr) * kCols; idx += kThreads) {
-      const int row = idx / kCols, c = idx % kCols;
-      const long long i = w0 + row;
-      if (i < 0) continue;
-      const size_t x = static_cast<size_t>(i) * s + r0 + c;
-      const size_t y = x + k;
-      if ((x & k) && ((x ^ y) & block_mask) == 0 && y < n) {
-        CompareSwap<E>(tile[row][c], tile[row + dr][c]);
-      }
-    }
-    __syncthreads();
-  }
-  for (int idx = threadIdx.x; idx < kOut * kCols; idx += kThreads) {
-    const int row = idx / kCols, c = idx % kCols;
-    const size_t x = static_cast<size_t>(i0 + row) * s + r0 + c;
-    if (x < n) dst[x] = tile[kHalo + row][c];
   }
 }
 

@@ -152,8 +152,12 @@ void AllDistributions(const NamedSort& sort, const std::vector<size_t>& sizes) {
   }
 }
 
+// 6145 and 12289: one past one and two odd-even merge windows (3072 and 6144 positions kept) for
+// pairs and u32 keys.
 TEST(NetworkSortTest, BitonicDistributions) { AllDistributions(kBitonic, {777, 20001}); }
-TEST(NetworkSortTest, OddEvenMergeDistributions) { AllDistributions(kOddEvenMerge, {777, 20001}); }
+TEST(NetworkSortTest, OddEvenMergeDistributions) {
+  AllDistributions(kOddEvenMerge, {777, 6145, 12289, 20001});
+}
 // The global path (one launch per phase) starts past the tile: 2048 (u64, index) pairs, 4096
 // (u32, index) pairs or u64 keys, 8192 u32 keys.
 TEST(NetworkSortTest, TranspositionGlobalPhases) {
