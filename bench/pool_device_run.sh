@@ -21,7 +21,7 @@ start_sortd() {  # start_sortd NAME FLAGS...: sets $port
   local name=$1
   shift
   sortd --listen=127.0.0.1:0 --metrics_listen= --enable_echo --engine=gpu \
-    --gpu_memory_pool_bytes=$((16 << 30)) --pinned_pool_bytes=$((4 << 30)) "$@" 2>"$out/sortd-$name.log" &
+    --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)) "$@" 2>"$out/sortd-$name.log" &
   pid=$!
   for _ in $(seq 600); do
     port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/sortd-$name.log")
@@ -54,7 +54,7 @@ start_sortd chunked --transfer_chunk_bytes=$((8 << 20))
 bench chunked --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
 sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
 kill -TERM $pid; wait $pid
-start_sortd serial --transfer_chunk_bytes=$((1 << 40))
+start_sortd serial --transfer_chunk_bytes=$((1 << 40)) --copy_threads=1 --workers_per_gpu=1
 bench serial --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
 sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/serial_timings.txt" >/dev/null
 kill -TERM $pid; wait $pid

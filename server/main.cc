@@ -1,4 +1,5 @@
 // sortd: the sort server. `sortd --help` lists every flag.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -23,11 +24,17 @@ ABSL_FLAG(std::string, engine, "auto",
           "gpu (fail to start without a GPU)");
 ABSL_FLAG(std::string, gpus, "all", "GPUs to serve on: all, or device numbers like 0,2");
 ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, 0,
-          "Device-memory pool per GPU, allocated at start-up; 0 takes half the free memory");
+          "Device-memory pool per GPU worker, allocated at start-up; 0 splits half the GPU's free "
+          "memory between its workers");
 ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
-          "Pinned host staging per GPU, allocated at start-up; 0 takes min(device pool / 2, 4 GiB)");
+          "Pinned host staging per GPU worker, allocated at start-up; 0 takes min(device pool / 2, "
+          "4 GiB)");
 ABSL_FLAG(uint64_t, transfer_chunk_bytes, uint64_t{8} << 20,
           "Large transfers are split into chunks of this size so host copies overlap DMA");
+ABSL_FLAG(int, workers_per_gpu, 2,
+          "Workers per GPU, each with its own streams and pools (the pools are split between "
+          "them), so one request's copies overlap another's sort");
+ABSL_FLAG(int, copy_threads, 4, "Threads per GPU worker for host copies into and out of pinned memory");
 ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
           "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
 ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched launch");
@@ -64,6 +71,10 @@ ABSL_FLAG(bool, test_corrupt_output, false,
 ABSL_FLAG(bool, enable_echo, false,
           "Serve the sortd.v1.Diagnostics/Echo RPC, which returns the keys unchanged; "
           "`sortctl bench --echo` uses it to measure what the transport alone carries");
+ABSL_FLAG(bool, retain_freed_memory, true,
+          "Keep freed request/response buffers in the heap (glibc mmap threshold 32 MiB, trim "
+          "threshold 1 GiB) so the next request reuses them instead of faulting in fresh pages; "
+          "the process then holds on to the memory of its largest recent requests");
 ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
@@ -81,6 +92,12 @@ int main(int argc, char** argv) {
       "sortd: sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
       "Usage: sortd [--listen=0.0.0.0:50051] [--engine=auto|cpu|gpu] [flags]");
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_retain_freed_memory)) {
+    // Every large request allocates and frees buffers of the same sizes; by default glibc maps
+    // and unmaps them each time, and the page faults of a fresh 4 MiB response cost about 1 ms.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
 
   // Signals are taken by sigwait below; blocked before any thread starts so every thread
   // inherits the mask and none of them is interrupted.
@@ -116,6 +133,8 @@ int main(int argc, char** argv) {
   gpu.device_pool_bytes = absl::GetFlag(FLAGS_gpu_memory_pool_bytes);
   gpu.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
   gpu.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
+  gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
+  gpu.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);

@@ -7,10 +7,10 @@
 
 namespace sortd {
 
-DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, const BatchPolicy& batching,
-                           EngineObserver* observer, Reroute reroute)
+DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, std::string name,
+                           const BatchPolicy& batching, EngineObserver* observer, Reroute reroute)
     : device_(std::move(device)),
-      name_(device_->name()),
+      name_(std::move(name)),
       observer_(observer),
       reroute_(std::move(reroute)),
       queue_(batching) {
@@ -63,7 +63,7 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
   std::vector<SortReport> reports;
   for (auto& job : batch) {
     SortReport report;
-    report.device = name_;
+    report.device = device_->name();
     report.queued = now - job->arrival;
     absl::Status status = CheckJobStillWanted(*job, now);
     if (status.ok() && now > drain_deadline) {

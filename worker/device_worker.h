@@ -18,8 +18,9 @@ namespace sortd {
 class DeviceWorker {
  public:
   using Reroute = std::function<void(std::unique_ptr<SortJob>)>;
-  // `reroute` receives the jobs this worker can no longer run; `observer` may be null.
-  DeviceWorker(std::unique_ptr<SortDevice> device, const BatchPolicy& batching,
+  // `name` labels the worker in stats and logs; `reroute` receives the jobs this worker can no
+  // longer run; `observer` may be null.
+  DeviceWorker(std::unique_ptr<SortDevice> device, std::string name, const BatchPolicy& batching,
                EngineObserver* observer, Reroute reroute);
   ~DeviceWorker();  // shuts down with no drain time if Shutdown was not called
   DeviceWorker(const DeviceWorker&) = delete;  // owns a thread that points back at it

@@ -6,6 +6,8 @@
 #include "worker/pool_engine.h"
 
 #if SORTD_WITH_CUDA
+#include <cuda_runtime_api.h>
+
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
 #endif
@@ -29,21 +31,34 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       return absl::InvalidArgumentError(absl::StrCat("--gpus: device ", ordinal, " does not exist (",
                                                      count.count, " visible)"));
     }
-    CudaSortDeviceOptions device_options;
-    device_options.device = ordinal;
-    device_options.device_pool_bytes = options.device_pool_bytes;
-    device_options.pinned_pool_bytes = options.pinned_pool_bytes;
-    device_options.transfer_chunk_bytes = options.transfer_chunk_bytes;
-    device_options.test_transient_fault_every = options.test_transient_fault_every;
-    device_options.test_lose_at_batch = options.test_lose_at_batch;
-    auto device = CudaSortDevice::Create(device_options);
-    if (!device.ok()) return device.status();
-    WorkerStats stats;
-    (*device)->FillStats(stats);
-    log(absl::StrCat((*device)->name(), ": device pool ", stats.device_bytes_capacity >> 20,
-                     " MiB, pinned staging ", stats.pinned_bytes_capacity >> 20,
-                     " MiB, largest request ", (*device)->max_request_bytes() >> 20, " MiB"));
-    devices.push_back(std::move(*device));
+    const int workers = std::max(1, options.workers_per_gpu);
+    size_t device_pool = options.device_pool_bytes;
+    if (device_pool == 0) {
+      // Half of what is free now, shared by this GPU's workers.
+      size_t free_bytes = 0, total_bytes = 0;
+      if (cudaSetDevice(ordinal) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        return absl::InternalError(absl::StrCat("cuda:", ordinal, ": cannot read free memory"));
+      }
+      device_pool = free_bytes / 2 / workers;
+    }
+    for (int w = 0; w < workers; ++w) {
+      CudaSortDeviceOptions device_options;
+      device_options.device = ordinal;
+      device_options.device_pool_bytes = device_pool;
+      device_options.pinned_pool_bytes = options.pinned_pool_bytes;
+      device_options.transfer_chunk_bytes = options.transfer_chunk_bytes;
+      device_options.copy_threads = options.copy_threads;
+      device_options.test_transient_fault_every = options.test_transient_fault_every;
+      device_options.test_lose_at_batch = options.test_lose_at_batch;
+      auto device = CudaSortDevice::Create(device_options);
+      if (!device.ok()) return device.status();
+      WorkerStats stats;
+      (*device)->FillStats(stats);
+      log(absl::StrCat((*device)->name(), " worker ", w, ": device pool ", stats.device_bytes_capacity >> 20,
+                       " MiB, pinned staging ", stats.pinned_bytes_capacity >> 20,
+                       " MiB, largest request ", (*device)->max_request_bytes() >> 20, " MiB"));
+      devices.push_back(std::move(*device));
+    }
   }
   return devices;
 #else

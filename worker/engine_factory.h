@@ -22,6 +22,10 @@ struct GpuPoolOptions {
   size_t device_pool_bytes = 0;    // per GPU; 0 derives it from the device's free memory
   size_t pinned_pool_bytes = 0;    // per GPU; 0 derives it from the device pool
   size_t transfer_chunk_bytes = size_t{8} << 20;
+  // Workers per GPU, each with its own streams and pools, so one request's host copies overlap
+  // another's transfers and sort on the same GPU.
+  int workers_per_gpu = 2;
+  int copy_threads = 4;  // per worker, for host <-> pinned copies
   BatchPolicy batching;
   CostModel cost_model;
   int test_transient_fault_every = 0;

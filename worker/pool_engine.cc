@@ -1,5 +1,7 @@
 #include "worker/pool_engine.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 
 namespace sortd {
@@ -17,10 +19,14 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
     const PoolEngineOptions& options) {
   if (cpu == nullptr) return absl::InvalidArgumentError("the pool engine needs a CPU engine");
   std::unique_ptr<PoolEngine> engine(new PoolEngine(std::move(cpu), options));
+  std::map<std::string, int> per_device;
   for (auto& device : devices) {
     PoolEngine* self = engine.get();
+    // Several workers may share one GPU: "cuda:0", "cuda:0#1", ...
+    const int index = per_device[device->name()]++;
+    std::string name = index == 0 ? device->name() : absl::StrCat(device->name(), "#", index);
     engine->workers_.push_back(std::make_unique<DeviceWorker>(
-        std::move(device), options.batching, options.observer,
+        std::move(device), std::move(name), options.batching, options.observer,
         [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
   }
   return engine;

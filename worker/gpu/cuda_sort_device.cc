@@ -48,7 +48,18 @@ char* CudaSortDevice::Arena::Take(size_t bytes) {
 }
 
 CudaSortDevice::CudaSortDevice(const CudaSortDeviceOptions& options)
-    : options_(options), name_(absl::StrCat("cuda:", options.device)) {}
+    : options_(options),
+      name_(absl::StrCat("cuda:", options.device)),
+      copy_pool_(std::max(0, options.copy_threads - 1)) {}
+
+void CudaSortDevice::HostCopy(char* dst, const char* src, size_t bytes) {
+  constexpr size_t kMinPart = size_t{1} << 20;  // below this, splitting costs more than it saves
+  const int parts = static_cast<int>(std::min<size_t>(copy_pool_.size() + 1, std::max<size_t>(1, bytes / kMinPart)));
+  ParallelFor(&copy_pool_, parts, [&](int p) {
+    const size_t begin = bytes * p / parts, end = bytes * (p + 1) / parts;
+    std::memcpy(dst + begin, src + begin, end - begin);
+  });
+}
 
 absl::StatusOr<std::unique_ptr<CudaSortDevice>> CudaSortDevice::Create(
     const CudaSortDeviceOptions& options) {
@@ -112,7 +123,7 @@ absl::Status CudaSortDevice::StageIn(const char* src, char* staging, char* dst, 
   int i = 0;
   for (size_t off = 0; off < bytes; off += chunk, ++i) {
     const size_t len = std::min(chunk, bytes - off);
-    if (src != staging) std::memcpy(staging + off, src + off, len);
+    if (src != staging) HostCopy(staging + off, src + off, len);
     SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
                                                copy_[i % 2].get()),
                                absl::StrCat(name_, ": host-to-device copy"));
@@ -144,7 +155,7 @@ absl::Status CudaSortDevice::StageOut(const char* src, char* staging, char* dst,
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(chunk_done_[i].get()),
                                absl::StrCat(name_, ": sort or device-to-host copy"));
     const size_t off = i * chunk, len = std::min(chunk, bytes - off);
-    if (dst != staging) std::memcpy(dst + off, staging + off, len);
+    if (dst != staging) HostCopy(dst + off, staging + off, len);
   }
   return absl::OkStatus();
 }
