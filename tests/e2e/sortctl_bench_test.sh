@@ -5,39 +5,7 @@
 set -euo pipefail
 sortd=$1
 sortctl=$2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: runs the command, counts the result
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-  fi
-}
-
-# Starts sortd on a free loopback port; sets $port.
-start_sortd() {
-  local log=$work/sortd.$RANDOM.log
-  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
-  pids+=("$!")
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")
-    [[ -n $port ]] && return 0
-    sleep 0.05
-  done
-  echo "sortd did not start:"; cat "$log"; return 1
-}
+. "$(dirname "$0")/e2e_lib.sh"
 
 # json_check FILE PYTHON_EXPR: the expression over the report `r` must be true.
 json_check() {
