@@ -64,6 +64,13 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
                      " (address in use, or not a valid host:port?)"));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
+  s->PublishWorkerHealth();
+  SortdServer* raw = s.get();
+  s->health_thread_ = std::thread([raw] {
+    while (!raw->stop_health_.WaitForNotificationWithTimeout(raw->options_.worker_health_interval)) {
+      raw->PublishWorkerHealth();
+    }
+  });
   return s;
 }
 
@@ -72,10 +79,20 @@ SortdServer::~SortdServer() {
   metrics_->AttachEngine(nullptr);  // scrapes must not reach the engine while it is destroyed
 }
 
+void SortdServer::PublishWorkerHealth() {
+  for (const WorkerStats& w : engine_->Stats()) {
+    server_->GetHealthCheckService()->SetServingStatus("sortd.worker." + w.worker, w.healthy);
+  }
+}
+
 void SortdServer::Shutdown() {
   absl::MutexLock lock(&shutdown_mu_);
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
+  if (health_thread_.joinable()) {
+    stop_health_.Notify();
+    health_thread_.join();
+  }
   const absl::Time deadline = absl::Now() + options_.drain_deadline;
   server_->GetHealthCheckService()->SetServingStatus(false);
   service_.StartDraining();

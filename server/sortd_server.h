@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "server/metrics.h"
@@ -29,6 +31,10 @@ struct ServerOptions {
   bool enable_echo = false;
   // How long a shutdown lets accepted requests finish before they are failed with UNAVAILABLE.
   absl::Duration drain_deadline = absl::Seconds(30);
+  // How often each worker's health is copied into the health service, as the service
+  // "sortd.worker.<worker>" (e.g. "sortd.worker.cuda:0"). The server as a whole ("") stays
+  // SERVING while any engine can take work: the CPU engine always can.
+  absl::Duration worker_health_interval = absl::Seconds(1);
 };
 
 class SortdServer {
@@ -61,6 +67,9 @@ class SortdServer {
   SortServiceImpl service_;
   EchoServiceImpl echo_service_;
   std::unique_ptr<grpc::Server> server_;
+  void PublishWorkerHealth();
+  absl::Notification stop_health_;
+  std::thread health_thread_;
   int port_ = 0;
   int metrics_port_ = 0;
   absl::Mutex shutdown_mu_;
