@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh
 build=${SORTD_BUILD_DIR:-build}
 status=0
-ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" || status=$?
-# ctest hides a skipped test's output; repeat the reason so nobody mistakes a skip for a pass.
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" 2>&1 | tee "$build/ctest.log" || true
+status=${PIPESTATUS[0]}
+# ctest hides a skipped test's output; repeat the reason so nobody mistakes a skip for a pass,
+# then ctest's summary again so it stays the last word.
 grep -h "SKIPPED: " "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
+grep -E "tests passed, [0-9]+ tests failed out of" "$build/ctest.log" || true
 exit "$status"
