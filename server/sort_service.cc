@@ -41,22 +41,19 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
                                                     v1::SortResponse* response) {
   const absl::Time arrival = absl::Now();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const std::optional<KeyType> type = FromProtoKeyType(request->key_type());
+  const absl::string_view key_type = type ? KeyTypeName(*type) : "invalid";
   // Requests refused before reaching an engine are counted with algorithm "none".
-  auto refuse = [&](const absl::Status& status, absl::string_view key_type) {
+  auto refuse = [&](const absl::Status& status) {
     metrics_->RecordRequest("SortKeys", status.code(), key_type, "none", absl::Now() - arrival);
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   };
   if (draining_.load()) {
-    return refuse(absl::UnavailableError("the server is shutting down and takes no new requests"),
-                  "invalid");
+    return refuse(absl::UnavailableError("the server is shutting down and takes no new requests"));
   }
   absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(*request, limits_);
-  if (!validated.ok()) {
-    const std::optional<KeyType> type = FromProtoKeyType(request->key_type());
-    return refuse(validated.status(), type ? KeyTypeName(*type) : "invalid");
-  }
-  const absl::string_view key_type = KeyTypeName(validated->spec.key_type);
+  if (!validated.ok()) return refuse(validated.status());
   if (validated->n <= 1) {
     AnswerTrivially(*validated, *request, arrival, response);
     metrics_->RecordRequest("SortKeys", absl::StatusCode::kOk, key_type, "none", absl::Now() - arrival);
