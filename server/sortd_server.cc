@@ -1,5 +1,6 @@
 #include "server/sortd_server.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,9 @@ int GrpcMessageLimit(size_t payload_bytes) {
              ? std::numeric_limits<int>::max()
              : static_cast<int>(limit);
 }
+
+// How long gRPC may take to send responses already finished when the server stops.
+constexpr absl::Duration kSendGrace = absl::Seconds(5);
 
 }  // namespace
 
@@ -100,7 +104,10 @@ void SortdServer::Shutdown() {
   // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
   // and only the engine finishes the ones it holds.
   engine_->Shutdown(deadline);
-  server_->Shutdown(absl::ToChronoTime(deadline));
+  // Every accepted RPC has been finished by now, but responses may still be on the wire (a sort
+  // that was running at the deadline finishes after it): give gRPC time to send them rather
+  // than cancelling them at a deadline that has passed.
+  server_->Shutdown(absl::ToChronoTime(std::max(deadline, absl::Now() + kSendGrace)));
   server_->Wait();
 }
 

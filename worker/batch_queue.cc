@@ -14,12 +14,13 @@ bool BatchQueue::Batchable(const SortJob& job) const {
          (job.spec.algorithm == Algorithm::kAuto || job.spec.algorithm == Algorithm::kBitonic);
 }
 
-bool BatchQueue::Push(std::unique_ptr<SortJob>& job) {
+BatchQueue::PushResult BatchQueue::Push(std::unique_ptr<SortJob>& job) {
   absl::MutexLock lock(&mu_);
-  if (closed_ || queue_.size() >= policy_.max_queued_jobs) return false;
+  if (closed_) return PushResult::kClosed;
+  if (queue_.size() >= policy_.max_queued_jobs) return PushResult::kFull;
   queued_keys_ += job->n;
   queue_.push_back(std::move(job));
-  return true;
+  return PushResult::kQueued;
 }
 
 // Due when the front job runs alone (large), when compatible small jobs fill a batch, when the

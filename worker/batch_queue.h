@@ -31,8 +31,9 @@ class BatchQueue {
  public:
   explicit BatchQueue(const BatchPolicy& policy) : policy_(policy) {}
 
-  // False when the queue is full or closed; the job is then still the caller's.
-  bool Push(std::unique_ptr<SortJob>& job);
+  enum class PushResult { kQueued, kFull, kClosed };
+  // Anything but kQueued leaves the job with the caller.
+  PushResult Push(std::unique_ptr<SortJob>& job);
 
   // Blocks until a batch is due under the policy and returns it (oldest job first). Returns an
   // empty batch once the queue is closed and drained.

@@ -19,18 +19,30 @@ DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, std::string name,
 
 DeviceWorker::~DeviceWorker() { Shutdown(absl::InfinitePast()); }
 
-bool DeviceWorker::Submit(std::unique_ptr<SortJob>& job) {
-  return healthy_.load() && queue_.Push(job);
+
+DeviceWorker::SubmitResult DeviceWorker::Submit(std::unique_ptr<SortJob>& job) {
+  if (!healthy_.load()) return SubmitResult::kUnhealthy;
+  switch (queue_.Push(job)) {
+    case BatchQueue::PushResult::kQueued: return SubmitResult::kQueued;
+    case BatchQueue::PushResult::kFull: return SubmitResult::kFull;
+    case BatchQueue::PushResult::kClosed: break;
+  }
+  return SubmitResult::kClosed;
 }
 
-void DeviceWorker::Shutdown(absl::Time deadline) {
+void DeviceWorker::BeginShutdown(absl::Time deadline) {
   {
     absl::MutexLock lock(&mu_);
-    if (!thread_.joinable()) return;
+    if (shutting_down_) return;
+    shutting_down_ = true;
     drain_deadline_ = deadline;
   }
   queue_.Close();
-  thread_.join();
+}
+
+void DeviceWorker::Join() {
+  absl::MutexLock lock(&join_mu_);
+  if (thread_.joinable()) thread_.join();
 }
 
 WorkerStats DeviceWorker::Stats() const {

@@ -26,10 +26,18 @@ class DeviceWorker {
   DeviceWorker(const DeviceWorker&) = delete;  // owns a thread that points back at it
   DeviceWorker& operator=(const DeviceWorker&) = delete;
 
-  // False when the queue is full, closed, or the worker is unhealthy; the job stays the caller's.
-  bool Submit(std::unique_ptr<SortJob>& job);
-  // Closes the queue, runs queued jobs until `deadline` (later ones fail UNAVAILABLE), joins.
-  void Shutdown(absl::Time deadline);
+  enum class SubmitResult { kQueued, kFull, kClosed, kUnhealthy };
+  // Anything but kQueued leaves the job with the caller.
+  SubmitResult Submit(std::unique_ptr<SortJob>& job);
+  // Shutdown in two steps, so a pool can tell every worker its deadline before waiting for any:
+  // BeginShutdown closes the queue and sets the drain deadline (jobs taken after it fail
+  // UNAVAILABLE); Join waits for the thread.
+  void BeginShutdown(absl::Time deadline);
+  void Join();
+  void Shutdown(absl::Time deadline) {
+    BeginShutdown(deadline);
+    Join();
+  }
 
   bool healthy() const { return healthy_.load(); }
   // Keys queued plus keys being sorted: what the scheduler balances on.
@@ -52,6 +60,8 @@ class DeviceWorker {
   std::atomic<size_t> running_jobs_{0};
   absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Mutex join_mu_;  // serialises Join calls
   std::thread thread_;
 };
 

@@ -82,6 +82,10 @@ class SortEngine {
   // UNAVAILABLE, and returns once every accepted job's done callback has returned.
   virtual void Shutdown(absl::Time deadline) = 0;
 
+  // Sets the drain deadline ahead of Shutdown while still taking jobs, for an engine that is
+  // another's fallback: jobs rerouted to it during the drain obey the same deadline.
+  virtual void BeginDrain(absl::Time deadline) {}
+
   // Human-readable description for logs ("cpu engine, 8 threads").
   virtual std::string Describe() const = 0;
 

@@ -72,22 +72,38 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     cpu_->Submit(std::move(job));
     return;
   }
-  if (!worker->Submit(job)) {
-    job->done(absl::ResourceExhaustedError(absl::StrCat(
-                  "worker ", worker->name(), "'s queue is full (the least-loaded healthy GPU); "
-                  "retry later")),
-              SortReport{hint, worker->name(), {}, {}, {}, {}});
+  switch (worker->Submit(job)) {
+    case DeviceWorker::SubmitResult::kQueued:
+      return;
+    case DeviceWorker::SubmitResult::kFull:
+      job->done(absl::ResourceExhaustedError(absl::StrCat(
+                    "worker ", worker->name(), "'s queue is full (the least-loaded healthy GPU); "
+                    "retry later")),
+                SortReport{hint, worker->device().name(), {}, {}, {}, {}});
+      return;
+    case DeviceWorker::SubmitResult::kClosed:
+      job->done(absl::UnavailableError("the server is shutting down and takes no new requests"),
+                SortReport{hint, worker->device().name(), {}, {}, {}, {}});
+      return;
+    case DeviceWorker::SubmitResult::kUnhealthy:
+      Reroute(std::move(job));  // lost between the pick and the submit
+      return;
   }
 }
 
 void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
   DeviceWorker* worker = PickWorker(JobBytes(*job));
-  if (worker != nullptr && worker->Submit(job)) return;
+  if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
   cpu_->Submit(std::move(job));
 }
 
 void PoolEngine::Shutdown(absl::Time deadline) {
-  for (auto& w : workers_) w->Shutdown(deadline);
+  // Every worker learns the deadline before any is waited for, so one long batch does not let
+  // the others keep starting queued jobs past it. The CPU engine keeps taking rerouted jobs
+  // until the workers are done, under the same deadline.
+  cpu_->BeginDrain(deadline);
+  for (auto& w : workers_) w->BeginShutdown(deadline);
+  for (auto& w : workers_) w->Join();
   cpu_->Shutdown(deadline);
 }
 

@@ -197,6 +197,42 @@ TEST(PoolEngineTest, ShutdownDrainsQueuedJobsOrFailsThemAtTheDeadline) {
   }
 }
 
+TEST(PoolEngineTest, ShutdownTellsEveryWorkerTheDeadlineAtOnce) {
+  CpuSortDeviceOptions a, b;
+  a.name = "cpu-device:0";
+  b.name = "cpu-device:1";
+  a.delay_per_batch = b.delay_per_batch = absl::Milliseconds(300);
+  BatchPolicy batching;
+  batching.max_delay = absl::ZeroDuration();
+  Pool pool = MakePool({a, b}, batching);
+  Probe probes[6];
+  for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
+  absl::SleepFor(absl::Milliseconds(100));  // each worker is inside its first batch
+  const absl::Time start = absl::Now();
+  pool.engine->Shutdown(absl::Now());
+  // Both running batches finish; no worker starts another after the deadline, so the drain
+  // takes one batch, not one per worker.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(550));
+  int ok = 0, unavailable = 0;
+  for (Probe& p : probes) {
+    const absl::StatusCode code = p.status().code();
+    ok += code == absl::StatusCode::kOk;
+    unavailable += code == absl::StatusCode::kUnavailable;
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(unavailable, 4);
+}
+
+TEST(PoolEngineTest, SubmitAfterShutdownIsUnavailable) {
+  Pool pool = MakePool({{}});
+  pool.engine->Shutdown(absl::InfiniteFuture());
+  for (Algorithm algo : {Algorithm::kRadix, Algorithm::kCpu}) {
+    Probe late;
+    pool.engine->Submit(late.Make(KeyType::kUint32, 100, algo));
+    EXPECT_EQ(late.status().code(), absl::StatusCode::kUnavailable);
+  }
+}
+
 TEST(PoolEngineTest, InjectedFaultFailsOnlyItsBatch) {
   CpuSortDeviceOptions faulty;
   faulty.fail_batches = {2};

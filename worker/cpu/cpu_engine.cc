@@ -135,6 +135,11 @@ void CpuEngine::WorkerLoop() {
   }
 }
 
+void CpuEngine::BeginDrain(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  drain_deadline_ = std::min(drain_deadline_, deadline);
+}
+
 void CpuEngine::Shutdown(absl::Time deadline) {
   absl::MutexLock shutdown_lock(&shutdown_mu_);
   {

@@ -42,6 +42,7 @@ class CpuEngine : public SortEngine {
 
   void Submit(std::unique_ptr<SortJob> job) override;
   void Shutdown(absl::Time deadline) override;
+  void BeginDrain(absl::Time deadline) override;
   std::string Describe() const override;
   std::vector<WorkerStats> Stats() const override;
 
