@@ -7,8 +7,20 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+// Benchmarks are programs, not library code: a failed CUDA call ends them with its location.
+#define SORTD_BENCH_CHECK(expr)                                                              \
+  do {                                                                                       \
+    const cudaError_t sortd_bench_err_ = (expr);                                             \
+    if (sortd_bench_err_ != cudaSuccess) {                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,                     \
+                   cudaGetErrorString(sortd_bench_err_));                                    \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
 
 namespace sortd::bench {
 

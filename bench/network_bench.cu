@@ -25,16 +25,6 @@
 namespace sortd::bench {
 namespace {
 
-#define BENCH_CHECK(expr)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (expr);                                                     \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr,                \
-                   cudaGetErrorString(e_));                                            \
-      return 1;                                                                        \
-    }                                                                                  \
-  } while (0)
-
 struct Device {
   void* p = nullptr;
   ~Device() { if (p) cudaFree(p); }
@@ -69,7 +59,7 @@ int Run(int argc, char** argv) {
   std::printf("network_bench on %s\n", device.c_str());
   BenchReport report;
   cudaStream_t stream;
-  BENCH_CHECK(cudaStreamCreate(&stream));
+  SORTD_BENCH_CHECK(cudaStreamCreate(&stream));
   const int kRuns = 10, kWarmup = 2;
 
   const size_t kMaxN = quick ? size_t{1} << 24 : size_t{1} << 28;
@@ -78,25 +68,25 @@ int Run(int argc, char** argv) {
   for (auto& k : host) k = static_cast<uint32_t>(rng());
   // Several input copies at small sizes, rotated per run, so L2 does not hold the input.
   Device in, out, temp, naive_out;
-  BENCH_CHECK(cudaMalloc(&in.p, kMaxN * 4));
-  BENCH_CHECK(cudaMalloc(&out.p, kMaxN * 4));
-  BENCH_CHECK(cudaMalloc(&naive_out.p, kMaxN * 4));
-  BENCH_CHECK(cudaMemcpy(in.p, host.data(), kMaxN * 4, cudaMemcpyHostToDevice));
+  SORTD_BENCH_CHECK(cudaMalloc(&in.p, kMaxN * 4));
+  SORTD_BENCH_CHECK(cudaMalloc(&out.p, kMaxN * 4));
+  SORTD_BENCH_CHECK(cudaMalloc(&naive_out.p, kMaxN * 4));
+  SORTD_BENCH_CHECK(cudaMemcpy(in.p, host.data(), kMaxN * 4, cudaMemcpyHostToDevice));
   size_t temp_bytes = 0;
   {
     kernels::DeviceSortArgs q;
     q.n = kMaxN;
-    BENCH_CHECK(kernels::OddEvenMergeSort(nullptr, &temp_bytes, q, stream));
+    SORTD_BENCH_CHECK(kernels::OddEvenMergeSort(nullptr, &temp_bytes, q, stream));
     size_t b = 0;
-    BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
+    SORTD_BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
     temp_bytes = std::max(temp_bytes, b);
     // argsort row below: (u32, index) pairs at 2^24.
     q.n = size_t{1} << 24;
     q.indices_out = reinterpret_cast<uint32_t*>(1);
-    BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
+    SORTD_BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
     temp_bytes = std::max(temp_bytes, b);
   }
-  BENCH_CHECK(cudaMalloc(&temp.p, temp_bytes));
+  SORTD_BENCH_CHECK(cudaMalloc(&temp.p, temp_bytes));
   auto* keys_in = static_cast<uint32_t*>(in.p);
   auto* keys_out = static_cast<uint32_t*>(out.p);
 
@@ -122,9 +112,9 @@ int Run(int argc, char** argv) {
         return fn(temp.p, &tb, args, stream);
       };
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, ours);
-      BENCH_CHECK(t.error);
-      BENCH_CHECK(ours(0));
-      BENCH_CHECK(cudaStreamSynchronize(stream));
+      SORTD_BENCH_CHECK(t.error);
+      SORTD_BENCH_CHECK(ours(0));
+      SORTD_BENCH_CHECK(cudaStreamSynchronize(stream));
       if (!SameAsSorted(sorted, keys_out, n)) {
         std::fprintf(stderr, "%s n=%zu: WRONG RESULT\n", name, n);
         return 1;
@@ -135,9 +125,9 @@ int Run(int argc, char** argv) {
       };
       const int naive_runs = n >= (size_t{1} << 28) ? 3 : kRuns;
       const TimingResult tn = TimeOnStream(stream, 1, naive_runs, naive);
-      BENCH_CHECK(tn.error);
-      BENCH_CHECK(naive(0));
-      BENCH_CHECK(cudaStreamSynchronize(stream));
+      SORTD_BENCH_CHECK(tn.error);
+      SORTD_BENCH_CHECK(naive(0));
+      SORTD_BENCH_CHECK(cudaStreamSynchronize(stream));
       if (!SameAsSorted(sorted, static_cast<uint32_t*>(naive_out.p), n)) {
         std::fprintf(stderr, "naive %s n=%zu: WRONG RESULT\n", name, n);
         return 1;
@@ -153,7 +143,7 @@ int Run(int argc, char** argv) {
   {
     const size_t n = size_t{1} << 24;
     Device idx;
-    BENCH_CHECK(cudaMalloc(&idx.p, n * 4));
+    SORTD_BENCH_CHECK(cudaMalloc(&idx.p, n * 4));
     for (int net = 0; net < 2; ++net) {
       kernels::DeviceSortArgs args;
       args.n = n;
@@ -165,7 +155,7 @@ int Run(int argc, char** argv) {
         size_t tb = temp_bytes;
         return fn(temp.p, &tb, args, stream);
       });
-      BENCH_CHECK(t.error);
+      SORTD_BENCH_CHECK(t.error);
       report.Add({net == 0 ? "bitonic" : "odd_even_merge", "u32 argsort", "n=2^24", n, t.median_ms,
                   t.min_ms, t.runs, "stable, indices out"});
     }
@@ -190,7 +180,7 @@ int Run(int argc, char** argv) {
         launch();
         return cudaPeekAtLastError();
       });
-      BENCH_CHECK(t.error);
+      SORTD_BENCH_CHECK(t.error);
       report.Add({std::string("phase: ") + what, "u32", "n=2^24", n, t.median_ms, t.min_ms, t.runs,
                   count});
       return 0;
@@ -270,19 +260,19 @@ int Run(int argc, char** argv) {
     shapes.push_back(std::move(s));
   }
   Device offsets_d, cub_temp;
-  BENCH_CHECK(cudaMalloc(&offsets_d.p, (kBatchN + 1) * 4));
+  SORTD_BENCH_CHECK(cudaMalloc(&offsets_d.p, (kBatchN + 1) * 4));
   size_t cub_temp_bytes = 0, seg_temp_bytes = 0;
   for (const Shape& s : shapes) {
     const size_t n = s.offsets.back();
     const auto num = static_cast<uint32_t>(s.offsets.size() - 1);
     const auto* off = static_cast<const uint32_t*>(offsets_d.p);
-    BENCH_CHECK(cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
+    SORTD_BENCH_CHECK(cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
     size_t b = 0;
-    BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off, off + 1, stream));
+    SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off, off + 1, stream));
     if (b > cub_temp_bytes) {
       if (cub_temp.p) cudaFree(cub_temp.p);
       cub_temp.p = nullptr;
-      BENCH_CHECK(cudaMalloc(&cub_temp.p, b));
+      SORTD_BENCH_CHECK(cudaMalloc(&cub_temp.p, b));
       cub_temp_bytes = b;
     }
     kernels::DeviceSegmentedSortArgs args;
@@ -291,7 +281,7 @@ int Run(int argc, char** argv) {
     args.keys_out = keys_out;
     args.segment_offsets = off;
     args.num_segments = num;
-    BENCH_CHECK(kernels::SegmentedSort(nullptr, &seg_temp_bytes, args, stream));
+    SORTD_BENCH_CHECK(kernels::SegmentedSort(nullptr, &seg_temp_bytes, args, stream));
     if (seg_temp_bytes > temp_bytes) {
       std::fprintf(stderr, "segmented scratch larger than expected\n");
       return 1;
@@ -300,11 +290,11 @@ int Run(int argc, char** argv) {
       size_t tb = temp_bytes;
       return kernels::SegmentedSort(temp.p, &tb, args, stream);
     });
-    BENCH_CHECK(t.error);
+    SORTD_BENCH_CHECK(t.error);
     // Check every segment against std::sort.
     {
       std::vector<uint32_t> got(n);
-      BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
+      SORTD_BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
       std::vector<uint32_t> want(host.begin(), host.begin() + n);
       for (uint32_t i = 0; i < num; ++i) {
         std::sort(want.begin() + s.offsets[i], want.begin() + s.offsets[i + 1]);
@@ -319,7 +309,7 @@ int Run(int argc, char** argv) {
       return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, tb, keys_in, keys_out, n, num, off,
                                                 off + 1, stream);
     });
-    BENCH_CHECK(tc.error);
+    SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", s.name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
     report.Add({"segmented", "u32", s.name, n, t.median_ms, t.min_ms, t.runs,
                 std::string(Ratio(tc.median_ms, t.median_ms)) + " cub"});

@@ -27,15 +27,6 @@ using sortd::KeyType;
 using sortd::kernels::DeviceSortArgs;
 using sortd::kernels::DeviceSortFn;
 
-#define BENCH_CHECK(expr)                                                                    \
-  do {                                                                                       \
-    const cudaError_t e_ = (expr);                                                           \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
 cudaError_t EarlyValuesSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                             cudaStream_t stream) {
   return sortd::VisitKeyType(args.key_type, [&](auto key) {
@@ -64,7 +55,7 @@ struct Config {
 
 struct DeviceMem {
   void* p = nullptr;
-  explicit DeviceMem(size_t bytes) { BENCH_CHECK(cudaMalloc(&p, bytes < 8 ? 8 : bytes)); }
+  explicit DeviceMem(size_t bytes) { SORTD_BENCH_CHECK(cudaMalloc(&p, bytes < 8 ? 8 : bytes)); }
   ~DeviceMem() { cudaFree(p); }
   DeviceMem(const DeviceMem&) = delete;
   DeviceMem& operator=(const DeviceMem&) = delete;
@@ -96,7 +87,7 @@ int main(int argc, char** argv) {
   const std::string device = sortd::bench::DeviceDescription(0);
   std::printf("radix_bench on %s\n", device.c_str());
   cudaStream_t stream;
-  BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  SORTD_BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
   const Config configs[] = {{"u32", KeyType::kUint32, 4, 0},
                             {"f32", KeyType::kFloat32, 4, 0},
@@ -132,11 +123,11 @@ int main(int argc, char** argv) {
       DeviceMem values_in(n * c.value_width * sets), values_out(n * c.value_width);
       const size_t words = (n * c.key_bytes * sets + 7) / 8;
       RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in.p), words, n * 131 + c.key_bytes);
-      BENCH_CHECK(cudaPeekAtLastError());
+      SORTD_BENCH_CHECK(cudaPeekAtLastError());
       if (c.value_width) {
         RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in.p),
                                              (n * c.value_width * sets + 7) / 8, 7);
-        BENCH_CHECK(cudaPeekAtLastError());
+        SORTD_BENCH_CHECK(cudaPeekAtLastError());
       }
       double cub_ms = 0;
       for (const Engine& engine : engines) {
@@ -149,7 +140,7 @@ int main(int argc, char** argv) {
         args.values_out = c.value_width ? values_out.p : nullptr;
         args.stable = true;
         size_t temp_bytes = 0;
-        BENCH_CHECK(engine.fn(nullptr, &temp_bytes, args, stream));
+        SORTD_BENCH_CHECK(engine.fn(nullptr, &temp_bytes, args, stream));
         DeviceMem temp(temp_bytes);
         const sortd::bench::TimingResult t =
             sortd::bench::TimeOnStream(stream, 3, runs, [&](int i) {
@@ -160,7 +151,7 @@ int main(int argc, char** argv) {
                                    : nullptr;
               return engine.fn(temp.p, &temp_bytes, args, stream);
             });
-        BENCH_CHECK(t.error);
+        SORTD_BENCH_CHECK(t.error);
         sortd::bench::BenchRow row;
         row.benchmark = engine.name;
         row.key_type = c.name;

@@ -23,15 +23,6 @@ using sortd::kernels::DeviceSortArgs;
 using sortd::kernels::DeviceSortFn;
 namespace radix = sortd::kernels::radix;
 
-#define TUNE_CHECK(expr)                                                                      \
-  do {                                                                                        \
-    const cudaError_t e_ = (expr);                                                            \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-
 // kVariant 1: values loaded before the look-back; 2: histogram of 256 threads x 16, 6 per SM.
 template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, int kVariant = 0>
 struct SweepPolicy {
@@ -79,7 +70,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaStream_t stream;
-  TUNE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  SORTD_BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct Config {
     const char* name;
     KeyType type;
@@ -112,12 +103,12 @@ int main(int argc, char** argv) {
       const size_t set_bytes = n * (c.key_bytes + c.value_width);
       const size_t sets = std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
       void *keys_in, *keys_out, *values_in = nullptr, *values_out = nullptr;
-      TUNE_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
-      TUNE_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
+      SORTD_BENCH_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
+      SORTD_BENCH_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
       RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in), n * c.key_bytes * sets / 8, lg);
       if (c.value_width) {
-        TUNE_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
-        TUNE_CHECK(cudaMalloc(&values_out, n * c.value_width));
+        SORTD_BENCH_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
+        SORTD_BENCH_CHECK(cudaMalloc(&values_out, n * c.value_width));
         RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in), n * c.value_width * sets / 8, 3);
       }
       std::vector<double> ms;
@@ -129,17 +120,17 @@ int main(int argc, char** argv) {
         args.value_width = c.value_width;
         args.values_out = values_out;
         size_t bytes = 0;
-        TUNE_CHECK(cand.fn(nullptr, &bytes, args, stream));
+        SORTD_BENCH_CHECK(cand.fn(nullptr, &bytes, args, stream));
         void* temp;
-        TUNE_CHECK(cudaMalloc(&temp, bytes));
+        SORTD_BENCH_CHECK(cudaMalloc(&temp, bytes));
         const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
           const size_t set = static_cast<size_t>(i) % sets;
           args.keys_in = static_cast<const char*>(keys_in) + set * n * c.key_bytes;
           args.values_in = c.value_width ? static_cast<const char*>(values_in) + set * n * c.value_width : nullptr;
           return cand.fn(temp, &bytes, args, stream);
         });
-        TUNE_CHECK(t.error);
-        TUNE_CHECK(cudaFree(temp));
+        SORTD_BENCH_CHECK(t.error);
+        SORTD_BENCH_CHECK(cudaFree(temp));
         ms.push_back(t.median_ms);
       }
       for (size_t k = 0; k < c.candidates.size(); ++k) {
