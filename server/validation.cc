@@ -83,7 +83,7 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
         "keys + values: ", key_bytes + value_bytes, " bytes exceed this server's limit of ",
         limits.max_request_bytes, " bytes per request (--max_request_bytes)"));
   }
-  const size_t response_bytes = key_bytes + value_bytes + (spec.return_indices ? job.n * 4 : 0);
+  const size_t response_bytes = job.n * ResultBytesPerKey(spec);
   if (response_bytes > kMaxResponseBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the response would be ", response_bytes, " bytes (keys + values + indices), over the ",

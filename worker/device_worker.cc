@@ -77,11 +77,7 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     SortReport report;
     report.device = device_->name();
     report.queued = now - job->arrival;
-    absl::Status status = CheckJobStillWanted(*job, now);
-    if (status.ok() && now > drain_deadline) {
-      status = absl::UnavailableError(
-          "the server shut down before this request was sorted (drain deadline passed)");
-    }
+    absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
     if (!status.ok()) {
       job->done(status, report);
       continue;

@@ -4,7 +4,7 @@
 
 namespace sortd {
 
-absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now) {
+absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now, absl::Time drain_deadline) {
   if (job.is_cancelled && job.is_cancelled()) {
     return absl::CancelledError("the client cancelled the request before it was sorted");
   }
@@ -12,6 +12,10 @@ absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now) {
     return absl::DeadlineExceededError(absl::StrCat(
         "the request's deadline passed after ", absl::FormatDuration(now - job.arrival),
         " in the queue, before it was sorted"));
+  }
+  if (now > drain_deadline) {
+    return absl::UnavailableError(
+        "the server shut down before this request was sorted (drain deadline passed)");
   }
   return absl::OkStatus();
 }

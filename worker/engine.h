@@ -93,8 +93,10 @@ class SortEngine {
   virtual std::vector<WorkerStats> Stats() const = 0;
 };
 
-// Checks taken before any sort work starts on a job: an expired deadline or a departed client
-// means the job is not run. Returns OK when the job should run.
-absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now);
+// Checks taken before any sort work starts on a job: an expired deadline, a departed client or
+// a passed drain deadline (the server is shutting down) means the job is not run. Returns OK
+// when the job should run.
+absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now,
+                                 absl::Time drain_deadline = absl::InfiniteFuture());
 
 }  // namespace sortd

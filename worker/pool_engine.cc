@@ -7,10 +7,7 @@
 namespace sortd {
 namespace {
 
-size_t JobBytes(const SortJob& job) {
-  return job.n * (KeyWidth(job.spec.key_type) + job.spec.value_width +
-                  (job.spec.return_indices ? 4 : 0));
-}
+size_t JobBytes(const SortJob& job) { return job.n * ResultBytesPerKey(job.spec); }
 
 }  // namespace
 

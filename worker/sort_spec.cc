@@ -16,6 +16,10 @@ size_t KeyWidth(KeyType type) {
   return 0;
 }
 
+size_t ResultBytesPerKey(const SortSpec& spec) {
+  return KeyWidth(spec.key_type) + spec.value_width + (spec.return_indices ? 4 : 0);
+}
+
 absl::string_view KeyTypeName(KeyType type) {
   switch (type) {
     case KeyType::kUint32: return "uint32";

@@ -37,6 +37,9 @@ struct SortSpec {
   Algorithm algorithm = Algorithm::kAuto;
 };
 
+// Bytes of one key's result: its key, its value and its index when asked for.
+size_t ResultBytesPerKey(const SortSpec& spec);
+
 // Calls fn(Key{}) with the C++ type of `type`, so one template serves every key type.
 template <typename Fn>
 decltype(auto) VisitKeyType(KeyType type, Fn&& fn) {

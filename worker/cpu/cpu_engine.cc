@@ -115,11 +115,7 @@ void CpuEngine::WorkerLoop() {
     SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
     const absl::Time now = absl::Now();
     report.queued = now - job->arrival;
-    absl::Status status = CheckJobStillWanted(*job, now);
-    if (status.ok() && now > drain_deadline) {
-      status = absl::UnavailableError(
-          "the server shut down before this request was sorted (drain deadline passed)");
-    }
+    absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
     if (status.ok()) {
       if (options_.test_delay_per_job > absl::ZeroDuration()) {
         absl::SleepFor(options_.test_delay_per_job);
