@@ -1,10 +1,12 @@
 #include "server/sort_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "absl/time/clock.h"
 #include "proto/status_util.h"
+#include "server/sort_wire.h"
 
 namespace sortd {
 namespace {
@@ -26,22 +28,32 @@ void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* 
 }
 
 // Zero or one key is already sorted: answered in the handler without queueing.
-void AnswerTrivially(const ValidatedJob& job, const v1::SortRequest& request, absl::Time arrival,
-                     v1::SortResponse* response) {
-  response->set_keys(request.keys());
-  response->set_values(request.values());
-  if (job.spec.return_indices && job.n == 1) response->set_indices(std::string(4, '\0'));
-  FillReport(SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}}, arrival, response);
+grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request, absl::Time arrival) {
+  const auto copy = [](const ByteSource& source) {
+    OutputBytes out = OutputBytes::Allocate(source.size());
+    source.CopyTo(0, source.size(), out.data);
+    return out;
+  };
+  OutputBytes indices;
+  if (job.spec.return_indices && job.n == 1) {
+    indices = OutputBytes::Allocate(4);
+    std::fill(indices.data, indices.data + 4, '\0');
+  }
+  v1::SortResponse fields;
+  FillReport(SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}}, arrival, &fields);
+  return BuildSortResponse(fields, copy(request.keys), copy(request.values), indices);
 }
 
 }  // namespace
 
 grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext* context,
-                                                    const v1::SortRequest* request,
-                                                    v1::SortResponse* response) {
+                                                    const grpc::ByteBuffer* request_bytes,
+                                                    grpc::ByteBuffer* response) {
   const absl::Time arrival = absl::Now();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const std::optional<KeyType> type = FromProtoKeyType(request->key_type());
+  absl::StatusOr<SortRequestFrame> request = ParseSortRequest(*request_bytes);
+  const std::optional<KeyType> type =
+      request.ok() ? FromProtoKeyType(request->fields.key_type()) : std::nullopt;
   const absl::string_view key_type = type ? KeyTypeName(*type) : "invalid";
   // Requests refused before reaching an engine are counted with algorithm "none".
   auto refuse = [&](const absl::Status& status) {
@@ -52,10 +64,12 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   if (draining_.load()) {
     return refuse(absl::UnavailableError("the server is shutting down and takes no new requests"));
   }
-  absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(*request, limits_);
+  if (!request.ok()) return refuse(request.status());
+  absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
+      SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);
   if (!validated.ok()) return refuse(validated.status());
   if (validated->n <= 1) {
-    AnswerTrivially(*validated, *request, arrival, response);
+    *response = AnswerTrivially(*validated, *request, arrival);
     metrics_->RecordRequest("SortKeys", absl::StatusCode::kOk, key_type, "none", absl::Now() - arrival);
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -64,23 +78,24 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   auto job = std::make_unique<SortJob>();
   job->spec = validated->spec;
   job->n = validated->n;
-  job->keys = request->keys();
-  job->values = request->values();
-  job->out_keys = response->mutable_keys();
-  job->out_values = response->mutable_values();
-  job->out_indices = response->mutable_indices();
+  job->keys = request->keys;
+  job->values = request->values;
   job->arrival = arrival;
   job->deadline = DeadlineOf(*context);
   job->is_cancelled = [context] { return context->IsCancelled(); };
-  const size_t bytes = request->keys().size() + request->values().size();
-  job->done = [this, reactor, response, arrival, key_type, n = validated->n, bytes](
+  const size_t bytes = request->keys.size() + request->values.size();
+  // The job owns this callback, so `finished` is alive while it runs; the request's slices, which
+  // the job's input points into, live as long as the callback.
+  SortJob* const finished = job.get();
+  job->done = [this, reactor, response, finished, arrival, key_type, n = validated->n, bytes,
+               slices = request->slices](
                   const absl::Status& status, const SortReport& report) {
     if (status.ok()) {
-      FillReport(report, arrival, response);
+      v1::SortResponse fields;
+      FillReport(report, arrival, &fields);
+      *response = BuildSortResponse(fields, finished->out_keys, finished->out_values, finished->out_indices);
       metrics_->RecordSort(key_type, report, n, bytes);
-    } else {
-      response->Clear();  // a failed job's partial output is never sent
-    }
+    }  // a failed job's partial output is never sent
     metrics_->RecordRequest("SortKeys", status.code(), key_type,
                             status.ok() ? AlgorithmName(report.algorithm) : "none",
                             absl::Now() - arrival);

@@ -30,8 +30,9 @@ absl::StatusOr<Algorithm> AlgorithmFromProto(int algorithm) {
 
 }  // namespace
 
-absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
+absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
                                                  const ValidationLimits& limits) {
+  const v1::SortRequest& request = shape.fields;
   ValidatedJob job;
   SortSpec& spec = job.spec;
   auto key_type = KeyTypeFromProto(request.key_type());
@@ -48,7 +49,7 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
   spec.return_indices = request.return_indices();
 
   const size_t width = KeyWidth(spec.key_type);
-  const size_t key_bytes = request.keys().size();
+  const size_t key_bytes = shape.key_bytes;
   if (key_bytes % width != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "keys: ", key_bytes, " bytes is not a multiple of the ", KeyTypeName(spec.key_type),
@@ -62,7 +63,7 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
         absl::StrCat("value_width: ", vw, " is not supported; use 0 (no values), 4 or 8"));
   }
   spec.value_width = vw;
-  const size_t value_bytes = request.values().size();
+  const size_t value_bytes = shape.value_bytes;
   if (vw == 0 && value_bytes != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "values: ", value_bytes, " bytes were sent but value_width is 0; set value_width to 4 or 8"));

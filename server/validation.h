@@ -28,7 +28,22 @@ struct ValidatedJob {
   size_t n = 0;
 };
 
-absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
+// What validation reads: a request's fields and the sizes of its two byte arrays, which on the
+// SortKeys path are still in gRPC's slices (server/sort_wire.h) rather than in `fields`.
+struct SortRequestShape {
+  const v1::SortRequest& fields;  // its keys and values are not read
+  size_t key_bytes = 0;
+  size_t value_bytes = 0;
+};
+
+absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& request,
                                                  const ValidationLimits& limits);
+
+// A whole message (the echo path, tests).
+inline absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
+                                                        const ValidationLimits& limits) {
+  return ValidateSortRequest(SortRequestShape{request, request.keys().size(), request.values().size()},
+                             limits);
+}
 
 }  // namespace sortd

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "worker/job_bytes.h"
 #include "worker/sort_spec.h"
 
 namespace sortd {
@@ -51,15 +52,16 @@ class EngineObserver {
 struct SortJob {
   SortSpec spec;
   size_t n = 0;
-  // Input bytes: n keys and, when spec.value_width != 0, n value records. They belong to the
-  // caller and stay valid until `done` has been called.
-  absl::string_view keys;
-  absl::string_view values;
-  // Outputs, resized and filled by the engine: keys always, values when spec.value_width != 0,
-  // indices (packed uint32) when spec.return_indices. Owned by the caller like the inputs.
-  std::string* out_keys = nullptr;
-  std::string* out_values = nullptr;
-  std::string* out_indices = nullptr;
+  // Input bytes: n keys and, when spec.value_width != 0, n value records, possibly in pieces
+  // (gRPC's slices). They belong to the caller and stay valid until `done` has been called.
+  ByteSource keys;
+  ByteSource values;
+  // Outputs, set by the engine: keys always, values when spec.value_width != 0, indices (packed
+  // uint32) when spec.return_indices. Each keeps its storage alive through its owner, so the
+  // caller may send them after `done` without copying. Meaningful only when the status is OK.
+  OutputBytes out_keys;
+  OutputBytes out_values;
+  OutputBytes out_indices;
 
   absl::Time arrival = absl::Now();
   absl::Time deadline = absl::InfiniteFuture();

@@ -2,6 +2,7 @@
 #include "worker/cpu/cpu_engine.h"
 
 #include <atomic>
+#include <cstring>
 #include <future>
 
 #include "gtest/gtest.h"
@@ -16,15 +17,22 @@ struct JobProbe {
   std::string out_keys, out_values, out_indices;
   std::promise<absl::Status> status;
 
+  // Outputs are read inside `done`, while the job is still alive.
+  void TakeOutputs(const SortJob& job) {
+    out_keys = std::string(job.out_keys.view());
+    out_values = std::string(job.out_values.view());
+    out_indices = std::string(job.out_indices.view());
+  }
+
   std::unique_ptr<SortJob> Make() {
     auto job = std::make_unique<SortJob>();
     job->spec.key_type = KeyType::kUint32;
     job->n = 1000;
-    job->keys = keys;
-    job->out_keys = &out_keys;
-    job->out_values = &out_values;
-    job->out_indices = &out_indices;
-    job->done = [this](const absl::Status& s, const SortReport&) { status.set_value(s); };
+    job->keys = ByteSource(keys);
+    job->done = [this, raw = job.get()](const absl::Status& s, const SortReport&) {
+      TakeOutputs(*raw);
+      status.set_value(s);
+    };
     return job;
   }
 };
@@ -53,8 +61,9 @@ TEST(CpuEngineTest, SortsAndReports) {
   JobProbe probe;
   SortReport report;
   auto job = probe.Make();
-  job->done = [&](const absl::Status& s, const SortReport& r) {
+  job->done = [&, raw = job.get()](const absl::Status& s, const SortReport& r) {
     report = r;
+    probe.TakeOutputs(*raw);
     probe.status.set_value(s);
   };
   engine->Submit(std::move(job));
@@ -62,6 +71,36 @@ TEST(CpuEngineTest, SortsAndReports) {
   EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probe.keys, false));
   EXPECT_EQ(report.algorithm, Algorithm::kCpu);
   EXPECT_EQ(report.device, "cpu");
+}
+
+// gRPC hands a large request over in slices; the engine sorts it as one array.
+TEST(CpuEngineTest, SortsInputThatArrivesInPieces) {
+  auto engine = MakeEngine(2, 8, absl::ZeroDuration());
+  JobProbe probe;
+  const std::string values = testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 8);
+  auto job = probe.Make();
+  job->keys = ByteSource();
+  const size_t cuts[] = {0, 1, 1001, 2500, probe.keys.size()};  // pieces split keys apart
+  for (size_t i = 0; i + 1 < std::size(cuts); ++i) {
+    job->keys.Append(absl::string_view(probe.keys).substr(cuts[i], cuts[i + 1] - cuts[i]));
+  }
+  ASSERT_EQ(job->keys.pieces().size(), 4u);
+  job->spec.value_width = 4;
+  job->values.Append(absl::string_view(values).substr(0, 7));
+  job->values.Append(absl::string_view(values).substr(7));
+  engine->Submit(std::move(job));
+  ASSERT_TRUE(probe.status.get_future().get().ok());
+  EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probe.keys, false));
+  // Each value travels with its key: the pairs sorted by key are the input's pairs.
+  std::vector<std::pair<uint32_t, uint32_t>> in(1000), out(1000);
+  for (size_t i = 0; i < 1000; ++i) {
+    std::memcpy(&in[i].first, probe.keys.data() + 4 * i, 4);
+    std::memcpy(&in[i].second, values.data() + 4 * i, 4);
+    std::memcpy(&out[i].first, probe.out_keys.data() + 4 * i, 4);
+    std::memcpy(&out[i].second, probe.out_values.data() + 4 * i, 4);
+  }
+  std::stable_sort(in.begin(), in.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  EXPECT_EQ(in, out);
 }
 
 TEST(CpuEngineTest, ExpiredAndCancelledJobsAreNotRun) {

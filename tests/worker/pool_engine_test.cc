@@ -19,17 +19,24 @@ struct Probe {
   std::promise<std::pair<absl::Status, SortReport>> promise;
   std::future<std::pair<absl::Status, SortReport>> result = promise.get_future();
 
+  // Outputs are read inside `done`, while the job is still alive.
+  void TakeOutputs(const SortJob& job) {
+    out_keys = std::string(job.out_keys.view());
+    out_values = std::string(job.out_values.view());
+    out_indices = std::string(job.out_indices.view());
+  }
+
   std::unique_ptr<SortJob> Make(KeyType type, size_t n, Algorithm algo = Algorithm::kBitonic) {
     keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, n);
     auto job = std::make_unique<SortJob>();
     job->spec.key_type = type;
     job->spec.algorithm = algo;
     job->n = n;
-    job->keys = keys;
-    job->out_keys = &out_keys;
-    job->out_values = &out_values;
-    job->out_indices = &out_indices;
-    job->done = [this](const absl::Status& s, const SortReport& r) { promise.set_value({s, r}); };
+    job->keys = ByteSource(keys);
+    job->done = [this, raw = job.get()](const absl::Status& s, const SortReport& r) {
+      TakeOutputs(*raw);
+      promise.set_value({s, r});
+    };
     return job;
   }
   absl::Status status() { return result.get().first; }

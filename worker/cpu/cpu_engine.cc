@@ -12,7 +12,7 @@ namespace {
 // that has them; an array of equal keys is left as it is (it has no wrong order to show).
 void CorruptKeys(SortJob& job) {
   const size_t kw = KeyWidth(job.spec.key_type);
-  char* keys = job.out_keys->data();
+  char* keys = job.out_keys.data;
   for (size_t j = 1; j < job.n; ++j) {
     if (std::memcmp(keys, keys + j * kw, kw) != 0) {
       std::swap_ranges(keys, keys + kw, keys + j * kw);
@@ -21,18 +21,28 @@ void CorruptKeys(SortJob& job) {
   }
 }
 
+// The sorter reads one array; input that arrived in pieces is gathered first (the one copy the
+// CPU path makes of its input, as protobuf parsing would have).
+const char* Contiguous(const ByteSource& source, OutputBytes& gathered) {
+  if (std::optional<absl::string_view> view = source.contiguous()) return view->data();
+  gathered = OutputBytes::Allocate(source.size());
+  source.CopyTo(0, source.size(), gathered.data);
+  return gathered.data;
+}
+
 }  // namespace
 
 void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
-  job.out_keys->resize(job.n * KeyWidth(spec.key_type));
-  if (spec.value_width != 0) job.out_values->resize(job.n * spec.value_width);
-  if (spec.return_indices) job.out_indices->resize(job.n * sizeof(uint32_t));
   const absl::Time start = absl::Now();
-  sorter.Sort(spec, SortInput{job.keys.data(), job.values.data(), job.n},
-              SortOutput{job.out_keys->data(),
-                         spec.value_width != 0 ? job.out_values->data() : nullptr,
-                         spec.return_indices ? job.out_indices->data() : nullptr});
+  OutputBytes gathered_keys, gathered_values;
+  const char* keys = Contiguous(job.keys, gathered_keys);
+  const char* values = spec.value_width != 0 ? Contiguous(job.values, gathered_values) : nullptr;
+  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
+  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
+  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
+  sorter.Sort(spec, SortInput{keys, values, job.n},
+              SortOutput{job.out_keys.data, job.out_values.data, job.out_indices.data});
   report.algorithm = Algorithm::kCpu;
   report.device = "cpu";
   report.compute = absl::Now() - start;

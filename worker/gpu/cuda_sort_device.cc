@@ -31,6 +31,25 @@ Algorithm Ran(Algorithm hint) {
   return hint == Algorithm::kAuto || hint == Algorithm::kCpu ? Algorithm::kRadix : hint;
 }
 
+// Arrays laid out one after another in a staging block, each aligned for DMA.
+class StagingLayout {
+ public:
+  StagingLayout(std::initializer_list<size_t> sizes) {
+    size_t at = 0;
+    for (size_t bytes : sizes) {
+      offsets_.push_back(at);
+      at += (bytes + StagingPool::kAlignment - 1) / StagingPool::kAlignment * StagingPool::kAlignment;
+    }
+    total_ = at;
+  }
+  size_t offset(size_t i) const { return offsets_[i]; }
+  size_t total() const { return total_; }
+
+ private:
+  std::vector<size_t> offsets_;
+  size_t total_ = 0;
+};
+
 absl::Duration EventGap(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
   if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) return absl::ZeroDuration();
@@ -52,12 +71,12 @@ CudaSortDevice::CudaSortDevice(const CudaSortDeviceOptions& options)
       name_(absl::StrCat("cuda:", options.device)),
       copy_pool_(std::max(0, options.copy_threads - 1)) {}
 
-void CudaSortDevice::HostCopy(char* dst, const char* src, size_t bytes) {
+void CudaSortDevice::HostCopy(char* dst, const ByteSource& src, size_t offset, size_t bytes) {
   constexpr size_t kMinPart = size_t{1} << 20;  // below this, splitting costs more than it saves
   const int parts = static_cast<int>(std::min<size_t>(copy_pool_.size() + 1, std::max<size_t>(1, bytes / kMinPart)));
   ParallelFor(&copy_pool_, parts, [&](int p) {
     const size_t begin = bytes * p / parts, end = bytes * (p + 1) / parts;
-    std::memcpy(dst + begin, src + begin, end - begin);
+    src.CopyTo(offset + begin, end - begin, dst + begin);
   });
 }
 
@@ -81,9 +100,10 @@ absl::Status CudaSortDevice::Init() {
   auto pinned_pool = PinnedBuffer::Allocate(pinned_bytes);
   if (!pinned_pool.ok()) return pinned_pool.status();
   device_pool_ = std::move(*device_pool);
-  pinned_pool_ = std::move(*pinned_pool);
   device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};
-  pinned_arena_ = {pinned_pool_.as<char>(), pinned_pool_.size(), 0, 0};
+  auto pinned = std::make_shared<PinnedBuffer>(std::move(*pinned_pool));
+  char* const pinned_base = pinned->as<char>();
+  staging_ = StagingPool::Create(pinned_base, pinned->size(), std::move(pinned));
   for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) {
     auto stream = CudaStream::Create();
     if (!stream.ok()) return stream.status();
@@ -107,23 +127,32 @@ absl::Status CudaSortDevice::Init() {
 // arrays in pinned memory (input and output share it: the output is copied back only after the
 // input has reached the device).
 size_t CudaSortDevice::max_request_bytes() const {
-  return std::min(device_pool_.size() / 4, pinned_pool_.size() * 9 / 10);
+  return std::min(device_pool_.size() / 4, staging_->capacity() * 9 / 10);
 }
 
 void CudaSortDevice::FillStats(WorkerStats& stats) const {
   stats.device_bytes_in_use = device_in_use_.load();
   stats.device_bytes_capacity = device_pool_.size();
-  stats.pinned_bytes_in_use = pinned_in_use_.load();
-  stats.pinned_bytes_capacity = pinned_pool_.size();
+  stats.pinned_bytes_in_use = staging_->in_use();
+  stats.pinned_bytes_capacity = staging_->capacity();
 }
 
-absl::Status CudaSortDevice::StageIn(const char* src, char* staging, char* dst, size_t bytes) {
+absl::StatusOr<std::shared_ptr<char>> CudaSortDevice::TakeStaging(size_t bytes) {
+  std::shared_ptr<char> block = staging_->Allocate(bytes, options_.staging_wait);
+  if (block) return block;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      name_, ": the ", bytes, "-byte staging block does not fit the ", staging_->capacity(),
+      "-byte pinned pool (--pinned_pool_bytes) within ", absl::FormatDuration(options_.staging_wait),
+      "; responses still being sent hold ", staging_->in_use(), " bytes of it"));
+}
+
+absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kChunkEvents - 1) / kChunkEvents);
   int i = 0;
   for (size_t off = 0; off < bytes; off += chunk, ++i) {
     const size_t len = std::min(chunk, bytes - off);
-    if (src != staging) HostCopy(staging + off, src + off, len);
+    if (src != nullptr) HostCopy(staging + off, *src, off, len);
     SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
                                                copy_[i % 2].get()),
                                absl::StrCat(name_, ": host-to-device copy"));
@@ -135,28 +164,25 @@ absl::Status CudaSortDevice::StageIn(const char* src, char* staging, char* dst, 
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::StageOut(const char* src, char* staging, char* dst, size_t bytes) {
+// One DMA per array: nothing on the host waits on parts of it (the response is sent from staging
+// as a whole), and one copy engine serves each direction, so chunks would not go faster.
+absl::Status CudaSortDevice::MarkSortQueued() {
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(copy_[0].get(), phase_[2].get(), 0), "cudaStreamWaitEvent");
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::QueueCopyOut(const char* src, char* staging, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
-  for (int k = 0; k < 2; ++k) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(copy_[k].get(), phase_[3].get(), 0), "cudaStreamWaitEvent");
-  }
-  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kChunkEvents - 1) / kChunkEvents);
-  const int chunks = static_cast<int>((bytes + chunk - 1) / chunk);
-  for (int i = 0; i < chunks; ++i) {
-    const size_t off = i * chunk, len = std::min(chunk, bytes - off);
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging + off, src + off, len, cudaMemcpyDeviceToHost,
-                                               copy_[i % 2].get()),
-                               absl::StrCat(name_, ": device-to-host copy"));
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(chunk_done_[i].get(), copy_[i % 2].get()), "cudaEventRecord");
-  }
-  // The host copy of chunk i overlaps the DMA of the chunks after it.
-  for (int i = 0; i < chunks; ++i) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(chunk_done_[i].get()),
-                               absl::StrCat(name_, ": sort or device-to-host copy"));
-    const size_t off = i * chunk, len = std::min(chunk, bytes - off);
-    if (dst != staging) HostCopy(dst + off, staging + off, len);
-  }
+  SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, copy_[0].get()),
+                             absl::StrCat(name_, ": device-to-host copy"));
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::FinishCopyOut() {
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), copy_[0].get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
+                             absl::StrCat(name_, ": sort or device-to-host copy"));
   return absl::OkStatus();
 }
 
@@ -187,13 +213,12 @@ void CudaSortDevice::Recover() {
 absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
   if (!healthy_.load()) return absl::UnavailableError(absl::StrCat(name_, " is lost"));
   SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device), absl::StrCat(name_, ": cudaSetDevice"));
-  device_arena_.used = pinned_arena_.used = 0;
+  device_arena_.used = 0;
   absl::Status status = InjectFaults();
   if (status.ok()) {
     status = batch.size() == 1 ? RunSingle(*batch[0], reports[0]) : RunSegmented(batch, reports);
   }
   device_in_use_.store(0);
-  pinned_in_use_.store(0);
   if (!status.ok() && status.code() == absl::StatusCode::kInternal) Recover();
   return status;
 }
@@ -221,44 +246,43 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()), absl::StrCat(name_, ": scratch query"));
   char* temp = device_arena_.Take(temp_bytes);
-  char* staging_keys = pinned_arena_.Take(n * kw);
-  char* staging_values = vw ? pinned_arena_.Take(n * vw) : nullptr;
-  char* staging_indices = spec.return_indices ? pinned_arena_.Take(n * 4) : nullptr;
   if (!in_keys || !out_keys || (vw && (!in_values || !out_values)) ||
       (spec.return_indices && !out_indices) || (temp_bytes && !temp)) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the request needs more than the ", device_arena_.size, "-byte device-memory pool of ",
         name_, " (--gpu_memory_pool_bytes)"));
   }
-  if (!staging_keys || (vw && !staging_values) || (spec.return_indices && !staging_indices)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the request needs more than the ", pinned_arena_.size, "-byte pinned staging pool of ",
-        name_, " (--pinned_pool_bytes)"));
-  }
+  // One staging block holds the input on its way in and the output on its way out (the output
+  // is copied back only after the input has reached the device), and goes out with the response.
+  const StagingLayout layout({n * kw, n * vw, spec.return_indices ? n * 4 : 0});
+  absl::StatusOr<std::shared_ptr<char>> block = TakeStaging(layout.total());
+  if (!block.ok()) return block.status();
+  char* const staging_keys = block->get() + layout.offset(0);
+  char* const staging_values = block->get() + layout.offset(1);
+  char* const staging_indices = block->get() + layout.offset(2);
   device_in_use_.store(device_arena_.used);
-  pinned_in_use_.store(pinned_arena_.used);
 
-  const absl::Time start = absl::Now();
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
-  absl::Status s = StageIn(job.keys.data(), staging_keys, in_keys, n * kw);
-  if (s.ok() && vw) s = StageIn(job.values.data(), staging_values, in_values, n * vw);
+  absl::Status s = StageIn(&job.keys, staging_keys, in_keys, n * kw);
+  if (s.ok() && vw) s = StageIn(&job.values, staging_values, in_values, n * vw);
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(sort(temp, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  job.out_keys->resize(n * kw);
-  if (vw) job.out_values->resize(n * vw);
-  if (spec.return_indices) job.out_indices->resize(n * 4);
-  s = StageOut(out_keys, staging_keys, job.out_keys->data(), n * kw);
-  if (s.ok() && vw) s = StageOut(out_values, staging_values, job.out_values->data(), n * vw);
-  if (s.ok() && spec.return_indices) s = StageOut(out_indices, staging_indices, job.out_indices->data(), n * 4);
+  s = MarkSortQueued();
+  if (s.ok()) s = QueueCopyOut(out_keys, staging_keys, n * kw);
+  if (s.ok() && vw) s = QueueCopyOut(out_values, staging_values, n * vw);
+  if (s.ok() && spec.return_indices) s = QueueCopyOut(out_indices, staging_indices, n * 4);
+  if (s.ok()) s = FinishCopyOut();
   if (!s.ok()) return s;
+  job.out_keys = OutputBytes::Share(*block, layout.offset(0), n * kw);
+  if (vw) job.out_values = OutputBytes::Share(*block, layout.offset(1), n * vw);
+  if (spec.return_indices) job.out_indices = OutputBytes::Share(*block, layout.offset(2), n * 4);
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
   report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
   report.compute = EventGap(phase_[1].get(), phase_[2].get());
-  report.device_to_host = std::max(absl::ZeroDuration(), absl::Now() - start - report.host_to_device - report.compute);
+  report.device_to_host = EventGap(phase_[2].get(), phase_[3].get());
   return absl::OkStatus();
 }
 
@@ -295,60 +319,63 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": scratch query"));
   char* temp = device_arena_.Take(temp_bytes);
-  char* staging_keys = pinned_arena_.Take(n * kw);
-  char* staging_values = vw ? pinned_arena_.Take(n * vw) : nullptr;
-  char* staging_indices = any_indices ? pinned_arena_.Take(n * 4) : nullptr;
-  char* staging_offsets = pinned_arena_.Take((segments + 1) * 4);
   if (!in_keys || !out_keys || !offsets || (vw && (!in_values || !out_values)) ||
-      (any_indices && !out_indices) || (temp_bytes && !temp) || !staging_keys ||
-      (vw && !staging_values) || (any_indices && !staging_indices) || !staging_offsets) {
-    return absl::ResourceExhaustedError(absl::StrCat("a batch of ", n, " keys does not fit the pools of ", name_));
+      (any_indices && !out_indices) || (temp_bytes && !temp)) {
+    return absl::ResourceExhaustedError(absl::StrCat("a batch of ", n, " keys does not fit the ",
+                                                     device_arena_.size, "-byte device-memory pool of ", name_));
   }
+  // One block for the whole batch: each response sends its own range of it, and the block returns
+  // to the pool when the last of them is sent.
+  const StagingLayout layout({n * kw, n * vw, any_indices ? n * 4 : 0, (segments + 1) * 4});
+  absl::StatusOr<std::shared_ptr<char>> block = TakeStaging(layout.total());
+  if (!block.ok()) return block.status();
+  char* const staging_keys = block->get() + layout.offset(0);
+  char* const staging_values = block->get() + layout.offset(1);
+  char* const staging_indices = block->get() + layout.offset(2);
+  char* const staging_offsets = block->get() + layout.offset(3);
   device_in_use_.store(device_arena_.used);
-  pinned_in_use_.store(pinned_arena_.used);
 
-  // Gather every request into the pinned staging arrays: the one host copy on the way in.
-  const absl::Time start = absl::Now();
+  // Gather every request into the staging arrays: the one host copy on the way in.
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
   auto* offset_array = reinterpret_cast<uint32_t*>(staging_offsets);
   size_t at = 0;
   for (size_t s = 0; s < segments; ++s) {
     const SortJob& job = *batch[s];
     offset_array[s] = static_cast<uint32_t>(at);
-    std::memcpy(staging_keys + at * kw, job.keys.data(), job.n * kw);
-    if (vw) std::memcpy(staging_values + at * vw, job.values.data(), job.n * vw);
+    job.keys.CopyTo(0, job.n * kw, staging_keys + at * kw);
+    if (vw) job.values.CopyTo(0, job.n * vw, staging_values + at * vw);
     at += job.n;
   }
   offset_array[segments] = static_cast<uint32_t>(at);
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
-  absl::Status st = StageIn(staging_keys, staging_keys, in_keys, n * kw);
-  if (st.ok() && vw) st = StageIn(staging_values, staging_values, in_values, n * vw);
-  if (st.ok()) st = StageIn(staging_offsets, staging_offsets, offsets, (segments + 1) * 4);
+  absl::Status st = StageIn(nullptr, staging_keys, in_keys, n * kw);
+  if (st.ok() && vw) st = StageIn(nullptr, staging_values, in_values, n * vw);
+  if (st.ok()) st = StageIn(nullptr, staging_offsets, offsets, (segments + 1) * 4);
   if (!st.ok()) return st;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(temp, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": batched sort launch"));
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  st = StageOut(out_keys, staging_keys, staging_keys, n * kw);
-  if (st.ok() && vw) st = StageOut(out_values, staging_values, staging_values, n * vw);
-  if (st.ok() && any_indices) st = StageOut(out_indices, staging_indices, staging_indices, n * 4);
+  st = MarkSortQueued();
+  if (st.ok()) st = QueueCopyOut(out_keys, staging_keys, n * kw);
+  if (st.ok() && vw) st = QueueCopyOut(out_values, staging_values, n * vw);
+  if (st.ok() && any_indices) st = QueueCopyOut(out_indices, staging_indices, n * 4);
+  if (st.ok()) st = FinishCopyOut();
   if (!st.ok()) return st;
-  // Scatter into each response: the one host copy on the way out.
   const absl::Duration h2d = EventGap(phase_[0].get(), phase_[1].get());
   const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
+  const absl::Duration d2h = EventGap(phase_[2].get(), phase_[3].get());
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = *batch[s];
-    job.out_keys->assign(staging_keys + at * kw, job.n * kw);
-    if (vw) job.out_values->assign(staging_values + at * vw, job.n * vw);
-    if (job.spec.return_indices) job.out_indices->assign(staging_indices + at * 4, job.n * 4);
+    job.out_keys = OutputBytes::Share(*block, layout.offset(0) + at * kw, job.n * kw);
+    if (vw) job.out_values = OutputBytes::Share(*block, layout.offset(1) + at * vw, job.n * vw);
+    if (job.spec.return_indices) job.out_indices = OutputBytes::Share(*block, layout.offset(2) + at * 4, job.n * 4);
     at += job.n;
     reports[s].algorithm = Algorithm::kBitonic;
     reports[s].device = name_;
     reports[s].host_to_device = h2d;
     reports[s].compute = compute;
+    reports[s].device_to_host = d2h;
   }
-  const absl::Duration d2h = std::max(absl::ZeroDuration(), absl::Now() - start - h2d - compute);
-  for (SortReport& r : reports) r.device_to_host = d2h;
   return absl::OkStatus();
 }
 

@@ -1,10 +1,11 @@
 // A GPU as a SortDevice: its streams, a device-memory pool and a pinned host staging pool, all
 // sized at start-up, and the transfer path between gRPC's buffers and the kernels.
 //
-// Copies per request, beyond gRPC's own: request bytes -> pinned staging (one host copy),
-// pinned -> device (DMA), device -> pinned (DMA), pinned -> response bytes (one host copy).
-// Large transfers go in chunks over two copy streams, so the host copy of one chunk overlaps the
-// DMA of the next, both on the way in and on the way out.
+// Copies per request, beyond gRPC's own: gRPC's request slices -> pinned staging (the one host
+// copy, split across copy threads), pinned -> device (DMA), device -> the same pinned block (DMA).
+// The response is sent by gRPC straight from that block (server/sort_wire.h), which returns to the
+// pool when the send is done. Large inputs go in chunks over two copy streams, so the host copy of
+// one chunk overlaps the DMA of the one before.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "worker/cpu/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/sort_device.h"
+#include "worker/staging_pool.h"
 
 namespace sortd {
 
@@ -24,6 +26,9 @@ struct CudaSortDeviceOptions {
   size_t device_pool_bytes = 0;
   // Pinned host staging; 0 takes min(device pool / 2, 4 GiB).
   size_t pinned_pool_bytes = 0;
+  // How long a batch waits for staging still held by responses being sent before it fails with
+  // RESOURCE_EXHAUSTED.
+  absl::Duration staging_wait = absl::Seconds(2);
   size_t transfer_chunk_bytes = size_t{8} << 20;
   // Threads for the host copies between gRPC's buffers and pinned staging: one core's memcpy
   // (~10 GB/s) is slower than the DMA it feeds, so large copies are split across threads.
@@ -45,7 +50,8 @@ class CudaSortDevice : public SortDevice {
   void FillStats(WorkerStats& stats) const override;
 
  private:
-  // A bump allocator over one pool, reset for every batch (one batch at a time per device).
+  // A bump allocator over the device pool, reset for every batch (one batch at a time per device;
+  // nothing on the device outlives its batch).
   struct Arena {
     char* base = nullptr;
     size_t size = 0;
@@ -63,14 +69,23 @@ class CudaSortDevice : public SortDevice {
   // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
   void Recover();
 
-  // Host pageable -> device, through `staging` (pinned, same size), chunked over the copy
-  // streams; the compute stream waits for all of it.
-  absl::Status StageIn(const char* src, char* staging, char* dst, size_t bytes);
-  // Device -> host pageable through `staging`, after the compute stream's work so far.
-  absl::Status StageOut(const char* src, char* staging, char* dst, size_t bytes);
+  // A staging block for one batch, or RESOURCE_EXHAUSTED naming the pool.
+  absl::StatusOr<std::shared_ptr<char>> TakeStaging(size_t bytes);
 
-  // memcpy split across the copy threads (the calling thread takes a share too).
-  void HostCopy(char* dst, const char* src, size_t bytes);
+  // Host -> device through `staging`, chunked over the copy streams: the host copy of chunk i from
+  // `src` (skipped when src is null: the data is staged already) overlaps the DMA of chunk i-1.
+  // The compute stream waits for all of it.
+  absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
+  // Records phase_[2] after the sort and makes copy stream 0 wait for it.
+  absl::Status MarkSortQueued();
+  // Device -> `staging`, queued on copy stream 0 (after MarkSortQueued).
+  absl::Status QueueCopyOut(const char* src, char* staging, size_t bytes);
+  // Waits for the copies out; records phase_[3] when they are done.
+  absl::Status FinishCopyOut();
+
+  // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread
+  // takes a share too).
+  void HostCopy(char* dst, const ByteSource& src, size_t offset, size_t bytes);
 
   const CudaSortDeviceOptions options_;
   const std::string name_;
@@ -78,9 +93,9 @@ class CudaSortDevice : public SortDevice {
   std::atomic<bool> healthy_{true};
   int batches_ = 0;
   DeviceBuffer device_pool_;
-  PinnedBuffer pinned_pool_;
-  Arena device_arena_, pinned_arena_;
-  std::atomic<size_t> device_in_use_{0}, pinned_in_use_{0};
+  std::shared_ptr<StagingPool> staging_;  // pinned; shared with responses still being sent
+  Arena device_arena_;
+  std::atomic<size_t> device_in_use_{0};
   CudaStream compute_;
   CudaStream copy_[2];
   CudaEvent chunk_done_[kChunkEvents];

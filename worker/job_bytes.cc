@@ -1,0 +1,52 @@
+#include "worker/job_bytes.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sortd {
+
+void ByteSource::Append(absl::string_view piece) {
+  if (piece.empty()) return;
+  pieces_.push_back(piece);
+  starts_.push_back(size_);
+  size_ += piece.size();
+}
+
+std::optional<absl::string_view> ByteSource::contiguous() const {
+  if (pieces_.empty()) return absl::string_view();
+  if (pieces_.size() == 1) return pieces_[0];
+  return std::nullopt;
+}
+
+void ByteSource::CopyTo(size_t offset, size_t len, char* dst) const {
+  if (len == 0) return;
+  // The last piece starting at or before offset holds its first byte.
+  size_t i = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin() - 1;
+  size_t within = offset - starts_[i];
+  while (len > 0) {
+    const size_t take = std::min(len, pieces_[i].size() - within);
+    std::memcpy(dst, pieces_[i].data() + within, take);
+    dst += take;
+    len -= take;
+    within = 0;
+    ++i;
+  }
+}
+
+OutputBytes OutputBytes::Allocate(size_t size) {
+  OutputBytes out;
+  out.size = size;
+  out.owner = std::shared_ptr<char>(new char[std::max<size_t>(size, 1)], std::default_delete<char[]>());
+  out.data = out.owner.get();
+  return out;
+}
+
+OutputBytes OutputBytes::Share(const std::shared_ptr<char>& block, size_t offset, size_t size) {
+  OutputBytes out;
+  out.size = size;
+  out.owner = block;
+  out.data = block.get() + offset;
+  return out;
+}
+
+}  // namespace sortd

@@ -1,0 +1,53 @@
+// The bytes a job reads and writes, in the shapes that let the RPC layer avoid copies: gRPC hands
+// a large request over as a sequence of slices, and sends a response from memory it is lent, so
+// inputs are read in pieces and outputs carry an owner that keeps them alive until sent.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace sortd {
+
+// Read-only input bytes in one or more pieces. The pieces belong to the caller.
+class ByteSource {
+ public:
+  ByteSource() = default;
+  explicit ByteSource(absl::string_view contiguous) { Append(contiguous); }
+
+  void Append(absl::string_view piece);
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  absl::Span<const absl::string_view> pieces() const { return pieces_; }
+  // The bytes as one view when they lie in a single piece (or there are none).
+  std::optional<absl::string_view> contiguous() const;
+
+  // Copies bytes [offset, offset + len) to dst; the range must lie within size().
+  void CopyTo(size_t offset, size_t len, char* dst) const;
+
+ private:
+  std::vector<absl::string_view> pieces_;
+  std::vector<size_t> starts_;             // starts_[i]: offset of pieces_[i], for CopyTo's search
+  size_t size_ = 0;
+};
+
+// Output bytes whose storage is kept alive by `owner`: a heap block, or a lease on a GPU worker's
+// pinned staging pool that gRPC sends from directly.
+struct OutputBytes {
+  char* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<char> owner;
+
+  // Uninitialised heap storage: outputs are overwritten whole, so zero-filling them is waste.
+  static OutputBytes Allocate(size_t size);
+  // A view of [offset, offset + size) of a block, sharing its owner.
+  static OutputBytes Share(const std::shared_ptr<char>& block, size_t offset, size_t size);
+
+  absl::string_view view() const { return absl::string_view(data, size); }
+};
+
+}  // namespace sortd

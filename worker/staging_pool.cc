@@ -1,0 +1,84 @@
+#include "worker/staging_pool.h"
+
+#include <algorithm>
+
+namespace sortd {
+
+std::shared_ptr<StagingPool> StagingPool::Create(char* base, size_t size, std::shared_ptr<void> memory) {
+  return std::shared_ptr<StagingPool>(new StagingPool(base, size, std::move(memory)));
+}
+
+StagingPool::StagingPool(char* base, size_t size, std::shared_ptr<void> memory)
+    : base_(base), size_(size), memory_(std::move(memory)) {
+  if (size_ > 0) free_[0] = size_;
+}
+
+size_t StagingPool::in_use() const {
+  absl::MutexLock lock(&mu_);
+  return in_use_;
+}
+
+size_t StagingPool::largest_free() const {
+  absl::MutexLock lock(&mu_);
+  size_t largest = 0;
+  for (const auto& [offset, length] : free_) largest = std::max(largest, length);
+  return largest;
+}
+
+bool StagingPool::FitsLocked(size_t bytes) const {
+  for (const auto& [offset, length] : free_) {
+    if (length >= bytes) return true;
+  }
+  return false;
+}
+
+// First fit: blocks are few (one per request or batch in flight), so a walk is cheap, and taking
+// from the low end keeps the high end whole for the next large request.
+bool StagingPool::TryTake(size_t bytes, size_t* offset) {
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < bytes) continue;
+    *offset = it->first;
+    const size_t rest = it->second - bytes;
+    free_.erase(it);
+    if (rest > 0) free_[*offset + bytes] = rest;
+    in_use_ += bytes;
+    return true;
+  }
+  return false;
+}
+
+std::shared_ptr<char> StagingPool::Allocate(size_t bytes, absl::Duration wait) {
+  bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  if (bytes > size_) return nullptr;
+  size_t offset = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    const auto fits = [this, bytes]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return FitsLocked(bytes); };
+    // Every returned block wakes the wait, which re-checks whether the request fits now.
+    if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) return nullptr;
+    TryTake(bytes, &offset);
+  }
+  std::shared_ptr<StagingPool> self = shared_from_this();
+  return std::shared_ptr<char>(base_ + offset,
+                               [self = std::move(self), offset, bytes](char*) { self->Give(offset, bytes); });
+}
+
+void StagingPool::Give(size_t offset, size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  in_use_ -= bytes;
+  auto next = free_.lower_bound(offset);
+  if (next != free_.end() && next->first == offset + bytes) {
+    bytes += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == offset) {
+      prev->second += bytes;
+      return;
+    }
+  }
+  free_[offset] = bytes;
+}
+
+}  // namespace sortd

@@ -1,0 +1,51 @@
+// A bounded pool of host staging memory whose blocks outlive the batch that took them: a GPU
+// worker stages a request's input in a block, copies the sorted output back into the same block,
+// and the response is sent from it by gRPC, which gives it back whenever the send completes, on
+// any thread, possibly after the worker has gone. So blocks come back out of order, and the pool
+// (with the memory under it) lives as long as its last block.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace sortd {
+
+class StagingPool : public std::enable_shared_from_this<StagingPool> {
+ public:
+  static constexpr size_t kAlignment = 256;  // what DMA engines and vector loads like
+
+  // Serves [base, base + size); `memory` owns that range and is destroyed with the pool.
+  static std::shared_ptr<StagingPool> Create(char* base, size_t size, std::shared_ptr<void> memory);
+
+  StagingPool(const StagingPool&) = delete;  // handed out by shared_ptr only
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  // A block of `bytes` (aligned to kAlignment), returned to the pool when the last copy of the
+  // pointer goes. Waits up to `wait` for blocks still held (responses being sent) to come back;
+  // null when the block cannot fit by then, or ever (bytes > capacity()).
+  std::shared_ptr<char> Allocate(size_t bytes, absl::Duration wait);
+
+  size_t capacity() const { return size_; }
+  size_t in_use() const;
+  size_t largest_free() const;
+
+ private:
+  StagingPool(char* base, size_t size, std::shared_ptr<void> memory);
+  bool FitsLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TryTake(size_t bytes, size_t* offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Give(size_t offset, size_t bytes);
+
+  char* const base_;
+  const size_t size_;
+  const std::shared_ptr<void> memory_;
+  mutable absl::Mutex mu_;
+  std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);  // offset -> length; neighbours merged
+  size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sortd
