@@ -1,0 +1,151 @@
+// The GPU worker's transfer path on its own, without gRPC: one large request through
+// CudaSortDevice::RunBatch, its input in pageable pieces the size gRPC hands over (a 64 MiB
+// request arrived as 1,499 slices, ~44 KiB each, on the dev VM), serial copy-sort-copy against
+// chunked overlap, next to the pinned copy rate of the same host measured here.
+//   stage_bench [log2_keys=24] [runs=15]
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "bench/gpu_bench_harness.h"
+#include "worker/gpu/cuda_resources.h"
+#include "worker/gpu/cuda_sort_device.h"
+
+namespace sortd::bench {
+namespace {
+
+constexpr size_t kSliceBytes = 44 << 10;
+
+struct PinnedRate {
+  double h2d_gbs = 0, d2h_gbs = 0;
+};
+
+PinnedRate MeasurePinnedRate(size_t bytes, int runs) {
+  auto pinned = PinnedBuffer::Allocate(bytes);
+  auto device = DeviceBuffer::Allocate(bytes);
+  auto stream = CudaStream::Create();
+  if (!pinned.ok() || !device.ok() || !stream.ok()) {
+    std::fprintf(stderr, "pinned reference: %s\n", (!pinned.ok() ? pinned.status() : !device.ok() ? device.status() : stream.status()).ToString().c_str());
+    std::exit(1);
+  }
+  std::fill(pinned->as<char>(), pinned->as<char>() + bytes, 1);
+  const auto rate = [&](cudaMemcpyKind kind) {
+    TimingResult t = TimeOnStream(stream->get(), 2, runs, [&](int) {
+      return kind == cudaMemcpyHostToDevice
+                 ? cudaMemcpyAsync(device->get(), pinned->get(), bytes, kind, stream->get())
+                 : cudaMemcpyAsync(pinned->get(), device->get(), bytes, kind, stream->get());
+    });
+    SORTD_BENCH_CHECK(t.error);
+    return bytes / (t.median_ms * 1e6);
+  };
+  return {rate(cudaMemcpyHostToDevice), rate(cudaMemcpyDeviceToHost)};
+}
+
+struct Config {
+  const char* name;
+  size_t chunk_bytes;
+  int copy_threads;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+}  // namespace sortd::bench
+
+int main(int argc, char** argv) {
+  using namespace sortd;
+  using namespace sortd::bench;
+  const int log2_keys = argc > 1 ? std::atoi(argv[1]) : 24;
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 15;
+  const size_t n = size_t{1} << log2_keys, bytes = n * 4;
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    std::printf("stage_bench: no CUDA device\n");
+    return 1;
+  }
+  std::printf("device: %s\n", DeviceDescription(0).c_str());
+
+  // gRPC's receive buffers: pageable, already written (no first-touch faults in the timing).
+  std::vector<char> input(bytes);
+  std::mt19937 rng(1);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t k = rng();
+    std::memcpy(input.data() + 4 * i, &k, 4);
+  }
+  std::vector<uint32_t> expected(n);
+  std::memcpy(expected.data(), input.data(), bytes);
+  std::sort(expected.begin(), expected.end());
+  ByteSource source;
+  for (size_t at = 0; at < bytes; at += kSliceBytes) {
+    source.Append(absl::string_view(input.data() + at, std::min(kSliceBytes, bytes - at)));
+  }
+
+  const PinnedRate pinned = MeasurePinnedRate(bytes, runs);
+  std::printf("pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
+              bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
+
+  const Config configs[] = {
+      {"serial (one chunk, 1 copy thread)", size_t{1} << 40, 1},
+      {"chunked 8 MiB, 4 copy threads", size_t{8} << 20, 4},
+      {"chunked 8 MiB, 8 copy threads", size_t{8} << 20, 8},
+      {"chunked 4 MiB, 8 copy threads", size_t{4} << 20, 8},
+      {"chunked 16 MiB, 8 copy threads", size_t{16} << 20, 8},
+  };
+  std::printf("| 2^%d u32 keys, RADIX | latency ms (median) | in: gather + DMA ms | in GB/s | sort ms | out: DMA ms | out GB/s | vs serial |\n",
+              log2_keys);
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  double serial_ms = 0;
+  for (const Config& config : configs) {
+    CudaSortDeviceOptions options;
+    options.device_pool_bytes = std::max<size_t>(size_t{1} << 30, 6 * bytes);
+    options.pinned_pool_bytes = std::max<size_t>(size_t{256} << 20, 2 * bytes);
+    options.transfer_chunk_bytes = config.chunk_bytes;
+    options.copy_threads = config.copy_threads;
+    auto device = CudaSortDevice::Create(options);
+    if (!device.ok()) {
+      std::fprintf(stderr, "%s\n", device.status().ToString().c_str());
+      return 1;
+    }
+    std::vector<double> total, in, sort, out;
+    for (int i = 0; i < runs + 3; ++i) {
+      SortJob job;
+      job.spec.key_type = KeyType::kUint32;
+      job.spec.algorithm = Algorithm::kRadix;
+      job.n = n;
+      job.keys = source;
+      SortJob* batch[] = {&job};
+      SortReport report;
+      const absl::Time start = absl::Now();
+      absl::Status status = (*device)->RunBatch(absl::MakeSpan(batch), absl::MakeSpan(&report, 1));
+      const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      if (!status.ok()) {
+        std::fprintf(stderr, "%s: %s\n", config.name, status.ToString().c_str());
+        return 1;
+      }
+      if (i == 0 && std::memcmp(job.out_keys.data, expected.data(), bytes) != 0) {
+        std::fprintf(stderr, "%s: the output is not the sorted input\n", config.name);
+        return 1;
+      }
+      if (i < 3) continue;  // warm-up
+      total.push_back(ms);
+      in.push_back(absl::ToDoubleMilliseconds(report.host_to_device));
+      sort.push_back(absl::ToDoubleMilliseconds(report.compute));
+      out.push_back(absl::ToDoubleMilliseconds(report.device_to_host));
+    }
+    const double t = Median(total), i_ms = Median(in), s_ms = Median(sort), o_ms = Median(out);
+    if (serial_ms == 0) serial_ms = t;
+    std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2fx |\n", config.name, t, i_ms,
+                bytes / (i_ms * 1e6), s_ms, o_ms, bytes / (o_ms * 1e6), serial_ms / t);
+  }
+  std::printf("\nin GB/s and out GB/s against the pinned rates above; out is DMA alone (no host copy on the way out).\n");
+  return 0;
+}
