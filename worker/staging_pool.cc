@@ -2,14 +2,17 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace sortd {
 
-std::shared_ptr<StagingPool> StagingPool::Create(char* base, size_t size, std::shared_ptr<void> memory) {
-  return std::shared_ptr<StagingPool>(new StagingPool(base, size, std::move(memory)));
+std::shared_ptr<StagingPool> StagingPool::Create(std::string description, char* base, size_t size,
+                                                 std::shared_ptr<void> memory) {
+  return std::shared_ptr<StagingPool>(new StagingPool(std::move(description), base, size, std::move(memory)));
 }
 
-StagingPool::StagingPool(char* base, size_t size, std::shared_ptr<void> memory)
-    : base_(base), size_(size), memory_(std::move(memory)) {
+StagingPool::StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory)
+    : description_(std::move(description)), base_(base), size_(size), memory_(std::move(memory)) {
   if (size_ > 0) free_[0] = size_;
 }
 
@@ -47,15 +50,24 @@ bool StagingPool::TryTake(size_t bytes, size_t* offset) {
   return false;
 }
 
-std::shared_ptr<char> StagingPool::Allocate(size_t bytes, absl::Duration wait) {
+absl::StatusOr<std::shared_ptr<char>> StagingPool::Allocate(size_t bytes, absl::Duration wait) {
+  const size_t asked = bytes;
   bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  if (bytes > size_) return nullptr;
+  if (bytes > size_) {
+    return absl::ResourceExhaustedError(absl::StrCat("a ", asked, "-byte staging block can never fit the ",
+                                                     size_, "-byte ", description_));
+  }
   size_t offset = 0;
   {
     absl::MutexLock lock(&mu_);
     const auto fits = [this, bytes]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return FitsLocked(bytes); };
     // Every returned block wakes the wait, which re-checks whether the request fits now.
-    if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) return nullptr;
+    if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "a ", asked, "-byte staging block did not fit the ", size_, "-byte ", description_,
+          " within ", absl::FormatDuration(wait), ": responses still being sent hold ", in_use_,
+          " bytes of it"));
+    }
     TryTake(bytes, &offset);
   }
   std::shared_ptr<StagingPool> self = shared_from_this();
@@ -79,6 +91,13 @@ void StagingPool::Give(size_t offset, size_t bytes) {
     }
   }
   free_[offset] = bytes;
+}
+
+StagingLayout::StagingLayout(std::initializer_list<size_t> sizes) {
+  for (size_t bytes : sizes) {
+    offsets_.push_back(total_);
+    total_ += (bytes + StagingPool::kAlignment - 1) / StagingPool::kAlignment * StagingPool::kAlignment;
+  }
 }
 
 }  // namespace sortd

@@ -8,8 +8,12 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
+#include <initializer_list>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -20,32 +24,47 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
   static constexpr size_t kAlignment = 256;  // what DMA engines and vector loads like
 
   // Serves [base, base + size); `memory` owns that range and is destroyed with the pool.
-  static std::shared_ptr<StagingPool> Create(char* base, size_t size, std::shared_ptr<void> memory);
+  // `description` names the pool in errors ("the pinned staging pool of cuda:0 (--pinned_pool_bytes)").
+  static std::shared_ptr<StagingPool> Create(std::string description, char* base, size_t size,
+                                             std::shared_ptr<void> memory);
 
   StagingPool(const StagingPool&) = delete;  // handed out by shared_ptr only
   StagingPool& operator=(const StagingPool&) = delete;
 
   // A block of `bytes` (aligned to kAlignment), returned to the pool when the last copy of the
   // pointer goes. Waits up to `wait` for blocks still held (responses being sent) to come back;
-  // null when the block cannot fit by then, or ever (bytes > capacity()).
-  std::shared_ptr<char> Allocate(size_t bytes, absl::Duration wait);
+  // RESOURCE_EXHAUSTED when the block cannot fit by then, or ever (bytes > capacity()).
+  absl::StatusOr<std::shared_ptr<char>> Allocate(size_t bytes, absl::Duration wait);
 
   size_t capacity() const { return size_; }
   size_t in_use() const;
   size_t largest_free() const;
 
  private:
-  StagingPool(char* base, size_t size, std::shared_ptr<void> memory);
+  StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory);
   bool FitsLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryTake(size_t bytes, size_t* offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Give(size_t offset, size_t bytes);
 
+  const std::string description_;
   char* const base_;
   const size_t size_;
   const std::shared_ptr<void> memory_;
   mutable absl::Mutex mu_;
   std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);  // offset -> length; neighbours merged
   size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Arrays laid out one after another in one staging block, each aligned for DMA.
+class StagingLayout {
+ public:
+  StagingLayout(std::initializer_list<size_t> sizes);
+  size_t offset(size_t i) const { return offsets_[i]; }
+  size_t total() const { return total_; }
+
+ private:
+  std::vector<size_t> offsets_;
+  size_t total_ = 0;
 };
 
 }  // namespace sortd

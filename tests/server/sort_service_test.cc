@@ -3,6 +3,7 @@
 // cancellation, health, reflection and a drain.
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -68,6 +69,40 @@ TEST(SortServiceTest, RawRoundTripsForEveryKeyTypeAndShape) {
       }
     }
   }
+}
+
+// A request of several MiB arrives in hundreds of gRPC slices; keys, values and indices still come
+// back whole and right, and the response's bytes are a plain SortResponse.
+TEST(SortServiceTest, LargeRequestsInManySlicesSortWhole) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  const v1::SortRequest request = MakeRequest(KeyType::kInt32, 3 << 20, 4, true, true, true);
+  v1::SortResponse response;
+  ASSERT_TRUE(client->SortRaw(request, &response).ok());
+  SortSpec spec{KeyType::kInt32, 4, true, true, true, Algorithm::kAuto};
+  EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(),
+                                        testing::ReferenceSortKeys(KeyType::kInt32, request.keys(), true),
+                                        {response.keys(), response.values(), response.indices()}, true));
+}
+
+// Bytes that are not a SortRequest get INVALID_ARGUMENT saying so, and the server goes on.
+TEST(SortServiceTest, MalformedBytesAreInvalidArgument) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  grpc::GenericStub generic(client->channel());
+  for (const std::string& bytes : {std::string("\x12\x08" "abc", 5), std::string("\x0b", 1)}) {
+    grpc::Slice slice(bytes.data(), bytes.size());
+    grpc::ByteBuffer request(&slice, 1), reply;
+    grpc::ClientContext context;
+    std::promise<grpc::Status> done;
+    generic.UnaryCall(&context, "/sortd.v1.SortService/SortKeys", grpc::StubOptions(), &request, &reply,
+                      [&done](grpc::Status s) { done.set_value(std::move(s)); });
+    const grpc::Status status = done.get_future().get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("not a SortRequest"));
+  }
+  v1::SortResponse response;
+  EXPECT_TRUE(client->SortRaw(MakeRequest(KeyType::kUint32, 100, 0, false, false, false), &response).ok());
 }
 
 TEST(SortServiceTest, TypedHelpers) {

@@ -4,7 +4,9 @@
 #include "worker/pool_engine.h"
 
 #include <future>
+#include <thread>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
@@ -16,11 +18,13 @@ namespace {
 
 struct Probe {
   std::string keys, out_keys, out_values, out_indices;
+  OutputBytes held_keys;
   std::promise<std::pair<absl::Status, SortReport>> promise;
   std::future<std::pair<absl::Status, SortReport>> result = promise.get_future();
 
   // Outputs are read inside `done`, while the job is still alive.
   void TakeOutputs(const SortJob& job) {
+    held_keys = job.out_keys;  // as a response being sent holds it
     out_keys = std::string(job.out_keys.view());
     out_values = std::string(job.out_values.view());
     out_indices = std::string(job.out_indices.view());
@@ -228,6 +232,42 @@ TEST(PoolEngineTest, ShutdownTellsEveryWorkerTheDeadlineAtOnce) {
   }
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(unavailable, 4);
+}
+
+// A GPU worker's responses are sent from its staging pool: the memory is in use until the caller
+// drops the outputs, a batch that cannot get staging waits for it, and past the wait the batch
+// fails with RESOURCE_EXHAUSTED naming the pool, while the worker stays healthy.
+TEST(PoolEngineTest, OutputsHoldStagingUntilDroppedAndAFullPoolRefusesAfterItsWait) {
+  CpuSortDeviceOptions device;
+  device.staging_pool_bytes = 4096;  // one 1000-key u32 output
+  device.staging_wait = absl::Milliseconds(100);
+  BatchPolicy batching;
+  batching.max_batch_requests = 1;
+  Pool pool = MakePool({device}, batching);
+  Probe first, second, third;
+  pool.engine->Submit(first.Make(KeyType::kUint32, 1000));
+  ASSERT_TRUE(first.status().ok());
+  EXPECT_EQ(first.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, first.keys, false));
+  EXPECT_EQ(pool.engine->Stats()[0].pinned_bytes_in_use, 4096u);
+
+  const absl::Time start = absl::Now();
+  pool.engine->Submit(second.Make(KeyType::kUint32, 1000));
+  const absl::Status refused = second.status();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("staging pool of cpu-device:0"));
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("responses still being sent"));
+
+  std::thread sender([&first] {
+    absl::SleepFor(absl::Milliseconds(30));
+    first.held_keys = OutputBytes();  // the first response has been sent
+  });
+  pool.engine->Submit(third.Make(KeyType::kUint32, 1000));
+  EXPECT_TRUE(third.status().ok());  // waited for the first response's staging, then ran
+  sender.join();
+  EXPECT_TRUE(pool.engine->Stats()[0].healthy);
+  third.held_keys = OutputBytes();
+  EXPECT_EQ(pool.engine->Stats()[0].pinned_bytes_in_use, 0u);
 }
 
 TEST(PoolEngineTest, SubmitAfterShutdownIsUnavailable) {

@@ -20,15 +20,26 @@ std::shared_ptr<StagingPool> MakePool(size_t size, std::weak_ptr<Memory>* watch 
   auto memory = std::make_shared<Memory>(size);
   if (watch != nullptr) *watch = memory;
   char* base = memory->bytes.data();
-  return StagingPool::Create(base, size, std::move(memory));
+  return StagingPool::Create("test pool", base, size, std::move(memory));
 }
 
 constexpr size_t kA = StagingPool::kAlignment;
 
+// The block, or null when the pool refused (the refusal's message is checked where it matters).
+std::shared_ptr<char> Take(StagingPool& pool, size_t bytes, absl::Duration wait) {
+  absl::StatusOr<std::shared_ptr<char>> block = pool.Allocate(bytes, wait);
+  if (!block.ok()) {
+    EXPECT_EQ(block.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(block.status().message().find("test pool"), std::string::npos) << block.status();
+    return nullptr;
+  }
+  return *block;
+}
+
 TEST(StagingPoolTest, BlocksAreAlignedAndDisjoint) {
   auto pool = MakePool(16 * kA);
-  auto a = pool->Allocate(1, absl::ZeroDuration());
-  auto b = pool->Allocate(kA + 1, absl::ZeroDuration());
+  auto a = Take(*pool, 1, absl::ZeroDuration());
+  auto b = Take(*pool, kA + 1, absl::ZeroDuration());
   ASSERT_TRUE(a && b);
   EXPECT_EQ(b.get() - a.get(), static_cast<ptrdiff_t>(kA));  // 1 byte takes one aligned unit
   EXPECT_EQ(pool->in_use(), 3 * kA);
@@ -41,33 +52,33 @@ TEST(StagingPoolTest, BlocksAreAlignedAndDisjoint) {
 TEST(StagingPoolTest, OutOfOrderReturnsMergeBackIntoOneRange) {
   auto pool = MakePool(8 * kA);
   std::vector<std::shared_ptr<char>> blocks;
-  for (int i = 0; i < 8; ++i) blocks.push_back(pool->Allocate(kA, absl::ZeroDuration()));
+  for (int i = 0; i < 8; ++i) blocks.push_back(Take(*pool, kA, absl::ZeroDuration()));
   for (const auto& b : blocks) ASSERT_TRUE(b);
-  EXPECT_FALSE(pool->Allocate(1, absl::ZeroDuration()));
+  EXPECT_FALSE(Take(*pool, 1, absl::ZeroDuration()));
   for (int i : {5, 1, 3, 7, 0, 6, 2}) blocks[i].reset();
   EXPECT_EQ(pool->largest_free(), 4 * kA);  // 4 is still held: [0,4) and [5,8) are free
   blocks[4].reset();
   EXPECT_EQ(pool->largest_free(), 8 * kA);
-  EXPECT_TRUE(pool->Allocate(8 * kA, absl::ZeroDuration()));
+  EXPECT_TRUE(Take(*pool, 8 * kA, absl::ZeroDuration()));
 }
 
 TEST(StagingPoolTest, TooLargeIsRefusedAtOnce) {
   auto pool = MakePool(4 * kA);
   const absl::Time start = absl::Now();
-  EXPECT_FALSE(pool->Allocate(4 * kA + 1, absl::Seconds(10)));
+  EXPECT_FALSE(Take(*pool, 4 * kA + 1, absl::Seconds(10)));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
 TEST(StagingPoolTest, FullPoolWaitsForABlockReturnedOnAnotherThread) {
   auto pool = MakePool(4 * kA);
-  auto held = pool->Allocate(3 * kA, absl::ZeroDuration());
+  auto held = Take(*pool, 3 * kA, absl::ZeroDuration());
   ASSERT_TRUE(held);
-  EXPECT_FALSE(pool->Allocate(2 * kA, absl::Milliseconds(20)));  // nobody returns anything
+  EXPECT_FALSE(Take(*pool, 2 * kA, absl::Milliseconds(20)));  // nobody returns anything
   std::thread sender([&held] {
     absl::SleepFor(absl::Milliseconds(50));
     held.reset();  // as gRPC does when a response has been sent
   });
-  auto block = pool->Allocate(2 * kA, absl::Seconds(30));
+  auto block = Take(*pool, 2 * kA, absl::Seconds(30));
   sender.join();
   EXPECT_TRUE(block);
 }
@@ -75,7 +86,7 @@ TEST(StagingPoolTest, FullPoolWaitsForABlockReturnedOnAnotherThread) {
 TEST(StagingPoolTest, MemoryLivesUntilTheLastBlockReturns) {
   std::weak_ptr<Memory> memory;
   auto pool = MakePool(4 * kA, &memory);
-  auto block = pool->Allocate(kA, absl::ZeroDuration());
+  auto block = Take(*pool, kA, absl::ZeroDuration());
   ASSERT_TRUE(block);
   pool.reset();  // the worker goes away while a response is still being sent
   EXPECT_FALSE(memory.expired());
@@ -90,7 +101,7 @@ TEST(StagingPoolTest, ManyThreadsTakeAndReturn) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&pool, t] {
       for (int i = 0; i < 2000; ++i) {
-        auto block = pool->Allocate((i + t) % 7 * kA + 1, absl::Seconds(30));
+        auto block = Take(*pool, (i + t) % 7 * kA + 1, absl::Seconds(30));
         ASSERT_TRUE(block);
         block.get()[0] = static_cast<char>(i);
       }

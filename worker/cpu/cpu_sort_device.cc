@@ -1,9 +1,40 @@
 #include "worker/cpu/cpu_sort_device.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "worker/cpu/cpu_engine.h"
 
 namespace sortd {
+
+CpuSortDevice::CpuSortDevice(const CpuSortDeviceOptions& options) : options_(options) {
+  if (options_.staging_pool_bytes > 0) {
+    auto memory = std::shared_ptr<char>(new char[options_.staging_pool_bytes], std::default_delete<char[]>());
+    char* base = memory.get();
+    staging_ = StagingPool::Create(absl::StrCat("staging pool of ", options_.name), base,
+                                   options_.staging_pool_bytes, std::move(memory));
+  }
+}
+
+void CpuSortDevice::FillStats(WorkerStats& stats) const {
+  if (staging_ == nullptr) return;
+  stats.pinned_bytes_in_use = staging_->in_use();
+  stats.pinned_bytes_capacity = staging_->capacity();
+}
+
+// Moves a job's outputs into one staging block, which the outputs then share.
+absl::Status CpuSortDevice::MoveOutputsToStaging(SortJob& job) {
+  OutputBytes* outputs[] = {&job.out_keys, &job.out_values, &job.out_indices};
+  const StagingLayout layout({job.out_keys.size, job.out_values.size, job.out_indices.size});
+  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
+  if (!block.ok()) return block.status();
+  for (size_t i = 0; i < 3; ++i) {
+    if (outputs[i]->size == 0) continue;
+    std::memcpy(block->get() + layout.offset(i), outputs[i]->data, outputs[i]->size);
+    *outputs[i] = OutputBytes::Share(*block, layout.offset(i), outputs[i]->size);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
                                      absl::Span<SortReport> reports) {
@@ -24,6 +55,9 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
   for (size_t i = 0; i < batch.size(); ++i) {
     RunJobOnCpu(sorter_, *batch[i], reports[i]);
     reports[i].device = options_.name;
+    if (staging_ != nullptr) {
+      if (absl::Status s = MoveOutputsToStaging(*batch[i]); !s.ok()) return s;
+    }
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
 #include "worker/sort_device.h"
+#include "worker/staging_pool.h"
 
 namespace sortd {
 
@@ -20,24 +21,31 @@ struct CpuSortDeviceOptions {
   // lose_at_batch the device is lost for good.
   std::set<int> fail_batches;
   int lose_at_batch = 0;
+  // Outputs go into blocks of a staging pool of this size, held until the caller drops them, as
+  // a GPU worker's responses hold its pinned staging while they are sent; 0 leaves them on the heap.
+  size_t staging_pool_bytes = 0;
+  absl::Duration staging_wait = absl::Seconds(2);
 };
 
 class CpuSortDevice : public SortDevice {
  public:
-  explicit CpuSortDevice(const CpuSortDeviceOptions& options) : options_(options) {}
+  explicit CpuSortDevice(const CpuSortDeviceOptions& options);
 
   std::string name() const override { return options_.name; }
   size_t max_request_bytes() const override { return options_.max_request_bytes; }
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
-  void FillStats(WorkerStats& stats) const override {}
+  void FillStats(WorkerStats& stats) const override;
 
   // Sizes of the batches run so far, in requests (for the tests' assertions).
   std::vector<size_t> batch_sizes() const;
 
  private:
+  absl::Status MoveOutputsToStaging(SortJob& job);
+
   const CpuSortDeviceOptions options_;
   CpuSorter sorter_;  // only the worker thread calls RunBatch
+  std::shared_ptr<StagingPool> staging_;  // null when options_.staging_pool_bytes == 0
   std::atomic<bool> healthy_{true};
   mutable absl::Mutex mu_;
   std::vector<size_t> batch_sizes_ ABSL_GUARDED_BY(mu_);

@@ -31,25 +31,6 @@ Algorithm Ran(Algorithm hint) {
   return hint == Algorithm::kAuto || hint == Algorithm::kCpu ? Algorithm::kRadix : hint;
 }
 
-// Arrays laid out one after another in a staging block, each aligned for DMA.
-class StagingLayout {
- public:
-  StagingLayout(std::initializer_list<size_t> sizes) {
-    size_t at = 0;
-    for (size_t bytes : sizes) {
-      offsets_.push_back(at);
-      at += (bytes + StagingPool::kAlignment - 1) / StagingPool::kAlignment * StagingPool::kAlignment;
-    }
-    total_ = at;
-  }
-  size_t offset(size_t i) const { return offsets_[i]; }
-  size_t total() const { return total_; }
-
- private:
-  std::vector<size_t> offsets_;
-  size_t total_ = 0;
-};
-
 absl::Duration EventGap(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
   if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) return absl::ZeroDuration();
@@ -103,7 +84,8 @@ absl::Status CudaSortDevice::Init() {
   device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};
   auto pinned = std::make_shared<PinnedBuffer>(std::move(*pinned_pool));
   char* const pinned_base = pinned->as<char>();
-  staging_ = StagingPool::Create(pinned_base, pinned->size(), std::move(pinned));
+  staging_ = StagingPool::Create(absl::StrCat("pinned staging pool of ", name_, " (--pinned_pool_bytes)"),
+                                 pinned_base, pinned->size(), std::move(pinned));
   for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) {
     auto stream = CudaStream::Create();
     if (!stream.ok()) return stream.status();
@@ -135,15 +117,6 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
   stats.device_bytes_capacity = device_pool_.size();
   stats.pinned_bytes_in_use = staging_->in_use();
   stats.pinned_bytes_capacity = staging_->capacity();
-}
-
-absl::StatusOr<std::shared_ptr<char>> CudaSortDevice::TakeStaging(size_t bytes) {
-  std::shared_ptr<char> block = staging_->Allocate(bytes, options_.staging_wait);
-  if (block) return block;
-  return absl::ResourceExhaustedError(absl::StrCat(
-      name_, ": the ", bytes, "-byte staging block does not fit the ", staging_->capacity(),
-      "-byte pinned pool (--pinned_pool_bytes) within ", absl::FormatDuration(options_.staging_wait),
-      "; responses still being sent hold ", staging_->in_use(), " bytes of it"));
 }
 
 absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
@@ -255,7 +228,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   // One staging block holds the input on its way in and the output on its way out (the output
   // is copied back only after the input has reached the device), and goes out with the response.
   const StagingLayout layout({n * kw, n * vw, spec.return_indices ? n * 4 : 0});
-  absl::StatusOr<std::shared_ptr<char>> block = TakeStaging(layout.total());
+  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
   char* const staging_keys = block->get() + layout.offset(0);
   char* const staging_values = block->get() + layout.offset(1);
@@ -327,7 +300,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   // One block for the whole batch: each response sends its own range of it, and the block returns
   // to the pool when the last of them is sent.
   const StagingLayout layout({n * kw, n * vw, any_indices ? n * 4 : 0, (segments + 1) * 4});
-  absl::StatusOr<std::shared_ptr<char>> block = TakeStaging(layout.total());
+  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
   char* const staging_keys = block->get() + layout.offset(0);
   char* const staging_values = block->get() + layout.offset(1);

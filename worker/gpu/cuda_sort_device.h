@@ -69,9 +69,6 @@ class CudaSortDevice : public SortDevice {
   // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
   void Recover();
 
-  // A staging block for one batch, or RESOURCE_EXHAUSTED naming the pool.
-  absl::StatusOr<std::shared_ptr<char>> TakeStaging(size_t bytes);
-
   // Host -> device through `staging`, chunked over the copy streams: the host copy of chunk i from
   // `src` (skipped when src is null: the data is staged already) overlaps the DMA of chunk i-1.
   // The compute stream waits for all of it.
