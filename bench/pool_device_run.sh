@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Everything the GPU worker pool needs from one device run, built nothing there:
 #   bash bench/pool_device_run.sh BUNDLE_DIR      (BUNDLE_DIR from ../shared/tools/gpu-bundle
-#   holding gpu_tests, sortd and sortctl; logs and tables go to $OUT)
-# 1. gpu_tests (kernels and the pool end to end), then the device-loss test in its own process.
-# 2. Pool benchmarks through sortd + sortctl bench on loopback: batching on/off for 1K-key
-#    requests, chunked vs serial transfers for 16M-key requests, sort vs echo for 1M-key requests.
+#   holding gpu_tests, stage_bench, sortd and sortctl; logs and tables go to $OUT)
+# 1. gpu_tests (kernels and the pool end to end), then the device-loss test in its own process,
+#    then the pool's end-to-end tests under compute-sanitizer memcheck.
+# 2. stage_bench: the worker's transfer path alone, serial vs chunked, against the pinned rate.
+# 3. Pool benchmarks through sortd + sortctl bench on loopback: batching on/off for 1K-key
+#    requests next to echo of the same (the transport's ceiling), chunked vs serial transfers for
+#    16M-key requests, sort vs echo for 1M-key requests.
 set -uo pipefail
 bundle=${1:-.gpu}
 out=${OUT:-/tmp/out}
@@ -16,6 +19,13 @@ echo "=== gpu_tests"
 gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -40
 echo "=== device loss (own process)"
 SORTD_GPU_LOSS_TEST=1 gpu_tests --gtest_filter='GpuPoolLossTest.*' 2>&1 | tail -20 | tee "$out/gpu_loss.log"
+echo "=== compute-sanitizer memcheck: the pool end to end"
+timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+  gpu_tests --gtest_brief=1 --gtest_filter='GpuPoolTest.*' >"$out/memcheck_pool.log" 2>&1
+echo "memcheck rc=$? (0 clean, 9 errors, 124 timed out)"; tail -6 "$out/memcheck_pool.log"
+
+echo "=== stage_bench: 16M u32 keys through CudaSortDevice, no gRPC"
+stage_bench 24 15 2>&1 | tee "$out/stage_bench.txt"
 
 start_sortd() {  # start_sortd NAME FLAGS...: sets $port
   local name=$1
@@ -47,6 +57,7 @@ bench batch_on --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bito
 kill -TERM $pid; wait $pid
 start_sortd batch_off --batch_max_requests=1
 bench batch_off --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
+bench batch_echo --sizes=fixed:1000 --concurrency=64 --channels=8 --duration=5s --warmup=1s --seed=1 --echo
 kill -TERM $pid; wait $pid
 
 echo "=== large: 16M u32 keys, one at a time: chunked overlap vs serial copy-sort-copy"

@@ -10,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/sortd_server.h"
@@ -75,6 +76,10 @@ ABSL_FLAG(bool, retain_freed_memory, true,
           "Keep freed request/response buffers in the heap (glibc mmap threshold 32 MiB, trim "
           "threshold 1 GiB) so the next request reuses them instead of faulting in fresh pages; "
           "the process then holds on to the memory of its largest recent requests");
+ABSL_FLAG(bool, mutex_deadlock_detection, false,
+          "Run Abseil's mutex deadlock detection (a stack trace and a global lock-graph update on "
+          "every lock, gRPC's included: Debian builds Abseil without NDEBUG, so it is on unless "
+          "turned off); for debugging only, it costs every request");
 ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
@@ -92,6 +97,9 @@ int main(int argc, char** argv) {
       "sortd: sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
       "Usage: sortd [--listen=0.0.0.0:50051] [--engine=auto|cpu|gpu] [flags]");
   absl::ParseCommandLine(argc, argv);
+  if (!absl::GetFlag(FLAGS_mutex_deadlock_detection)) {
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  }
   if (absl::GetFlag(FLAGS_retain_freed_memory)) {
     // Every large request allocates and frees buffers of the same sizes; by default glibc maps
     // and unmaps them each time, and the page faults of a fresh 4 MiB response cost about 1 ms.
