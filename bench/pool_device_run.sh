@@ -20,8 +20,10 @@ gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -40
 echo "=== device loss (own process)"
 SORTD_GPU_LOSS_TEST=1 gpu_tests --gtest_filter='GpuPoolLossTest.*' 2>&1 | tail -20 | tee "$out/gpu_loss.log"
 echo "=== compute-sanitizer memcheck: the pool end to end"
+# The injected-fault test is left out: each of its faults is a deliberate invalid cudaMemcpyAsync,
+# which memcheck reports as an API error (two lines per fault).
 timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-  gpu_tests --gtest_brief=1 --gtest_filter='GpuPoolTest.*' >"$out/memcheck_pool.log" 2>&1
+  gpu_tests --gtest_brief=1 --gtest_filter='GpuPoolTest.*-*InjectedCudaFaults*' >"$out/memcheck_pool.log" 2>&1
 echo "memcheck rc=$? (0 clean, 9 errors, 124 timed out)"; tail -6 "$out/memcheck_pool.log"
 
 echo "=== stage_bench: 16M u32 keys through CudaSortDevice, no gRPC"

@@ -83,9 +83,11 @@ absl::Status CudaSortDevice::Init() {
   device_pool_ = std::move(*device_pool);
   device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};
   auto pinned = std::make_shared<PinnedBuffer>(std::move(*pinned_pool));
+  // Read before the buffer moves into the pool (argument order is unspecified).
   char* const pinned_base = pinned->as<char>();
+  const size_t pinned_size = pinned->size();
   staging_ = StagingPool::Create(absl::StrCat("pinned staging pool of ", name_, " (--pinned_pool_bytes)"),
-                                 pinned_base, pinned->size(), std::move(pinned));
+                                 pinned_base, pinned_size, std::move(pinned));
   for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) {
     auto stream = CudaStream::Create();
     if (!stream.ok()) return stream.status();
