@@ -44,6 +44,12 @@ absl::Status VerifyTyped(const PreparedRequest& sent, const v1::SortResponse& r)
   if (q.return_indices() && r.indices().size() != n * 4) {
     return Wrong(absl::StrCat("response has ", r.indices().size(), " index bytes, want ", n * 4));
   }
+  if (!sent.expected_keys.empty()) {
+    if (r.keys() == sent.expected_keys) return absl::OkStatus();
+    size_t j = 0;
+    while (Load<Bits>(r.keys(), j) == Load<Bits>(sent.expected_keys, j)) ++j;
+    return Wrong(absl::StrCat("key ", j, " is not the key a sort of the keys sent puts there"));
+  }
   const bool descending = q.order() == v1::SORT_ORDER_DESCENDING;
   for (size_t j = 1; j < n; ++j) {
     const Bits a = Traits::ToOrdered(Load<Bits>(r.keys(), j - 1));

@@ -4,7 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#include <thread>
+
 #include "proto/enum_convert.h"
+#include "worker/cpu/cpu_sort.h"
+#include "worker/cpu/thread_pool.h"
 
 namespace sortd::bench {
 namespace {
@@ -75,7 +79,7 @@ uint64_t KeyMultisetChecksum(absl::string_view keys, size_t key_width) {
 std::vector<std::shared_ptr<const PreparedRequest>> BuildRequestPool(const BenchOptions& options) {
   SplitMix64 rng(options.seed);
   const size_t kw = KeyWidth(options.key_type);
-  std::vector<std::shared_ptr<const PreparedRequest>> pool;
+  std::vector<std::shared_ptr<PreparedRequest>> pool;
   size_t bytes = 0;
   const size_t max_requests = std::max<size_t>(1, options.pool_requests);
   // A fixed size needs only a few distinct requests; varying sizes need enough to follow the
@@ -104,7 +108,19 @@ std::vector<std::shared_ptr<const PreparedRequest>> BuildRequestPool(const Bench
     bytes += request_bytes;
     pool.push_back(std::move(p));
   }
-  return pool;
+  if (!options.echo && options.value_width == 0 && !options.return_indices) {
+    ThreadPool helpers(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
+    CpuSorter sorter(&helpers);
+    for (auto& p : pool) {
+      SortSpec spec;
+      spec.key_type = p->key_type;
+      spec.descending = options.descending;
+      p->expected_keys.resize(p->request.keys().size());
+      sorter.Sort(spec, SortInput{p->request.keys().data(), nullptr, p->n},
+                  SortOutput{p->expected_keys.data(), nullptr, nullptr});
+    }
+  }
+  return {pool.begin(), pool.end()};
 }
 
 }  // namespace sortd::bench

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,10 @@ struct PreparedRequest {
   size_t n = 0;
   // Order-independent digest of the keys (KeyMultisetChecksum): the response must have the same.
   uint64_t key_checksum = 0;
+  // For keys-only requests (no values, no indices), the keys as the server must return them,
+  // sorted up front by the CPU engine's sorter: the API's total order makes the sorted bytes
+  // unique, so checking a response is one comparison, cheap enough not to limit the load.
+  std::string expected_keys;
 };
 
 // Keys are uniformly random bits of the key type (floats therefore include NaNs, infinities and

@@ -134,8 +134,28 @@ void Swap(std::string& bytes, size_t i, size_t j) {
   std::swap_ranges(&bytes[i * sizeof(T)], &bytes[(i + 1) * sizeof(T)], &bytes[j * sizeof(T)]);
 }
 
+// Keys-only requests carry their expected output; a response must match it byte for byte.
+TEST(VerifierTest, KeysOnlyResponsesMustMatchTheExpectedSort) {
+  for (bool desc : {false, true}) {
+    const PreparedRequest p = OneRequest(KeyType::kFloat64, 0, false, desc, false);
+    ASSERT_EQ(p.expected_keys.size(), p.request.keys().size());
+    v1::SortResponse r = SortWithCpu(p);
+    EXPECT_TRUE(VerifySortResponse(p, r).ok());
+    Swap<uint64_t>(*r.mutable_keys(), 10, 2000);
+    const absl::Status s = VerifySortResponse(p, r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(s.message(), HasSubstr("key 10 is not the key"));
+  }
+  // Values or indices need the permutation check, so no expected keys are kept for them.
+  EXPECT_TRUE(OneRequest(KeyType::kUint32, 4, false, false, false).expected_keys.empty());
+  EXPECT_TRUE(OneRequest(KeyType::kUint32, 0, true, false, false).expected_keys.empty());
+}
+
+// The tests below take the general checks (order, checksum, permutation) that requests with
+// values or indices always use, on keys-only requests with the expected keys dropped.
 TEST(VerifierTest, RejectsWrongOrder) {
-  const PreparedRequest p = OneRequest(KeyType::kFloat32, 0, false, false, false);
+  PreparedRequest p = OneRequest(KeyType::kFloat32, 0, false, false, false);
+  p.expected_keys.clear();
   v1::SortResponse r = SortWithCpu(p);
   Swap<uint32_t>(*r.mutable_keys(), 10, 2000);
   const absl::Status s = VerifySortResponse(p, r);
@@ -144,7 +164,8 @@ TEST(VerifierTest, RejectsWrongOrder) {
 }
 
 TEST(VerifierTest, RejectsKeysThatAreNotAPermutation) {
-  const PreparedRequest p = OneRequest(KeyType::kUint64, 0, false, false, false);
+  PreparedRequest p = OneRequest(KeyType::kUint64, 0, false, false, false);
+  p.expected_keys.clear();
   v1::SortResponse r = SortWithCpu(p);
   // Key 1 replaced by a copy of key 0: still sorted, but one key lost and one duplicated.
   std::memcpy(&(*r.mutable_keys())[8], r.keys().data(), 8);
