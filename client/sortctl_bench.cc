@@ -17,6 +17,10 @@
 
 ABSL_FLAG(int, concurrency, 16, "bench: requests in flight at most (closed loop: always)");
 ABSL_FLAG(int, channels, 1, "bench: gRPC channels (separate connections) the requests are spread over");
+ABSL_FLAG(int, dispatchers, 0,
+          "bench: threads issuing requests, each over its own channels with its own share of "
+          "--concurrency (and of --rate); at most --channels. 0: min(channels, concurrency, 4, "
+          "cores / 4), at least 1");
 ABSL_FLAG(double, rate, 0,
           "bench: open loop at this many requests per second (0: closed loop). Latency counts "
           "from each request's due time, so a stalled server shows in the percentiles");
@@ -50,6 +54,7 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   o.echo = absl::GetFlag(FLAGS_echo);
   o.concurrency = absl::GetFlag(FLAGS_concurrency);
   o.channels = absl::GetFlag(FLAGS_channels);
+  o.dispatchers = absl::GetFlag(FLAGS_dispatchers);
   o.rate = absl::GetFlag(FLAGS_rate);
   auto arrival = bench::ParseArrival(absl::GetFlag(FLAGS_arrival));
   if (!arrival.ok()) return arrival.status();
