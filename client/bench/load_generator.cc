@@ -1,5 +1,8 @@
 #include "client/bench/load_generator.h"
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +34,18 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+absl::Duration ProcessCpu() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime);
 }
 
 // What one dispatcher and the completion callbacks of its calls share: its slots and the results
@@ -95,6 +110,7 @@ struct Lane {
   // Written by the dispatcher only, read after it has been joined.
   uint64_t warmup_sent = 0;
   uint64_t late = 0;
+  double busy = 0;  // the dispatcher thread's CPU time / its wall time
 };
 
 struct Call {
@@ -268,6 +284,8 @@ void Runner::Issue(Call* call, size_t channel) {
 // in the same order over the same channels, the same Poisson arrivals, and constant arrivals at
 // start + k / rate (computed, where they used to be summed from truncated gaps).
 void Runner::Dispatch(int d, const Clock& clock) {
+  const int64_t wall_start_ns = NowNs();
+  const int64_t cpu_start_ns = ThreadCpuNs();
   Lane& lane = *lanes_[d];
   const int dispatchers = options_.dispatchers;
   std::vector<size_t> channels;  // dispatcher d owns channels d, d + D, d + 2D, ...
@@ -333,6 +351,8 @@ void Runner::Dispatch(int d, const Clock& clock) {
     Issue(call, channels[issued % channels.size()]);
     ++issued;
   }
+  lane.busy = static_cast<double>(ThreadCpuNs() - cpu_start_ns) /
+              static_cast<double>(std::max<int64_t>(1, NowNs() - wall_start_ns));
   lane.WaitForInFlightBelow(1);  // every answer of this dispatcher counted
 }
 
@@ -368,6 +388,7 @@ void Runner::ReportProgress(const Clock& clock) {
 }
 
 BenchResult Runner::Run() {
+  const absl::Duration cpu_at_start = ProcessCpu();
   Clock clock;
   clock.start_ns = NowNs();
   clock.warmup_end_ns = clock.start_ns + absl::ToInt64Nanoseconds(options_.warmup);
@@ -386,12 +407,14 @@ BenchResult Runner::Run() {
     dispatch_done_ = true;
   }
   if (progress.joinable()) progress.join();
+  const absl::Duration client_cpu = ProcessCpu() - cpu_at_start;
 
   // Every call has been answered and counted: merge the lanes.
   BenchResult result;
   result.options = options_;
   result.distinct_requests = pool_.size();
   result.mean_request_keys = mean_request_keys_;
+  result.client_cpu = client_cpu;
   std::map<std::string, int64_t> first_error_ns;
   int64_t last_measured_done_ns = 0;
   for (const auto& lane : lanes_) {
@@ -399,6 +422,7 @@ BenchResult Runner::Run() {
     const BenchResult& r = lane->result;
     result.warmup_requests += lane->warmup_sent;
     result.late_sends += lane->late;
+    result.busiest_dispatcher = std::max(result.busiest_dispatcher, lane->busy);
     result.warmup_errors += r.warmup_errors;
     result.ok += r.ok;
     result.keys_ok += r.keys_ok;
@@ -450,6 +474,11 @@ double BenchResult::keys_per_second() const {
 double BenchResult::megabytes_per_second() const {
   const double s = absl::ToDoubleSeconds(measured);
   return s > 0 ? static_cast<double>(payload_bytes_ok) / s / 1e6 : 0;
+}
+
+double BenchResult::client_cpu_us_per_request() const {
+  const uint64_t sent = ok + errors() + warmup_requests;
+  return sent > 0 ? absl::ToDoubleMicroseconds(client_cpu) / static_cast<double>(sent) : 0;
 }
 
 absl::StatusOr<BenchResult> RunBench(const BenchOptions& options) {

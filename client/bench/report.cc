@@ -14,6 +14,10 @@ struct Quantile {
   const char* name;
   double q;
 };
+// A dispatcher on the CPU this much of the run barely waited for slots or due times: the offered
+// load was probably bounded by the tester, not by the server.
+constexpr double kTesterBoundBusy = 0.9;
+
 constexpr Quantile kQuantiles[] = {{"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}, {"p99.9", 0.999}};
 
 // 12.3 M, 456.7 k: rates of very different sizes stay readable.
@@ -117,6 +121,12 @@ std::string FormatTextReport(const BenchResult& r) {
                         absl::ToDoubleSeconds(r.measured), r.ok, r.errors());
   absl::StrAppendFormat(&out, "  throughput %.1f requests/s, %s keys/s, %.2f MB/s (keys+values sent)\n",
                         r.requests_per_second(), Human(r.keys_per_second()), r.megabytes_per_second());
+  absl::StrAppendFormat(
+      &out, "  client     busiest dispatcher on the CPU %.0f%% of the run; %.1f us client CPU/request\n",
+      100 * r.busiest_dispatcher, r.client_cpu_us_per_request());
+  if (r.busiest_dispatcher >= kTesterBoundBusy) {
+    out += "             THE LOAD GENERATOR MAY BE THE LIMIT: add --dispatchers (and --channels)\n";
+  }
   out += "  latency ms        p50       p90       p99     p99.9       max      mean\n";
   if (o.rate > 0) {
     out += LatencyRow("corrected", r.corrected);
@@ -180,6 +190,9 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"latency_ms\": ", LatencyJson(r.corrected)));
   f.push_back(absl::StrCat("\"uncorrected_latency_ms\": ", LatencyJson(r.uncorrected)));
   f.push_back(absl::StrFormat("\"late_sends\": %d", r.late_sends));
+  f.push_back(absl::StrFormat(
+      "\"busiest_dispatcher\": %.3f, \"client_cpu_s\": %.3f, \"client_cpu_us_per_request\": %.2f",
+      r.busiest_dispatcher, absl::ToDoubleSeconds(r.client_cpu), r.client_cpu_us_per_request()));
   std::vector<std::string> errors;
   for (const auto& [code, count] : r.errors_by_code) {
     errors.push_back(absl::StrFormat("%s: {\"count\": %d, \"first_message\": %s}", JsonString(code),
@@ -201,7 +214,7 @@ std::string CsvHeader() {
          "measured_s,requests_ok,errors,requests_per_s,keys_per_s,mb_per_s,"
          "p50_ms,p90_ms,p99_ms,p999_ms,max_ms,"
          "uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_p999_ms,"
-         "uncorrected_max_ms,errors_by_code\n";
+         "uncorrected_max_ms,errors_by_code,busiest_dispatcher,client_cpu_us_per_request\n";
 }
 
 std::string FormatCsvRow(const BenchResult& r) {
@@ -218,7 +231,8 @@ std::string FormatCsvRow(const BenchResult& r) {
     for (const Quantile& q : kQuantiles) absl::StrAppendFormat(&row, ",%.4f", Ms(h->Percentile(q.q)));
     absl::StrAppendFormat(&row, ",%.4f", Ms(h->max()));
   }
-  absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")), "\n");
+  absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")));
+  absl::StrAppendFormat(&row, ",%.3f,%.2f\n", r.busiest_dispatcher, r.client_cpu_us_per_request());
   return row;
 }
 

@@ -19,6 +19,7 @@ namespace sortd::bench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(LatencyHistogramTest, EveryValueIsWithinOnePercentOfItsBucketBounds) {
   std::mt19937_64 rng(testing::TestSeed());
@@ -119,10 +120,14 @@ TEST(ReportTest, EveryFormatNamesTheDispatchers) {
   r.options.dispatchers = 3;
   r.ok = 10;
   r.measured = absl::Seconds(1);
+  r.busiest_dispatcher = 0.95;
   EXPECT_THAT(DescribeLoad(r.options), HasSubstr("c64 m8 d3"));
   const std::string text = FormatTextReport(r);
   EXPECT_THAT(text, HasSubstr("at most 64 in flight over 8 channels, 3 dispatchers"));
+  EXPECT_THAT(text, HasSubstr("busiest dispatcher on the CPU 95%"));
+  EXPECT_THAT(text, HasSubstr("THE LOAD GENERATOR MAY BE THE LIMIT"));
   EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"channels\": 8, \"dispatchers\": 3"));
+  EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"busiest_dispatcher\": 0.950"));
 
   // CSV: the header and the row have the same columns, and "dispatchers" holds the count.
   std::vector<std::string> header = absl::StrSplit(CsvHeader(), ',');
@@ -132,8 +137,10 @@ TEST(ReportTest, EveryFormatNamesTheDispatchers) {
   ASSERT_NE(column, header.end());
   EXPECT_EQ(row[column - header.begin()], "3");
 
+  r.busiest_dispatcher = 0.2;
   r.options.dispatchers = 1;
   EXPECT_THAT(FormatTextReport(r), HasSubstr("over 8 channels, 1 dispatcher\n"));
+  EXPECT_THAT(FormatTextReport(r), Not(HasSubstr("MAY BE THE LIMIT")));
 }
 
 TEST(RequestPoolTest, SameSeedSameRequestsAndSizesStayInRange) {

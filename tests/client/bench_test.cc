@@ -193,6 +193,9 @@ TEST(BenchTest, SeveralDispatchersSendExactlyTheRequestCountInAll) {
   EXPECT_EQ(r->uncorrected.count(), 401u);
   EXPECT_EQ(r->served_by.at("cpu ALGORITHM_CPU"), 401u);
   EXPECT_EQ(server.engine->jobs_sorted(), 401u + 8) << "401 and one probe per channel";
+  EXPECT_GT(r->busiest_dispatcher, 0);
+  EXPECT_LE(r->busiest_dispatcher, 1.01);
+  EXPECT_GT(r->client_cpu_us_per_request(), 0);
   EXPECT_THAT(FormatTextReport(*r), HasSubstr("4 dispatchers"));
 }
 
