@@ -280,13 +280,16 @@ TEST(BenchTest, SeveralDispatchersStillVerifyEveryResponse) {
   o.channels = 3;
   o.dispatchers = 3;
   o.requests = 31;
+  o.value_width = 4;
   auto r = RunBench(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->passed());
   EXPECT_EQ(r->ok, 0u);
   EXPECT_EQ(r->errors_by_code.at("VERIFICATION_FAILED"), 31u);
   EXPECT_EQ(r->errors(), 31u);
-  EXPECT_THAT(r->first_error_message.at("VERIFICATION_FAILED"), HasSubstr("ascending order"));
+  // What the verifier says is its own business (bench_core_test); here: one message survives the
+  // merge of the dispatchers' results.
+  EXPECT_THAT(r->first_error_message.at("VERIFICATION_FAILED"), HasSubstr("verification failed"));
   EXPECT_TRUE(r->served_by.empty());
 }
 
