@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
       "client of sortd.\n"
       "  sortctl sort [--key_type=u32] [--format=text|binary] [--input=FILE] [--order=asc|desc]\n"
       "               [--stable] [--indices] [--values=FILE --value_type=u32] [--algorithm=auto]\n"
-      "  sortctl bench [--concurrency=16] [--channels=1] [--rate=R --arrival=constant|poisson]\n"
+      "  sortctl bench [--concurrency=16] [--channels=1] [--dispatchers=0]\n"
+      "                [--rate=R --arrival=constant|poisson]\n"
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
       "  sortctl health [--target=localhost:50051]");

@@ -24,6 +24,8 @@ def main(path):
     for r in rows:
         loop = "closed" if r["loop"] == "closed" else f"open {float(r['rate']):g}/s"
         load = f"{loop}, {r['concurrency']} in flight max, {r['channels']} ch"
+        if r.get("dispatchers") and r["dispatchers"] != "1":  # CSVs from before --dispatchers lack it
+            load += f", {r['dispatchers']} dispatchers"
         uncorrected = r["uncorrected_p99_ms"] if r["loop"] == "open" else "="
         fraction = ""
         if r["rpc"] == "sort" and r["scenario"] in echo:

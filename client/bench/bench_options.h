@@ -48,6 +48,12 @@ struct BenchOptions {
   // connections, request k on channel k % channels.
   int concurrency = 16;
   int channels = 1;
+  // Threads that issue the requests. Dispatcher d owns the channels c with c % dispatchers == d
+  // and its share of the slots (concurrency / dispatchers, the remainder to the first ones), and
+  // in the open loop its share of the rate (rate / dispatchers, its own arrival process). A
+  // request is late when its own dispatcher's slots are all busy. 0 picks a default
+  // (EffectiveDispatchers); at most min(channels, concurrency).
+  int dispatchers = 0;
   // Open loop when > 0: requests are due at this rate (per second) whatever the server does;
   // latency is measured from each request's due time (coordinated omission corrected) and from
   // its actual send time (uncorrected; they differ when all `concurrency` slots were busy).
@@ -82,5 +88,10 @@ struct BenchOptions {
 };
 
 absl::Status ValidateBenchOptions(const BenchOptions& options);
+
+// The dispatcher count a run uses: options.dispatchers when set, else
+// min(channels, concurrency, 4, max(1, hardware_threads / 4)). hardware_threads 0 means this
+// machine's (std::thread::hardware_concurrency).
+int EffectiveDispatchers(const BenchOptions& options, unsigned hardware_threads = 0);
 
 }  // namespace sortd::bench

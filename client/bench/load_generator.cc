@@ -1,8 +1,15 @@
 #include "client/bench/load_generator.h"
 
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,51 +36,110 @@ int64_t NowNs() {
       .count();
 }
 
-// What the dispatcher and the completion callbacks share. Callbacks hold a reference, so it lives
-// until the last one has returned: a callback may still be inside Mutex::Unlock when the
-// dispatcher, woken by that unlock, returns and destroys the Runner.
-struct Tally {
-  explicit Tally(const BenchOptions& options) : verify(options.verify), echo(options.echo) {
-    result.options = options;
-  }
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+absl::Duration ProcessCpu() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime);
+}
+
+// What one dispatcher and the completion callbacks of its calls share: its slots and the results
+// of its calls. Each dispatcher has its own, so dispatchers never contend with each other, and a
+// request costs no lock round trip on the dispatcher's side.
+//
+// Slots: `in_flight` is incremented only by the dispatcher (so checking it against `slots` and
+// then incrementing cannot overshoot) and decremented by callbacks. The dispatcher sleeps on
+// `wake` only when every slot is busy; a callback signals only when `dispatcher_waiting` is set.
+// Both sides use sequentially consistent operations (store waiting / load in_flight against
+// decrement in_flight / load waiting), so either the dispatcher sees the freed slot or the
+// callback sees it waiting, and it signals under `wake_mu`, which the dispatcher holds until it
+// sleeps: no lost wake-up.
+//
+// Calls hold a shared reference, so a Lane lives until the last callback has returned: a callback
+// may still be signalling (or inside Mutex::Unlock) when the dispatcher, seeing its last slot
+// free, returns and the Runner is destroyed.
+struct Lane {
+  Lane(int slots, bool verify, bool echo) : slots(slots), verify(verify), echo(echo) {}
+  const int slots;
   const bool verify;
   const bool echo;
-  absl::Mutex mu;
-  int in_flight ABSL_GUARDED_BY(mu) = 0;
-  bool dispatch_done ABSL_GUARDED_BY(mu) = false;
-  int64_t last_measured_done_ns ABSL_GUARDED_BY(mu) = 0;
+
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> dispatcher_waiting{false};
+  absl::Mutex wake_mu;
+  absl::CondVar wake;
   // Every answer, warm-up included, for the progress line.
-  uint64_t answered ABSL_GUARDED_BY(mu) = 0;
-  uint64_t answered_errors ABSL_GUARDED_BY(mu) = 0;
-  BenchResult result ABSL_GUARDED_BY(mu);
+  std::atomic<uint64_t> answered{0};
+  std::atomic<uint64_t> answered_errors{0};
+
+  // Blocks until fewer than `limit` calls are in flight; true if it had to wait.
+  bool WaitForInFlightBelow(int limit) {
+    if (in_flight.load(std::memory_order_seq_cst) < limit) return false;
+    absl::MutexLock lock(&wake_mu);
+    dispatcher_waiting.store(true, std::memory_order_seq_cst);
+    while (in_flight.load(std::memory_order_seq_cst) >= limit) wake.Wait(&wake_mu);
+    dispatcher_waiting.store(false, std::memory_order_relaxed);
+    return true;
+  }
+  // A callback's last touch of its call's slot, after its result is recorded.
+  void Release() {
+    in_flight.fetch_sub(1, std::memory_order_seq_cst);
+    if (dispatcher_waiting.load(std::memory_order_seq_cst)) {
+      absl::MutexLock lock(&wake_mu);
+      wake.Signal();
+    }
+  }
+
+  // Results of this dispatcher's calls, merged into one BenchResult after the run.
+  struct ServedBy {  // (device, algorithm) -> count, without building a string per answer
+    std::string device;
+    int algorithm;
+    uint64_t count;
+  };
+  absl::Mutex mu;
+  BenchResult result ABSL_GUARDED_BY(mu);  // ok, keys, bytes, histograms, errors, warm-up errors
+  std::vector<ServedBy> served_by ABSL_GUARDED_BY(mu);
+  std::map<std::string, int64_t> first_error_ns ABSL_GUARDED_BY(mu);  // per code, to merge
+  int64_t last_measured_done_ns ABSL_GUARDED_BY(mu) = 0;
+
+  // Written by the dispatcher only, read after it has been joined.
+  uint64_t warmup_sent = 0;
+  uint64_t late = 0;
+  double busy = 0;  // the dispatcher thread's CPU time / its wall time
 };
 
 struct Call {
   grpc::ClientContext context;
   v1::SortResponse response;
-  std::shared_ptr<const PreparedRequest> sent;
-  std::shared_ptr<Tally> tally;
+  // The pool outlives every call: the Runner returns only after every lane has drained.
+  const PreparedRequest* sent = nullptr;
+  std::shared_ptr<Lane> lane;
   int64_t due_ns = 0;
   int64_t sent_ns = 0;
   bool measured = false;
 };
 
-// The completion callback, on a gRPC thread. Touches only the call and its tally.
+// The completion callback, on a gRPC thread. Touches only the call and its lane.
 void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   const int64_t done_ns = NowNs();
   std::unique_ptr<Call> call(raw_call);
-  const std::shared_ptr<Tally> tally = call->tally;  // declared before the lock: outlives it
+  const std::shared_ptr<Lane> lane = std::move(call->lane);  // declared first: outlives the rest
   absl::Status status = FromGrpcStatus(grpc_status);
-  // Verification runs outside the lock, on gRPC's callback threads, in parallel.
-  if (status.ok() && tally->verify) {
-    status = tally->echo ? VerifyEchoResponse(*call->sent, call->response)
-                         : VerifySortResponse(*call->sent, call->response);
+  // Verification runs outside any lock, on gRPC's callback threads, in parallel.
+  if (status.ok() && lane->verify) {
+    status = lane->echo ? VerifyEchoResponse(*call->sent, call->response)
+                        : VerifySortResponse(*call->sent, call->response);
   }
-  std::string served_by;
-  if (status.ok()) {
-    served_by = tally->echo ? "echo"
-                            : absl::StrCat(call->response.device(), " ",
-                                           v1::Algorithm_Name(call->response.algorithm()));
+  std::string device;
+  int algorithm = -1;
+  if (status.ok() && !lane->echo) {
+    device = std::move(*call->response.mutable_device());
+    algorithm = call->response.algorithm();
   }
   const bool measured = call->measured;
   const int64_t due_ns = call->due_ns;
@@ -81,67 +147,92 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   const uint64_t keys = call->sent->n;
   const uint64_t bytes = call->sent->request.keys().size() + call->sent->request.values().size();
   // The call goes before the answer is counted. Its ClientContext holds a reference to the
-  // channel, and the dispatcher destroys the channels once every answer is counted: had a
-  // callback thread dropped the last reference, gRPC (1.51) would shut down its callback
-  // completion queue from one of that queue's own threads and crash.
+  // channel, and the Runner destroys the channels once every answer is counted: had a callback
+  // thread dropped the last reference, gRPC (1.51) would shut down its callback completion queue
+  // from one of that queue's own threads and crash.
   call.reset();
 
-  absl::MutexLock lock(&tally->mu);
-  --tally->in_flight;
-  ++tally->answered;
-  if (!status.ok()) ++tally->answered_errors;
-  BenchResult& r = tally->result;
-  if (!measured) {
-    if (!status.ok()) ++r.warmup_errors;
-    return;
+  lane->answered.fetch_add(1, std::memory_order_relaxed);
+  if (!status.ok()) lane->answered_errors.fetch_add(1, std::memory_order_relaxed);
+  {
+    absl::MutexLock lock(&lane->mu);
+    BenchResult& r = lane->result;
+    if (!measured) {
+      if (!status.ok()) ++r.warmup_errors;
+    } else {
+      lane->last_measured_done_ns = std::max(lane->last_measured_done_ns, done_ns);
+      if (status.ok()) {
+        ++r.ok;
+        r.keys_ok += keys;
+        r.payload_bytes_ok += bytes;
+        r.corrected.Record(done_ns - due_ns);
+        r.uncorrected.Record(done_ns - sent_ns);
+        auto it = std::find_if(lane->served_by.begin(), lane->served_by.end(),
+                               [&](const Lane::ServedBy& s) {
+                                 return s.algorithm == algorithm && s.device == device;
+                               });
+        if (it == lane->served_by.end()) {
+          lane->served_by.push_back({std::move(device), algorithm, 1});
+        } else {
+          ++it->count;
+        }
+      } else {
+        const bool wrong = status.code() == absl::StatusCode::kDataLoss && grpc_status.ok();
+        const std::string code =
+            wrong ? kVerificationFailed : absl::StatusCodeToString(status.code());
+        if (r.errors_by_code[code]++ == 0) {
+          r.first_error_message[code] = std::string(status.message());
+          lane->first_error_ns[code] = done_ns;
+        }
+      }
+    }
   }
-  tally->last_measured_done_ns = std::max(tally->last_measured_done_ns, done_ns);
-  if (status.ok()) {
-    ++r.ok;
-    r.keys_ok += keys;
-    r.payload_bytes_ok += bytes;
-    r.corrected.Record(done_ns - due_ns);
-    r.uncorrected.Record(done_ns - sent_ns);
-    ++r.served_by[served_by];
-    return;
-  }
-  const bool wrong = status.code() == absl::StatusCode::kDataLoss && grpc_status.ok();
-  const std::string code = wrong ? kVerificationFailed : absl::StatusCodeToString(status.code());
-  if (r.errors_by_code[code]++ == 0) r.first_error_message[code] = std::string(status.message());
+  lane->Release();  // last: once every slot is free the dispatcher may return
 }
 
 class Runner {
  public:
-  explicit Runner(const BenchOptions& options)
-      : options_(options), tally_(std::make_shared<Tally>(options)) {}
+  explicit Runner(const BenchOptions& options) : options_(options) {
+    options_.dispatchers = EffectiveDispatchers(options);
+  }
 
   absl::Status Setup();
   BenchResult Run();
 
  private:
+  struct Clock {
+    int64_t start_ns;
+    int64_t warmup_end_ns;
+    int64_t end_ns;  // INT64_MAX with --requests
+  };
+  void Dispatch(int d, const Clock& clock);
   void Issue(Call* call, size_t channel);
-  void ReportProgress(int64_t start_ns, int64_t warmup_end_ns);
-  int64_t NextInterarrivalNs();
+  void ReportProgress(const Clock& clock);
 
-  const BenchOptions options_;
+  BenchOptions options_;  // dispatchers resolved
   std::vector<std::shared_ptr<const PreparedRequest>> pool_;
+  double mean_request_keys_ = 0;
   std::vector<std::unique_ptr<v1::SortService::Stub>> sort_stubs_;
   std::vector<std::unique_ptr<v1::Diagnostics::Stub>> echo_stubs_;
-  SplitMix64 arrival_rng_{0};
+  std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
+  // With --requests: measured requests claimed so far, by all dispatchers together.
+  std::atomic<uint64_t> measured_claimed_{0};
 
-  std::shared_ptr<Tally> tally_;
+  absl::Mutex progress_mu_;
+  bool dispatch_done_ ABSL_GUARDED_BY(progress_mu_) = false;
 };
 
 absl::Status Runner::Setup() {
   pool_ = BuildRequestPool(options_);
   double keys = 0;
   for (const auto& p : pool_) keys += static_cast<double>(p->n);
-  {
-    absl::MutexLock lock(&tally_->mu);
-    tally_->result.distinct_requests = pool_.size();
-    tally_->result.mean_request_keys = keys / static_cast<double>(pool_.size());
+  mean_request_keys_ = keys / static_cast<double>(pool_.size());
+
+  const int dispatchers = options_.dispatchers;
+  for (int d = 0; d < dispatchers; ++d) {
+    const int slots = options_.concurrency / dispatchers + (d < options_.concurrency % dispatchers);
+    lanes_.push_back(std::make_shared<Lane>(slots, options_.verify, options_.echo));
   }
-  arrival_rng_ = SplitMix64(options_.seed ^ 0xA5A5A5A5DEADBEEFull);
 
   for (int i = 0; i < options_.channels; ++i) {
     client::ClientOptions client_options;
@@ -176,13 +267,6 @@ absl::Status Runner::Setup() {
   return absl::OkStatus();
 }
 
-int64_t Runner::NextInterarrivalNs() {
-  const double mean_ns = 1e9 / options_.rate;
-  if (options_.arrival == Arrival::kConstant) return static_cast<int64_t>(mean_ns);
-  // Exponential gaps make a Poisson process; 1 - u avoids log(0).
-  return static_cast<int64_t>(-std::log(1.0 - arrival_rng_.NextUnit()) * mean_ns);
-}
-
 void Runner::Issue(Call* call, size_t channel) {
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
   auto done = [call](grpc::Status status) { OnDone(call, status); };
@@ -195,27 +279,103 @@ void Runner::Issue(Call* call, size_t channel) {
   }
 }
 
-void Runner::ReportProgress(int64_t start_ns, int64_t warmup_end_ns) {
+// One dispatcher: issues its share of the load over its own channels and slots, then waits for
+// its last answer. With one dispatcher this is the load generator as it was: the same requests
+// in the same order over the same channels, the same Poisson arrivals, and constant arrivals at
+// start + k / rate (computed, where they used to be summed from truncated gaps).
+void Runner::Dispatch(int d, const Clock& clock) {
+  const int64_t wall_start_ns = NowNs();
+  const int64_t cpu_start_ns = ThreadCpuNs();
+  Lane& lane = *lanes_[d];
+  const int dispatchers = options_.dispatchers;
+  std::vector<size_t> channels;  // dispatcher d owns channels d, d + D, d + 2D, ...
+  for (size_t c = d; c < sort_stubs_.size(); c += dispatchers) channels.push_back(c);
+
+  // Open loop: this dispatcher's arrivals at rate / D. Constant: the k-th is arrival k * D + d of
+  // one stream at the full rate (so D dispatchers together send exactly that stream). Poisson:
+  // an independent Poisson process at rate / D (D of them together are one at the full rate);
+  // dispatcher 0 starts with an arrival at the start, the others after a first gap.
+  const bool open_loop = options_.rate > 0;
+  const bool poisson = options_.arrival == Arrival::kPoisson;
+  const double gap_ns = 1e9 / options_.rate;  // of the whole stream
+  SplitMix64 arrival_rng(options_.seed ^ 0xA5A5A5A5DEADBEEFull ^
+                         (static_cast<uint64_t>(d) * 0x9E3779B97F4A7C15ull));
+  const auto poisson_gap = [&] {
+    // Exponential gaps make a Poisson process; 1 - u avoids log(0).
+    return static_cast<int64_t>(-std::log(1.0 - arrival_rng.NextUnit()) * gap_ns * dispatchers);
+  };
+  int64_t next_poisson_due_ns = clock.start_ns + (d == 0 || !open_loop ? 0 : poisson_gap());
+
+  const uint64_t requests = options_.requests;
+  uint64_t issued = 0;
+  for (;;) {
+    if (requests > 0 && measured_claimed_.load(std::memory_order_relaxed) >= requests) break;
+    int64_t due_ns = 0;
+    if (open_loop) {
+      if (poisson) {
+        due_ns = next_poisson_due_ns;
+        next_poisson_due_ns += poisson_gap();
+      } else {
+        const double k = static_cast<double>(issued * dispatchers + d);
+        due_ns = clock.start_ns + static_cast<int64_t>(k * gap_ns);
+      }
+      if (due_ns >= clock.end_ns) break;
+      const int64_t wait = due_ns - NowNs();
+      if (wait > 0) absl::SleepFor(absl::Nanoseconds(wait));
+    }
+    const bool waited_for_slot = lane.WaitForInFlightBelow(lane.slots);
+    const int64_t sent_ns = NowNs();
+    if (!open_loop) {
+      // Closed loop: a request is due when a slot frees; the run ends by the clock.
+      due_ns = sent_ns;
+      if (due_ns >= clock.end_ns) break;
+    }
+    const bool measured = due_ns >= clock.warmup_end_ns;
+    // --requests counts measured requests over all dispatchers: each takes a ticket.
+    if (measured && requests > 0 &&
+        measured_claimed_.fetch_add(1, std::memory_order_relaxed) >= requests) {
+      break;
+    }
+    lane.in_flight.fetch_add(1, std::memory_order_relaxed);  // only this thread increments
+    auto* call = new Call;
+    call->sent = pool_[(issued * dispatchers + d) % pool_.size()].get();
+    call->lane = lanes_[d];
+    call->due_ns = due_ns;
+    call->sent_ns = sent_ns;
+    call->measured = measured;
+    if (!measured) {
+      ++lane.warmup_sent;
+    } else if (open_loop && waited_for_slot) {
+      ++lane.late;
+    }
+    Issue(call, channels[issued % channels.size()]);
+    ++issued;
+  }
+  lane.busy = static_cast<double>(ThreadCpuNs() - cpu_start_ns) /
+              static_cast<double>(std::max<int64_t>(1, NowNs() - wall_start_ns));
+  lane.WaitForInFlightBelow(1);  // every answer of this dispatcher counted
+}
+
+void Runner::ReportProgress(const Clock& clock) {
   uint64_t last_completed = 0;
-  int64_t last_ns = start_ns;
+  int64_t last_ns = clock.start_ns;
   for (;;) {
     bool finished = false;
+    {
+      absl::MutexLock lock(&progress_mu_);
+      finished = progress_mu_.AwaitWithTimeout(absl::Condition(&dispatch_done_),
+                                               options_.progress_interval);
+    }
     uint64_t completed = 0;
     uint64_t errors = 0;
-    {
-      Tally& t = *tally_;
-      absl::MutexLock lock(&t.mu);
-      const auto all_done = [&t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) {
-        return t.dispatch_done && t.in_flight == 0;
-      };
-      finished = t.mu.AwaitWithTimeout(absl::Condition(&all_done), options_.progress_interval);
-      completed = t.answered;
-      errors = t.answered_errors;
+    for (const auto& lane : lanes_) {
+      completed += lane->answered.load(std::memory_order_relaxed);
+      errors += lane->answered_errors.load(std::memory_order_relaxed);
     }
     const int64_t now = NowNs();
     Progress p;
-    p.elapsed = absl::Nanoseconds(now - start_ns);
-    p.warming_up = now < warmup_end_ns;
+    p.elapsed = absl::Nanoseconds(now - clock.start_ns);
+    p.warming_up = now < clock.warmup_end_ns;
     p.completed = completed;
     p.errors = errors;
     p.current_rate = static_cast<double>(completed - last_completed) * 1e9 /
@@ -228,84 +388,70 @@ void Runner::ReportProgress(int64_t start_ns, int64_t warmup_end_ns) {
 }
 
 BenchResult Runner::Run() {
-  const bool open_loop = options_.rate > 0;
-  const int64_t start_ns = NowNs();
-  const int64_t warmup_end_ns = start_ns + absl::ToInt64Nanoseconds(options_.warmup);
-  const int64_t end_ns = options_.requests > 0
-                             ? INT64_MAX
-                             : warmup_end_ns + absl::ToInt64Nanoseconds(options_.duration);
+  const absl::Duration cpu_at_start = ProcessCpu();
+  Clock clock;
+  clock.start_ns = NowNs();
+  clock.warmup_end_ns = clock.start_ns + absl::ToInt64Nanoseconds(options_.warmup);
+  clock.end_ns = options_.requests > 0
+                     ? INT64_MAX
+                     : clock.warmup_end_ns + absl::ToInt64Nanoseconds(options_.duration);
   std::thread progress;
-  if (options_.progress) progress = std::thread([&] { ReportProgress(start_ns, warmup_end_ns); });
-
-  uint64_t issued = 0;
-  uint64_t measured_issued = 0;
-  uint64_t late = 0;
-  uint64_t warmup_sent = 0;
-  int64_t next_due_ns = start_ns;
-  Tally& t = *tally_;
-  const int concurrency = options_.concurrency;
-  const auto slot_free = [&t, concurrency]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) {
-    return t.in_flight < concurrency;
-  };
-  for (;;) {
-    if (options_.requests > 0 && measured_issued >= options_.requests) break;
-    int64_t due_ns = next_due_ns;
-    if (open_loop) {
-      if (due_ns >= end_ns) break;
-      next_due_ns += NextInterarrivalNs();
-      const int64_t wait = due_ns - NowNs();
-      if (wait > 0) absl::SleepFor(absl::Nanoseconds(wait));
-    }
-    bool waited_for_slot = false;
-    {
-      absl::MutexLock lock(&t.mu);
-      if (!slot_free()) {
-        waited_for_slot = true;
-        t.mu.Await(absl::Condition(&slot_free));
-      }
-      ++t.in_flight;
-    }
-    const int64_t sent_ns = NowNs();
-    if (!open_loop) {
-      // Closed loop: a request is due when a slot frees; the run ends by the clock.
-      due_ns = sent_ns;
-      if (due_ns >= end_ns) {
-        absl::MutexLock lock(&t.mu);
-        --t.in_flight;
-        break;
-      }
-    }
-    auto* call = new Call;
-    call->sent = pool_[issued % pool_.size()];
-    call->tally = tally_;
-    call->due_ns = due_ns;
-    call->sent_ns = sent_ns;
-    call->measured = due_ns >= warmup_end_ns;
-    if (call->measured) {
-      ++measured_issued;
-      if (open_loop && waited_for_slot) ++late;
-    } else {
-      ++warmup_sent;
-    }
-    Issue(call, issued % sort_stubs_.size());
-    ++issued;
+  if (options_.progress) progress = std::thread([&] { ReportProgress(clock); });
+  std::vector<std::thread> dispatchers;
+  for (int d = 0; d < options_.dispatchers; ++d) {
+    dispatchers.emplace_back([this, d, &clock] { Dispatch(d, clock); });
   }
-
-  BenchResult result;
+  for (std::thread& t : dispatchers) t.join();
   {
-    absl::MutexLock lock(&t.mu);
-    t.dispatch_done = true;
-    const auto all_done = [&t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) { return t.in_flight == 0; };
-    t.mu.Await(absl::Condition(&all_done));
-    t.result.late_sends = late;
-    t.result.warmup_requests = warmup_sent;
-    // A duration run measures at least its duration, even when the last answer came early.
-    const int64_t window_end =
-        options_.requests > 0 ? t.last_measured_done_ns : std::max(t.last_measured_done_ns, end_ns);
-    t.result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - warmup_end_ns));
-    result = t.result;
+    absl::MutexLock lock(&progress_mu_);
+    dispatch_done_ = true;
   }
   if (progress.joinable()) progress.join();
+  const absl::Duration client_cpu = ProcessCpu() - cpu_at_start;
+
+  // Every call has been answered and counted: merge the lanes.
+  BenchResult result;
+  result.options = options_;
+  result.distinct_requests = pool_.size();
+  result.mean_request_keys = mean_request_keys_;
+  result.client_cpu = client_cpu;
+  std::map<std::string, int64_t> first_error_ns;
+  int64_t last_measured_done_ns = 0;
+  for (const auto& lane : lanes_) {
+    absl::MutexLock lock(&lane->mu);
+    const BenchResult& r = lane->result;
+    result.warmup_requests += lane->warmup_sent;
+    result.late_sends += lane->late;
+    result.busiest_dispatcher = std::max(result.busiest_dispatcher, lane->busy);
+    result.warmup_errors += r.warmup_errors;
+    result.ok += r.ok;
+    result.keys_ok += r.keys_ok;
+    result.payload_bytes_ok += r.payload_bytes_ok;
+    result.corrected.Merge(r.corrected);
+    result.uncorrected.Merge(r.uncorrected);
+    for (const auto& [code, count] : r.errors_by_code) {
+      result.errors_by_code[code] += count;
+      const int64_t at = lane->first_error_ns.at(code);
+      auto [it, inserted] = first_error_ns.emplace(code, at);
+      if (inserted || at < it->second) {
+        it->second = at;
+        result.first_error_message[code] = r.first_error_message.at(code);
+      }
+    }
+    for (const Lane::ServedBy& s : lane->served_by) {
+      const std::string where =
+          s.algorithm < 0 ? "echo"
+                          : absl::StrCat(s.device, " ",
+                                         v1::Algorithm_Name(static_cast<v1::Algorithm>(s.algorithm)));
+      result.served_by[where] += s.count;
+    }
+    last_measured_done_ns = std::max(last_measured_done_ns, lane->last_measured_done_ns);
+  }
+  // A duration run measures at least its duration, even when the last answer came early.
+  const int64_t window_end = options_.requests > 0
+                                 ? last_measured_done_ns
+                                 : std::max(last_measured_done_ns, clock.end_ns);
+  result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - clock.warmup_end_ns));
   return result;
 }
 
@@ -328,6 +474,11 @@ double BenchResult::keys_per_second() const {
 double BenchResult::megabytes_per_second() const {
   const double s = absl::ToDoubleSeconds(measured);
   return s > 0 ? static_cast<double>(payload_bytes_ok) / s / 1e6 : 0;
+}
+
+double BenchResult::client_cpu_us_per_request() const {
+  const uint64_t sent = ok + errors() + warmup_requests;
+  return sent > 0 ? absl::ToDoubleMicroseconds(client_cpu) / static_cast<double>(sent) : 0;
 }
 
 absl::StatusOr<BenchResult> RunBench(const BenchOptions& options) {

@@ -40,10 +40,19 @@ struct BenchResult {
   // Open loop: measured requests that went out late because all `concurrency` slots were busy.
   uint64_t late_sends = 0;
 
+  // Whether the load generator itself was the limit. busiest_dispatcher: the largest fraction of
+  // its run a dispatcher thread spent on the CPU (near 1: it never waited for a slot or a due
+  // time, so the offered load was bounded by the tester; add --dispatchers and --channels).
+  // client_cpu: this process's CPU time over the run (all threads: dispatchers, gRPC, verification).
+  double busiest_dispatcher = 0;
+  absl::Duration client_cpu;
+
   uint64_t errors() const;
   double requests_per_second() const;
   double keys_per_second() const;
   double megabytes_per_second() const;  // payload, 10^6 bytes
+  // Client CPU per request sent (warm-up included), microseconds.
+  double client_cpu_us_per_request() const;
   bool passed() const { return errors() == 0 && warmup_errors == 0 && ok > 0; }
 };
 

@@ -14,6 +14,10 @@ struct Quantile {
   const char* name;
   double q;
 };
+// A dispatcher on the CPU this much of the run barely waited for slots or due times: the offered
+// load was probably bounded by the tester, not by the server.
+constexpr double kTesterBoundBusy = 0.9;
+
 constexpr Quantile kQuantiles[] = {{"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}, {"p99.9", 0.999}};
 
 // 12.3 M, 456.7 k: rates of very different sizes stay readable.
@@ -84,7 +88,8 @@ std::string LoopName(const BenchOptions& o) {
 std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
-                      SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m", o.channels);
+                      SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m", o.channels,
+                      " d", EffectiveDispatchers(o));
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -97,8 +102,10 @@ std::string FormatTextReport(const BenchResult& r) {
       o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
                  : "closed loop";
-  absl::StrAppendFormat(&out, "  load       %s, at most %d in flight over %d channel%s\n", loop,
-                        o.concurrency, o.channels, o.channels == 1 ? "" : "s");
+  const int dispatchers = EffectiveDispatchers(o);
+  absl::StrAppendFormat(&out, "  load       %s, at most %d in flight over %d channel%s, %d dispatcher%s\n",
+                        loop, o.concurrency, o.channels, o.channels == 1 ? "" : "s", dispatchers,
+                        dispatchers == 1 ? "" : "s");
   absl::StrAppendFormat(
       &out,
       "  requests   keys %s, values %d B, sizes %s (%d distinct, mean %.0f keys), order %s%s%s, "
@@ -114,14 +121,25 @@ std::string FormatTextReport(const BenchResult& r) {
                         absl::ToDoubleSeconds(r.measured), r.ok, r.errors());
   absl::StrAppendFormat(&out, "  throughput %.1f requests/s, %s keys/s, %.2f MB/s (keys+values sent)\n",
                         r.requests_per_second(), Human(r.keys_per_second()), r.megabytes_per_second());
+  absl::StrAppendFormat(
+      &out, "  client     busiest dispatcher on the CPU %.0f%% of the run; %.1f us client CPU/request\n",
+      100 * r.busiest_dispatcher, r.client_cpu_us_per_request());
+  if (r.busiest_dispatcher >= kTesterBoundBusy) {
+    out += "             THE LOAD GENERATOR MAY BE THE LIMIT: add --dispatchers (and --channels)\n";
+  }
   out += "  latency ms        p50       p90       p99     p99.9       max      mean\n";
   if (o.rate > 0) {
     out += LatencyRow("corrected", r.corrected);
     out += LatencyRow("uncorrected", r.uncorrected);
+    const std::string slots =
+        dispatchers == 1
+            ? absl::StrFormat("all --concurrency=%d slots busy", o.concurrency)
+            : absl::StrFormat("all slots of their dispatcher busy, --concurrency=%d split over %d",
+                              o.concurrency, dispatchers);
     absl::StrAppendFormat(&out,
                           "    (corrected: from each request's due time; %d of %d requests went "
-                          "out late, all --concurrency=%d slots busy)\n",
-                          r.late_sends, r.ok + r.errors(), o.concurrency);
+                          "out late, %s)\n",
+                          r.late_sends, r.ok + r.errors(), slots);
   } else {
     out += LatencyRow("", r.corrected);
   }
@@ -151,7 +169,8 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
   f.push_back(absl::StrFormat("\"rate\": %g", o.rate));
   f.push_back(absl::StrCat("\"arrival\": ", JsonString(o.arrival == Arrival::kPoisson ? "poisson" : "constant")));
-  f.push_back(absl::StrFormat("\"concurrency\": %d, \"channels\": %d", o.concurrency, o.channels));
+  f.push_back(absl::StrFormat("\"concurrency\": %d, \"channels\": %d, \"dispatchers\": %d",
+                              o.concurrency, o.channels, EffectiveDispatchers(o)));
   f.push_back(absl::StrCat("\"key_type\": ", JsonString(KeyTypeName(o.key_type))));
   f.push_back(absl::StrFormat("\"value_width\": %d", o.value_width));
   f.push_back(absl::StrCat("\"sizes\": ", JsonString(SizeSpecName(o.sizes))));
@@ -171,6 +190,9 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"latency_ms\": ", LatencyJson(r.corrected)));
   f.push_back(absl::StrCat("\"uncorrected_latency_ms\": ", LatencyJson(r.uncorrected)));
   f.push_back(absl::StrFormat("\"late_sends\": %d", r.late_sends));
+  f.push_back(absl::StrFormat(
+      "\"busiest_dispatcher\": %.3f, \"client_cpu_s\": %.3f, \"client_cpu_us_per_request\": %.2f",
+      r.busiest_dispatcher, absl::ToDoubleSeconds(r.client_cpu), r.client_cpu_us_per_request()));
   std::vector<std::string> errors;
   for (const auto& [code, count] : r.errors_by_code) {
     errors.push_back(absl::StrFormat("%s: {\"count\": %d, \"first_message\": %s}", JsonString(code),
@@ -187,11 +209,12 @@ std::string FormatJsonReport(const BenchResult& r) {
 }
 
 std::string CsvHeader() {
-  return "load,rpc,key_type,value_width,sizes,mean_keys,loop,rate,concurrency,channels,seed,"
+  return "load,rpc,key_type,value_width,sizes,mean_keys,loop,rate,concurrency,channels,dispatchers,"
+         "seed,"
          "measured_s,requests_ok,errors,requests_per_s,keys_per_s,mb_per_s,"
          "p50_ms,p90_ms,p99_ms,p999_ms,max_ms,"
          "uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_p999_ms,"
-         "uncorrected_max_ms,errors_by_code\n";
+         "uncorrected_max_ms,errors_by_code,busiest_dispatcher,client_cpu_us_per_request\n";
 }
 
 std::string FormatCsvRow(const BenchResult& r) {
@@ -199,16 +222,17 @@ std::string FormatCsvRow(const BenchResult& r) {
   std::vector<std::string> errors;
   for (const auto& [code, count] : r.errors_by_code) errors.push_back(absl::StrCat(code, "=", count));
   std::string row = absl::StrFormat(
-      "%s,%s,%s,%d,%s,%.0f,%s,%g,%d,%d,%d,%.4f,%d,%d,%.2f,%.1f,%.3f", CsvField(DescribeLoad(o)),
+      "%s,%s,%s,%d,%s,%.0f,%s,%g,%d,%d,%d,%d,%.4f,%d,%d,%.2f,%.1f,%.3f", CsvField(DescribeLoad(o)),
       o.echo ? "echo" : "sort", KeyTypeName(o.key_type), o.value_width, SizeSpecName(o.sizes),
       r.mean_request_keys, o.rate > 0 ? "open" : "closed", o.rate, o.concurrency, o.channels,
-      o.seed, absl::ToDoubleSeconds(r.measured), r.ok, r.errors(), r.requests_per_second(),
+      EffectiveDispatchers(o), o.seed, absl::ToDoubleSeconds(r.measured), r.ok, r.errors(), r.requests_per_second(),
       r.keys_per_second(), r.megabytes_per_second());
   for (const LatencyHistogram* h : {&r.corrected, &r.uncorrected}) {
     for (const Quantile& q : kQuantiles) absl::StrAppendFormat(&row, ",%.4f", Ms(h->Percentile(q.q)));
     absl::StrAppendFormat(&row, ",%.4f", Ms(h->max()));
   }
-  absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")), "\n");
+  absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")));
+  absl::StrAppendFormat(&row, ",%.3f,%.2f\n", r.busiest_dispatcher, r.client_cpu_us_per_request());
   return row;
 }
 

@@ -8,7 +8,8 @@
 
 namespace sortd::bench {
 
-// "sort u32 fixed:1000 closed c16 m1", naming the run in tables.
+// "sort u32 fixed:1000 closed c16 m1 d1", naming the run in tables (c: in flight at most,
+// m: channels, d: dispatcher threads).
 std::string DescribeLoad(const BenchOptions& options);
 
 std::string FormatTextReport(const BenchResult& result);

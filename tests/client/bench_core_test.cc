@@ -1,10 +1,14 @@
 // The load tester's parts on their own: histogram resolution and percentiles, size specs, the
 // request pool, and the verifier against correct and deliberately broken responses.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 
+#include "absl/strings/str_split.h"
 #include "client/bench/histogram.h"
+#include "client/bench/load_generator.h"
+#include "client/bench/report.h"
 #include "client/bench/verifier.h"
 #include "client/bench/workload.h"
 #include "gmock/gmock.h"
@@ -15,6 +19,7 @@ namespace sortd::bench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(LatencyHistogramTest, EveryValueIsWithinOnePercentOfItsBucketBounds) {
   std::mt19937_64 rng(testing::TestSeed());
@@ -62,6 +67,80 @@ TEST(SizeSpecTest, ParsesEveryKindAndRejectsNonsense) {
   for (const char* bad : {"1000", "fixed:", "uniform:5", "uniform:9-3", "loguniform:0-10", "gauss:1-2"}) {
     EXPECT_FALSE(ParseSizeSpec(bad).ok()) << bad;
   }
+}
+
+BenchOptions ValidOptions() {
+  BenchOptions o;
+  o.target = "localhost:1";
+  o.concurrency = 64;
+  o.channels = 8;
+  return o;
+}
+
+TEST(BenchOptionsTest, DispatchersMustFitTheChannelsAndTheSlots) {
+  BenchOptions o = ValidOptions();
+  for (int d : {0, 1, 4, 8}) {
+    o.dispatchers = d;
+    EXPECT_TRUE(ValidateBenchOptions(o).ok()) << d << ": " << ValidateBenchOptions(o);
+  }
+  o.dispatchers = -1;
+  EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("--dispatchers must be >= 0"));
+  o.dispatchers = 9;  // more than the 8 channels
+  EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("more than --channels=8"));
+  o.channels = 16;
+  o.concurrency = 4;  // 9 dispatchers, 4 slots
+  EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("more than --concurrency=4"));
+  o.concurrency = 9;
+  EXPECT_TRUE(ValidateBenchOptions(o).ok());
+}
+
+TEST(BenchOptionsTest, DefaultDispatchersFollowChannelsSlotsAndCores) {
+  BenchOptions o = ValidOptions();  // 64 in flight over 8 channels
+  EXPECT_EQ(EffectiveDispatchers(o, 16), 4);
+  EXPECT_EQ(EffectiveDispatchers(o, 128), 4) << "at most 4 by default";
+  EXPECT_EQ(EffectiveDispatchers(o, 8), 2) << "a quarter of the cores";
+  EXPECT_EQ(EffectiveDispatchers(o, 2), 1) << "at least one";
+  o.channels = 1;
+  EXPECT_EQ(EffectiveDispatchers(o, 16), 1) << "no more than the channels";
+  o.channels = 8;
+  o.concurrency = 2;
+  EXPECT_EQ(EffectiveDispatchers(o, 16), 2) << "no more than the slots";
+  o.dispatchers = 7;
+  EXPECT_EQ(EffectiveDispatchers(o, 16), 7) << "an explicit count is kept";
+  o.dispatchers = 0;
+  o.concurrency = 64;
+  const int here = EffectiveDispatchers(o);  // this machine's cores
+  EXPECT_GE(here, 1);
+  EXPECT_LE(here, 4);
+}
+
+TEST(ReportTest, EveryFormatNamesTheDispatchers) {
+  BenchResult r;
+  r.options = ValidOptions();
+  r.options.dispatchers = 3;
+  r.ok = 10;
+  r.measured = absl::Seconds(1);
+  r.busiest_dispatcher = 0.95;
+  EXPECT_THAT(DescribeLoad(r.options), HasSubstr("c64 m8 d3"));
+  const std::string text = FormatTextReport(r);
+  EXPECT_THAT(text, HasSubstr("at most 64 in flight over 8 channels, 3 dispatchers"));
+  EXPECT_THAT(text, HasSubstr("busiest dispatcher on the CPU 95%"));
+  EXPECT_THAT(text, HasSubstr("THE LOAD GENERATOR MAY BE THE LIMIT"));
+  EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"channels\": 8, \"dispatchers\": 3"));
+  EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"busiest_dispatcher\": 0.950"));
+
+  // CSV: the header and the row have the same columns, and "dispatchers" holds the count.
+  std::vector<std::string> header = absl::StrSplit(CsvHeader(), ',');
+  std::vector<std::string> row = absl::StrSplit(FormatCsvRow(r), ',');
+  ASSERT_EQ(header.size(), row.size()) << CsvHeader() << FormatCsvRow(r);
+  const auto column = std::find(header.begin(), header.end(), "dispatchers");
+  ASSERT_NE(column, header.end());
+  EXPECT_EQ(row[column - header.begin()], "3");
+
+  r.busiest_dispatcher = 0.2;
+  r.options.dispatchers = 1;
+  EXPECT_THAT(FormatTextReport(r), HasSubstr("over 8 channels, 1 dispatcher\n"));
+  EXPECT_THAT(FormatTextReport(r), Not(HasSubstr("MAY BE THE LIMIT")));
 }
 
 TEST(RequestPoolTest, SameSeedSameRequestsAndSizesStayInRange) {

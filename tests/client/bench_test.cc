@@ -171,6 +171,129 @@ TEST(BenchTest, EchoNeedsEnableEchoAndThenBypassesTheEngine) {
   EXPECT_EQ(echo.engine->jobs_sorted(), 0u);
 }
 
+// Several dispatchers share one --requests count: exactly that many measured requests in all,
+// whatever the split (401 is no multiple of 4), each verified, each reaching the engine.
+TEST(BenchTest, SeveralDispatchersSendExactlyTheRequestCountInAll) {
+  TestServer server = TestServer::Start({}, Threads(2));
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 10;  // 3, 3, 2, 2 slots
+  o.channels = 8;      // 2 each
+  o.dispatchers = 4;
+  o.requests = 401;
+  o.value_width = 8;
+  o.return_indices = true;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_EQ(r->options.dispatchers, 4);
+  EXPECT_EQ(r->ok, 401u);
+  EXPECT_EQ(r->errors(), 0u);
+  EXPECT_EQ(r->keys_ok, 401u * 500);
+  EXPECT_EQ(r->payload_bytes_ok, 401u * 500 * (4 + 8));
+  EXPECT_EQ(r->corrected.count(), 401u);
+  EXPECT_EQ(r->uncorrected.count(), 401u);
+  EXPECT_EQ(r->served_by.at("cpu ALGORITHM_CPU"), 401u);
+  EXPECT_EQ(server.engine->jobs_sorted(), 401u + 8) << "401 and one probe per channel";
+  EXPECT_GT(r->busiest_dispatcher, 0);
+  EXPECT_LE(r->busiest_dispatcher, 1.01);
+  EXPECT_GT(r->client_cpu_us_per_request(), 0);
+  EXPECT_THAT(FormatTextReport(*r), HasSubstr("4 dispatchers"));
+}
+
+TEST(BenchTest, SeveralDispatchersCountTheWarmUpApartInADurationRun) {
+  TestServer server = TestServer::Start({}, Threads(1));
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 3;
+  o.channels = 3;
+  o.dispatchers = 3;
+  o.warmup = absl::Milliseconds(300);
+  o.duration = absl::Milliseconds(700);
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_GT(r->warmup_requests, 0u);
+  EXPECT_GT(r->ok, 0u);
+  EXPECT_EQ(r->ok + r->warmup_requests + 3, server.engine->jobs_sorted());
+  EXPECT_GE(r->measured, absl::Milliseconds(700));
+  EXPECT_LT(r->measured, absl::Seconds(30));
+}
+
+// The open loop's rate is split over the dispatchers, not given to each: 600 requests due at
+// 1000/s in all take about 0.6 s (at 1000/s each, 0.2 s; at 1000/9 s each, 1.8 s). Requests cannot
+// go out before they are due, so the lower bound holds on any machine; the upper one leaves
+// 0.9 s of slack.
+TEST(BenchTest, OpenLoopSplitsTheRateOverTheDispatchers) {
+  TestServer server = TestServer::Start({}, Threads(2));
+  for (Arrival arrival : {Arrival::kConstant, Arrival::kPoisson}) {
+    BenchOptions o = SmallRun(server.target);
+    o.rate = 1000;
+    o.arrival = arrival;
+    o.concurrency = 12;
+    o.channels = 3;
+    o.dispatchers = 3;
+    o.requests = 600;
+    const uint64_t jobs_before = server.engine->jobs_sorted();
+    auto r = RunBench(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::string report = FormatTextReport(*r);
+    EXPECT_TRUE(r->passed()) << report;
+    EXPECT_EQ(r->ok, 600u) << report;
+    EXPECT_EQ(server.engine->jobs_sorted() - jobs_before, 600u + 3);
+    const absl::Duration floor =
+        arrival == Arrival::kConstant ? absl::Milliseconds(590) : absl::Milliseconds(450);
+    EXPECT_GE(r->measured, floor) << report;
+    EXPECT_LE(r->measured, absl::Milliseconds(1500)) << report;
+    EXPECT_NEAR(r->requests_per_second(), 1000, 400) << report;
+  }
+}
+
+// A late send is counted per dispatcher: its own slots busy. One 200 ms worker, 50/s due over two
+// dispatchers with one slot each: after the first two requests every one waits for its
+// dispatcher's slot (see OpenLoopCorrectedPercentiles... for the arithmetic with one).
+TEST(BenchTest, SeveralDispatchersCountLateSendsAndCorrectLatency) {
+  CpuEngineOptions stalled = Threads(1);
+  stalled.test_delay_per_job = absl::Milliseconds(200);
+  TestServer server = TestServer::Start({}, stalled);
+  BenchOptions o = SmallRun(server.target);
+  o.rate = 50;
+  o.concurrency = 2;
+  o.channels = 2;
+  o.dispatchers = 2;
+  o.requests = 12;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string report = FormatTextReport(*r);
+  EXPECT_TRUE(r->passed()) << report;
+  EXPECT_EQ(r->ok, 12u);
+  EXPECT_GE(r->late_sends, 8u) << report;
+  EXPECT_LE(r->late_sends, 12u) << report;
+  EXPECT_GE(r->corrected.Percentile(0.99), absl::ToInt64Nanoseconds(absl::Seconds(1.5))) << report;
+  EXPECT_GE(r->corrected.Percentile(0.99), 3 * r->uncorrected.Percentile(0.99)) << report;
+  EXPECT_THAT(report, HasSubstr("all slots of their dispatcher busy"));
+}
+
+TEST(BenchTest, SeveralDispatchersStillVerifyEveryResponse) {
+  CpuEngineOptions corrupt = Threads(1);
+  corrupt.test_corrupt_output = true;
+  TestServer server = TestServer::Start({}, corrupt);
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 6;
+  o.channels = 3;
+  o.dispatchers = 3;
+  o.requests = 31;
+  o.value_width = 4;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->passed());
+  EXPECT_EQ(r->ok, 0u);
+  EXPECT_EQ(r->errors_by_code.at("VERIFICATION_FAILED"), 31u);
+  EXPECT_EQ(r->errors(), 31u);
+  // What the verifier says is its own business (bench_core_test); here: one message survives the
+  // merge of the dispatchers' results.
+  EXPECT_THAT(r->first_error_message.at("VERIFICATION_FAILED"), HasSubstr("verification failed"));
+  EXPECT_TRUE(r->served_by.empty());
+}
+
 TEST(BenchTest, UnreachableTargetIsASetupError) {
   BenchOptions o = SmallRun("127.0.0.1:1");
   o.requests = 1;
