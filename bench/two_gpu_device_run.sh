@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One GPU against two, on a machine with (at least) two GPUs, built nothing there:
 #   bash bench/two_gpu_device_run.sh BUNDLE_DIR      (BUNDLE_DIR from ../shared/tools/gpu-bundle
-#   holding gpu_tests, sortd and sortctl; logs, JSON reports and the table go to $OUT)
+#   holding gpu_tests, sortd, sortctl and pool_bench; logs, JSON reports and the table go to $OUT)
 # 1. The GPUs (nvidia-smi, and the topology between them); exits 1 unless there are two.
 # 2. gpu_tests --gtest_filter='GpuPoolTest.TwoGpus*': both GPUs take work (must pass, not skip).
 # 3. sortd --engine=gpu --gpus=0, then --gpus=0,1 (same pool flags as pool_device_run.sh), each
 #    driven by sortctl bench with 16M-key u32 RADIX requests from 8 clients; a table with both
-#    rates and their ratio (target: two GPUs >= 1.7x one).
+#    rates and their ratio (target: two GPUs >= 1.7x one); then echo of the same load (the
+#    transport's ceiling) and pool_bench, the worker pool on one GPU and on two without gRPC.
 # Exits non-zero when fewer than two GPUs are visible, the test fails or skips, sortd does not
 # start on the GPUs asked for, a run has errors, or the requests were not served by the GPUs
 # asked for; missing the 1.7x target is reported in the table, not as a failure.
@@ -147,6 +148,25 @@ if start_sortd two_gpus --gpus=0,1; then
   stop_sortd
 else
   failures=$((failures + 1))
+fi
+
+# The transport's ceiling for this load: echo of the same 64 MiB payloads through one sortd.
+echo "=== echo of the same load (the transport alone)"
+if start_sortd echo --gpus=0 --enable_echo; then
+  sortctl bench --target="127.0.0.1:$port" --progress=false --json --echo "${load[@]}" >"$out/echo.json" 2>"$out/echo.err"
+  python3 -c "
+import json; r = json.load(open('$out/echo.json')); l = r['latency_ms']
+print(f\"  echo: req/s {r['requests_per_s']:.2f} MB/s {r['mb_per_s']:.1f} p50 {l['p50_ms']:.1f} ms errors {r['errors']}\")
+" 2>/dev/null || tail -3 "$out/echo.err"
+  stop_sortd
+fi
+
+# The pool alone, without gRPC: 8 client threads submitting 16M-key jobs to the engine.
+echo "=== pool_bench: the worker pool without gRPC, --gpus=0 then 0,1"
+if command -v pool_bench >/dev/null; then
+  pool_bench 24 8 10 0 0,1 2>&1 | tee "$out/pool_bench.txt"
+else
+  echo "pool_bench is not in the bundle"
 fi
 
 echo "=== table"

@@ -1,0 +1,132 @@
+// The GPU worker pool without gRPC: client threads submit 16M-key jobs straight to the engine
+// (what sortd's handlers do once a request is parsed), in a closed loop, first on one set of GPUs
+// and then on another, so the pool's own scaling is measured apart from the transport's ceiling.
+//   pool_bench [log2_keys=24] [clients=8] [seconds=10] DEVICES... (e.g. 0 0,1)
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "worker/cpu/cpu_sort.h"
+#include "worker/engine_factory.h"
+
+namespace sortd {
+namespace {
+
+constexpr size_t kSliceBytes = 44 << 10;  // gRPC's receive slices, as in stage_bench
+
+struct Result {
+  double jobs_per_s = 0;
+  double keys_per_s = 0;
+  std::map<std::string, uint64_t> served_by;
+  uint64_t errors = 0;
+};
+
+Result Run(const std::string& devices, const ByteSource& input, const std::string& expected, size_t n,
+           int clients, absl::Duration measured) {
+  EngineOptions options;
+  options.kind = EngineKind::kGpu;
+  options.gpu.devices = *ParseDeviceList(devices);
+  options.gpu.device_pool_bytes = size_t{8} << 30;
+  options.gpu.pinned_pool_bytes = size_t{2} << 30;
+  auto engine = CreateEngine(options, [](const std::string& line) { std::printf("  %s\n", line.c_str()); });
+  if (!engine.ok()) {
+    std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
+    std::exit(1);
+  }
+  const absl::Duration warmup = absl::Seconds(2);
+  const absl::Time start = absl::Now(), measure_from = start + warmup, stop = measure_from + measured;
+  absl::Mutex mu;
+  Result result;
+  uint64_t measured_jobs = 0;
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      for (bool first = true; absl::Now() < stop; first = false) {
+        auto job = std::make_unique<SortJob>();
+        job->spec.key_type = KeyType::kUint32;
+        job->spec.algorithm = Algorithm::kRadix;
+        job->n = n;
+        job->keys = input;
+        std::promise<std::pair<absl::Status, std::string>> done;
+        SortJob* raw = job.get();
+        job->done = [&done, raw, first, &expected](const absl::Status& s, const SortReport& report) {
+          // The first answer of each client is checked whole; later ones at their ends only.
+          const bool right = first ? raw->out_keys.view() == expected
+                                   : raw->out_keys.size == expected.size() &&
+                                         std::memcmp(raw->out_keys.data, expected.data(), 64) == 0;
+          done.set_value({s.ok() && !right ? absl::DataLossError("wrong output") : s, report.device});
+        };
+        auto answer = done.get_future();
+        (*engine)->Submit(std::move(job));
+        auto [status, device] = answer.get();
+        const absl::Time now = absl::Now();
+        absl::MutexLock lock(&mu);
+        if (!status.ok()) {
+          ++result.errors;
+          std::fprintf(stderr, "client %d: %s\n", c, status.ToString().c_str());
+        } else if (now >= measure_from && now < stop) {
+          ++measured_jobs;
+          ++result.served_by[device];
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  (*engine)->Shutdown(absl::InfiniteFuture());
+  const double seconds = absl::ToDoubleSeconds(measured);
+  result.jobs_per_s = measured_jobs / seconds;
+  result.keys_per_s = measured_jobs * static_cast<double>(n) / seconds;
+  return result;
+}
+
+}  // namespace
+}  // namespace sortd
+
+int main(int argc, char** argv) {
+  using namespace sortd;
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: pool_bench LOG2_KEYS CLIENTS SECONDS DEVICES... (e.g. 24 8 10 0 0,1)\n");
+    return 2;
+  }
+  const size_t n = size_t{1} << std::atoi(argv[1]);
+  const int clients = std::atoi(argv[2]);
+  const absl::Duration measured = absl::Seconds(std::atoi(argv[3]));
+  std::vector<char> bytes(n * 4);
+  std::mt19937 rng(1);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t k = rng();
+    std::memcpy(bytes.data() + 4 * i, &k, 4);
+  }
+  std::string expected(n * 4, '\0');
+  CpuSorter().Sort(SortSpec{}, SortInput{bytes.data(), nullptr, n}, SortOutput{expected.data(), nullptr, nullptr});
+  ByteSource input;
+  for (size_t at = 0; at < bytes.size(); at += kSliceBytes) {
+    input.Append(absl::string_view(bytes.data() + at, std::min(kSliceBytes, bytes.size() - at)));
+  }
+  std::vector<std::string> lines;
+  double first_rate = 0;
+  for (int i = 4; i < argc; ++i) {
+    std::printf("--- devices %s\n", argv[i]);
+    const Result r = Run(argv[i], input, expected, n, clients, measured);
+    if (first_rate == 0) first_rate = r.jobs_per_s;
+    std::string served;
+    for (const auto& [device, count] : r.served_by) served += device + " " + std::to_string(count) + "; ";
+    char line[512];
+    std::snprintf(line, sizeof line, "| %s | %d | %.1f | %.3g | %s | %llu | %.2fx |", argv[i], clients,
+                  r.jobs_per_s, r.keys_per_s, served.c_str(), static_cast<unsigned long long>(r.errors),
+                  r.jobs_per_s / first_rate);
+    lines.push_back(line);
+  }
+  std::printf("\n| GPUs | clients | jobs/s | keys/s | served by | errors | vs first |\n|---|---:|---:|---:|---|---:|---:|\n");
+  for (const auto& l : lines) std::printf("%s\n", l.c_str());
+  return 0;
+}
