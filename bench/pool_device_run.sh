@@ -55,11 +55,11 @@ print(f\"req/s {r['requests_per_s']:.1f} keys/s {r['keys_per_s']:.4g} MB/s {r['m
 
 echo "=== batching: 1K u32 keys, 64 in flight (BITONIC: the batched network path)"
 start_sortd batch_on --batch_max_delay=200us
-bench batch_on --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
+bench batch_on --sizes=fixed:1000 --concurrency=64 --channels=16 --dispatchers=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
 kill -TERM $pid; wait $pid
 start_sortd batch_off --batch_max_requests=1
-bench batch_off --sizes=fixed:1000 --concurrency=64 --channels=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
-bench batch_echo --sizes=fixed:1000 --concurrency=64 --channels=8 --duration=5s --warmup=1s --seed=1 --echo
+bench batch_off --sizes=fixed:1000 --concurrency=64 --channels=16 --dispatchers=8 --algorithm=bitonic --duration=5s --warmup=1s --seed=1
+bench batch_echo --sizes=fixed:1000 --concurrency=64 --channels=16 --dispatchers=8 --duration=5s --warmup=1s --seed=1 --echo
 kill -TERM $pid; wait $pid
 
 echo "=== large: 16M u32 keys, one at a time: chunked overlap vs serial copy-sort-copy"
