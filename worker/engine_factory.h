@@ -24,7 +24,7 @@ struct GpuPoolOptions {
   size_t transfer_chunk_bytes = size_t{8} << 20;
   // Workers per GPU, each with its own streams and pools, so one request's host copies overlap
   // another's transfers and sort on the same GPU.
-  int workers_per_gpu = 2;
+  int workers_per_gpu = 4;  // chosen on an H200: see --workers_per_gpu in server/main.cc
   int copy_threads = 4;  // per worker, for host <-> pinned copies
   BatchPolicy batching;
   CostModel cost_model;

@@ -75,7 +75,7 @@ absl::Status CudaSortDevice::Init() {
   SORTD_RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes), absl::StrCat(name_, ": cudaMemGetInfo"));
   size_t device_bytes = options_.device_pool_bytes ? options_.device_pool_bytes : free_bytes / 2;
   size_t pinned_bytes = options_.pinned_pool_bytes ? options_.pinned_pool_bytes
-                                                   : std::min(device_bytes / 2, size_t{4} << 30);
+                                                   : std::min(device_bytes / 2, size_t{2} << 30);
   auto device_pool = DeviceBuffer::Allocate(device_bytes);
   if (!device_pool.ok()) return device_pool.status();
   auto pinned_pool = PinnedBuffer::Allocate(pinned_bytes);

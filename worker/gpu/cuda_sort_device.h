@@ -24,7 +24,9 @@ struct CudaSortDeviceOptions {
   int device = 0;
   // Device-memory pool; 0 takes half of the device's free memory at start-up.
   size_t device_pool_bytes = 0;
-  // Pinned host staging; 0 takes min(device pool / 2, 4 GiB).
+  // Pinned host staging; 0 takes min(device pool / 2, 2 GiB): with four workers per GPU that is
+  // 8 GiB of the host's memory locked per GPU, and still holds the largest request the server
+  // takes by default (1 GiB of keys and values, plus indices).
   size_t pinned_pool_bytes = 0;
   // How long a batch waits for staging still held by responses being sent before it fails with
   // RESOURCE_EXHAUSTED.
