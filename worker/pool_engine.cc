@@ -17,15 +17,19 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
   if (cpu == nullptr) return absl::InvalidArgumentError("the pool engine needs a CPU engine");
   std::unique_ptr<PoolEngine> engine(new PoolEngine(std::move(cpu), options));
   std::map<std::string, int> per_device;
+  std::map<std::string, size_t> gpu_index;
   for (auto& device : devices) {
     PoolEngine* self = engine.get();
     // Several workers may share one GPU: "cuda:0", "cuda:0#1", ...
     const int index = per_device[device->name()]++;
+    const auto [gpu, added] = gpu_index.emplace(device->name(), gpu_index.size());
+    engine->gpu_of_worker_.push_back(gpu->second);
     std::string name = index == 0 ? device->name() : absl::StrCat(device->name(), "#", index);
     engine->workers_.push_back(std::make_unique<DeviceWorker>(
         std::move(device), std::move(name), options.batching, options.observer,
         [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
   }
+  engine->gpu_count_ = gpu_index.size();
   return engine;
 }
 
@@ -47,11 +51,25 @@ size_t PoolEngine::healthy_workers() const {
   return n;
 }
 
+// The least-loaded GPU first (keys queued and running on all of its workers), then its
+// least-loaded worker. Comparing workers alone would pile every request onto the first GPU for as
+// long as one of its workers is idle, leaving the others unused at moderate load.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
+  std::vector<size_t> gpu_load(gpu_count_, 0);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (workers_[i]->healthy()) gpu_load[gpu_of_worker_[i]] += workers_[i]->load_keys();
+  }
   DeviceWorker* best = nullptr;
-  for (const auto& w : workers_) {
+  size_t best_gpu_load = 0, best_load = 0;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    DeviceWorker* w = workers_[i].get();
     if (!w->healthy() || w->device().max_request_bytes() < bytes) continue;
-    if (best == nullptr || w->load_keys() < best->load_keys()) best = w.get();
+    const size_t g = gpu_load[gpu_of_worker_[i]], load = w->load_keys();
+    if (best == nullptr || g < best_gpu_load || (g == best_gpu_load && load < best_load)) {
+      best = w;
+      best_gpu_load = g;
+      best_load = load;
+    }
   }
   return best;
 }

@@ -39,13 +39,16 @@ class PoolEngine : public SortEngine {
 
  private:
   PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options);
-  // The least-loaded healthy worker that can hold `bytes`, or null.
+  // A healthy worker that can hold `bytes` on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(size_t bytes) const;
   void Reroute(std::unique_ptr<SortJob> job);
 
   const PoolEngineOptions options_;
   std::unique_ptr<SortEngine> cpu_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
+  // Workers sharing a GPU (same device name) share its index here, in [0, gpu_count_).
+  std::vector<size_t> gpu_of_worker_;
+  size_t gpu_count_ = 0;
 };
 
 }  // namespace sortd

@@ -341,6 +341,29 @@ TEST(PoolEngineTest, LoadSpreadsOverDevices) {
   EXPECT_GE(pool.devices[1]->batch_sizes().size(), 5u);
 }
 
+// With two workers per GPU, a second request goes to the idle GPU, not to the busy GPU's idle
+// worker: load is compared per GPU first.
+TEST(PoolEngineTest, WorkLeavesABusyGpuForAnIdleOneBeforeItsSecondWorker) {
+  CpuSortDeviceOptions gpu0, gpu1;
+  gpu0.name = "cpu-device:0";
+  gpu1.name = "cpu-device:1";
+  gpu0.delay_per_batch = gpu1.delay_per_batch = absl::Milliseconds(300);
+  Pool pool = MakePool({gpu0, gpu0, gpu1, gpu1});
+  Probe first, second, third;
+  pool.engine->Submit(first.Make(KeyType::kUint32, 10000, Algorithm::kRadix));
+  pool.engine->Submit(second.Make(KeyType::kUint32, 10000, Algorithm::kRadix));
+  pool.engine->Submit(third.Make(KeyType::kUint32, 20000, Algorithm::kRadix));
+  const auto [s1, r1] = first.result.get();
+  const auto [s2, r2] = second.result.get();
+  const auto [s3, r3] = third.result.get();
+  ASSERT_TRUE(s1.ok() && s2.ok() && s3.ok());
+  EXPECT_EQ(r1.device, "cpu-device:0");
+  EXPECT_EQ(r2.device, "cpu-device:1");
+  EXPECT_EQ(r3.device, "cpu-device:0");  // equal GPU loads: the first GPU, on its idle worker
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 2u);
+  EXPECT_EQ(pool.devices[1]->batch_sizes().size(), 1u);  // the idle worker of cpu-device:0
+}
+
 TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeGoesToCpu) {
   std::vector<std::unique_ptr<SortDevice>> devices;
   CpuSortDeviceOptions small_pool;
