@@ -2,6 +2,7 @@
 // (what sortd's handlers do once a request is parsed), in a closed loop, first on one set of GPUs
 // and then on another, so the pool's own scaling is measured apart from the transport's ceiling.
 //   pool_bench [log2_keys=24] [clients=8] [seconds=10] DEVICES... (e.g. 0 0,1)
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -59,10 +60,12 @@ Result Run(const std::string& devices, const ByteSource& input, const std::strin
         std::promise<std::pair<absl::Status, std::string>> done;
         SortJob* raw = job.get();
         job->done = [&done, raw, first, &expected](const absl::Status& s, const SortReport& report) {
-          // The first answer of each client is checked whole; later ones at their ends only.
+          // The first answer of each client is checked whole, later ones by size and first keys:
+          // a full comparison per job would slow the clients this benchmark needs fast.
           const bool right = first ? raw->out_keys.view() == expected
                                    : raw->out_keys.size == expected.size() &&
-                                         std::memcmp(raw->out_keys.data, expected.data(), 64) == 0;
+                                         std::memcmp(raw->out_keys.data, expected.data(),
+                                                     std::min<size_t>(64, expected.size())) == 0;
           done.set_value({s.ok() && !right ? absl::DataLossError("wrong output") : s, report.device});
         };
         auto answer = done.get_future();

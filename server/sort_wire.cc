@@ -1,5 +1,6 @@
 #include "server/sort_wire.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -45,7 +46,8 @@ class WireReader {
     while (len > 0) {
       SkipEmpty();
       if (piece_ == pieces_.size()) return Truncated();
-      const absl::string_view piece = pieces_[piece_].substr(offset_, len);
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(len, pieces_[piece_].size() - offset_));
+      const absl::string_view piece = pieces_[piece_].substr(offset_, take);
       if (out != nullptr) out->Append(piece);
       if (raw != nullptr) raw->append(piece.data(), piece.size());
       offset_ += piece.size();
@@ -126,7 +128,7 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("request is not a SortRequest: field ", field, " has wire type ", wire_type,
-                       ", which SortRequest never uses"));
+                       wire_type == 3 || wire_type == 4 ? " (a group, which sortd does not accept)" : " (invalid)"));
     }
     if (!status.ok()) return status;
     other_fields += raw;

@@ -78,7 +78,18 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
     it = queue_.erase(it);
     if (alone) break;
   }
+  taken_keys_ += keys;
   return batch;
+}
+
+size_t BatchQueue::load_keys() const {
+  absl::MutexLock lock(&mu_);
+  return queued_keys_ + taken_keys_;
+}
+
+void BatchQueue::Finished(size_t keys) {
+  absl::MutexLock lock(&mu_);
+  taken_keys_ -= keys;
 }
 
 void BatchQueue::Close() {

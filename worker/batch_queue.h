@@ -46,6 +46,11 @@ class BatchQueue {
 
   size_t queued_jobs() const;
   size_t queued_keys() const;
+  // Keys queued plus keys taken by NextBatch and not yet Finished: the worker's load, read in one
+  // step so a batch between the queue and the device never looks like an idle worker.
+  size_t load_keys() const;
+  // The worker is done with `keys` keys of batches NextBatch returned (run, dropped or rerouted).
+  void Finished(size_t keys);
 
  private:
   bool BatchDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -56,6 +61,7 @@ class BatchQueue {
   mutable absl::Mutex mu_;
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
   size_t queued_keys_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t taken_keys_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

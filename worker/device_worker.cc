@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -64,6 +65,10 @@ void DeviceWorker::Loop() {
 }
 
 void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
+  size_t taken_keys = 0;
+  for (const auto& job : batch) taken_keys += job->n;
+  // The batch counts as this worker's load until every job in it has been answered or passed on.
+  absl::Cleanup finished = [this, taken_keys] { queue_.Finished(taken_keys); };
   const absl::Time now = absl::Now();
   absl::Time drain_deadline;
   {
@@ -97,11 +102,15 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     keys += job->n;
     jobs.push_back(job.get());
   }
-  running_keys_.fetch_add(keys);
   running_jobs_.fetch_add(run.size());
   const absl::Status status = device_->RunBatch(jobs, absl::MakeSpan(reports));
-  running_keys_.fetch_sub(keys);
   running_jobs_.fetch_sub(run.size());
+  if (status.code() == absl::StatusCode::kResourceExhausted && device_->healthy()) {
+    // The device's pools could not take this batch now (see SortDevice::RunBatch): the jobs run
+    // elsewhere rather than fail.
+    for (auto& job : run) reroute_(std::move(job));
+    return;
+  }
   if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
   for (size_t i = 0; i < run.size(); ++i) run[i]->done(status, reports[i]);
 

@@ -41,7 +41,7 @@ class DeviceWorker {
 
   bool healthy() const { return healthy_.load(); }
   // Keys queued plus keys being sorted: what the scheduler balances on.
-  size_t load_keys() const { return queue_.queued_keys() + running_keys_.load(); }
+  size_t load_keys() const { return queue_.load_keys(); }
   const std::string& name() const { return name_; }
   const SortDevice& device() const { return *device_; }
   WorkerStats Stats() const;
@@ -56,7 +56,6 @@ class DeviceWorker {
   const Reroute reroute_;
   BatchQueue queue_;
   std::atomic<bool> healthy_{true};
-  std::atomic<size_t> running_keys_{0};
   std::atomic<size_t> running_jobs_{0};
   absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();

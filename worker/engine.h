@@ -63,6 +63,10 @@ struct SortJob {
   OutputBytes out_values;
   OutputBytes out_indices;
 
+  // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
+  // a job handed back twice to the CPU engine, so no job circles between workers.
+  int reroutes = 0;
+
   absl::Time arrival = absl::Now();
   absl::Time deadline = absl::InfiniteFuture();
   // True once the client has gone away; checked before the job starts. May be empty.

@@ -53,7 +53,8 @@ size_t PoolEngine::healthy_workers() const {
 
 // The least-loaded GPU first (keys queued and running on all of its workers), then its
 // least-loaded worker. Comparing workers alone would pile every request onto the first GPU for as
-// long as one of its workers is idle, leaving the others unused at moderate load.
+// long as one of its workers is idle, leaving the others unused at moderate load. A worker whose
+// staging is held by responses still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
   std::vector<size_t> gpu_load(gpu_count_, 0);
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -63,7 +64,10 @@ DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
   size_t best_gpu_load = 0, best_load = 0;
   for (size_t i = 0; i < workers_.size(); ++i) {
     DeviceWorker* w = workers_[i].get();
-    if (!w->healthy() || w->device().max_request_bytes() < bytes) continue;
+    if (!w->healthy() || w->device().max_request_bytes() < bytes ||
+        w->device().staging_free_bytes() < bytes) {
+      continue;
+    }
     const size_t g = gpu_load[gpu_of_worker_[i]], load = w->load_keys();
     if (best == nullptr || g < best_gpu_load || (g == best_gpu_load && load < best_load)) {
       best = w;
@@ -107,7 +111,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
 }
 
 void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
-  DeviceWorker* worker = PickWorker(JobBytes(*job));
+  DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(JobBytes(*job)) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
   cpu_->Submit(std::move(job));
 }

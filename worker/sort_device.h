@@ -3,6 +3,7 @@
 // only this interface, so everything above it is tested on any machine.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,15 @@ class SortDevice {
   // times; queue time is the caller's). Jobs in one batch share key type, value width, order and
   // stability. A non-OK status fails the whole batch; afterwards the device has recovered its
   // streams and buffers, unless healthy() now returns false (the device is lost).
+  // RESOURCE_EXHAUSTED means the device's pools could not take the batch now; nothing of it ran
+  // on the device, and the caller may run its jobs elsewhere (their outputs are to be ignored).
   virtual absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) = 0;
 
   virtual bool healthy() const = 0;
+
+  // The largest staging block the device could take right now (responses still being sent hold
+  // the rest); SIZE_MAX for a device without a staging pool.
+  virtual size_t staging_free_bytes() const { return SIZE_MAX; }
 
   // Memory-pool figures for metrics.
   virtual void FillStats(WorkerStats& stats) const = 0;

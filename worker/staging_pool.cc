@@ -52,7 +52,8 @@ bool StagingPool::TryTake(size_t bytes, size_t* offset) {
 
 absl::StatusOr<std::shared_ptr<char>> StagingPool::Allocate(size_t bytes, absl::Duration wait) {
   const size_t asked = bytes;
-  bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  // Rounded up only when it can fit: near SIZE_MAX the rounding would wrap.
+  if (bytes <= size_) bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes > size_) {
     return absl::ResourceExhaustedError(absl::StrCat("a ", asked, "-byte staging block can never fit the ",
                                                      size_, "-byte ", description_));

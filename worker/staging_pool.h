@@ -31,7 +31,8 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
   StagingPool(const StagingPool&) = delete;  // handed out by shared_ptr only
   StagingPool& operator=(const StagingPool&) = delete;
 
-  // A block of `bytes` (aligned to kAlignment), returned to the pool when the last copy of the
+  // A block of `bytes` (at a multiple of kAlignment from base, so aligned when base is: pinned
+  // memory is page-aligned), returned to the pool when the last copy of the
   // pointer goes. Waits up to `wait` for blocks still held (responses being sent) to come back;
   // RESOURCE_EXHAUSTED when the block cannot fit by then, or ever (bytes > capacity()).
   absl::StatusOr<std::shared_ptr<char>> Allocate(size_t bytes, absl::Duration wait);

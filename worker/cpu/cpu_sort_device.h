@@ -35,6 +35,9 @@ class CpuSortDevice : public SortDevice {
   size_t max_request_bytes() const override { return options_.max_request_bytes; }
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
+  size_t staging_free_bytes() const override {
+    return staging_ != nullptr ? staging_->largest_free() : SIZE_MAX;
+  }
   void FillStats(WorkerStats& stats) const override;
 
   // Sizes of the batches run so far, in requests (for the tests' assertions).

@@ -93,7 +93,7 @@ absl::Status CudaSortDevice::Init() {
     if (!stream.ok()) return stream.status();
     *s = std::move(*stream);
   }
-  for (CudaEvent& e : chunk_done_) {
+  for (CudaEvent& e : copy_in_done_) {
     auto event = CudaEvent::Create();
     if (!event.ok()) return event.status();
     e = std::move(*event);
@@ -107,8 +107,8 @@ absl::Status CudaSortDevice::Init() {
 }
 
 // A request needs its input and output arrays plus sort scratch on the device (about three
-// times its bytes for the radix sort's ping-pong buffers), and one staging copy of its largest
-// arrays in pinned memory (input and output share it: the output is copied back only after the
+// times its bytes for the radix sort's ping-pong buffers), and one staging block in pinned memory
+// for all of its arrays (input and output share it: the output is copied back only after the
 // input has reached the device).
 size_t CudaSortDevice::max_request_bytes() const {
   return std::min(device_pool_.size() / 4, staging_->capacity() * 9 / 10);
@@ -123,7 +123,7 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
 
 absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
-  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kChunkEvents - 1) / kChunkEvents);
+  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
   int i = 0;
   for (size_t off = 0; off < bytes; off += chunk, ++i) {
     const size_t len = std::min(chunk, bytes - off);
@@ -133,20 +133,20 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
                                absl::StrCat(name_, ": host-to-device copy"));
   }
   for (int k = 0; k < 2; ++k) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(chunk_done_[k].get(), copy_[k].get()), "cudaEventRecord");
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), chunk_done_[k].get(), 0), "cudaStreamWaitEvent");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()), "cudaEventRecord");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0), "cudaStreamWaitEvent");
   }
   return absl::OkStatus();
 }
 
-// One DMA per array: nothing on the host waits on parts of it (the response is sent from staging
-// as a whole), and one copy engine serves each direction, so chunks would not go faster.
 absl::Status CudaSortDevice::MarkSortQueued() {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(copy_[0].get(), phase_[2].get(), 0), "cudaStreamWaitEvent");
   return absl::OkStatus();
 }
 
+// One DMA per array: nothing on the host waits on parts of it (the response is sent from staging
+// as a whole), and one copy engine serves each direction, so chunks would not go faster.
 absl::Status CudaSortDevice::QueueCopyOut(const char* src, char* staging, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, copy_[0].get()),
@@ -195,6 +195,7 @@ absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch, absl::Sp
   }
   device_in_use_.store(0);
   if (!status.ok() && status.code() == absl::StatusCode::kInternal) Recover();
+  batch_staging_.reset();  // the responses hold their own references
   return status;
 }
 
@@ -232,6 +233,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const StagingLayout layout({n * kw, n * vw, spec.return_indices ? n * 4 : 0});
   absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
+  batch_staging_ = *block;
   char* const staging_keys = block->get() + layout.offset(0);
   char* const staging_values = block->get() + layout.offset(1);
   char* const staging_indices = block->get() + layout.offset(2);
@@ -304,6 +306,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   const StagingLayout layout({n * kw, n * vw, any_indices ? n * 4 : 0, (segments + 1) * 4});
   absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
+  batch_staging_ = *block;
   char* const staging_keys = block->get() + layout.offset(0);
   char* const staging_values = block->get() + layout.offset(1);
   char* const staging_indices = block->get() + layout.offset(2);

@@ -24,9 +24,9 @@ struct CudaSortDeviceOptions {
   int device = 0;
   // Device-memory pool; 0 takes half of the device's free memory at start-up.
   size_t device_pool_bytes = 0;
-  // Pinned host staging; 0 takes min(device pool / 2, 2 GiB): with four workers per GPU that is
-  // 8 GiB of the host's memory locked per GPU, and still holds the largest request the server
-  // takes by default (1 GiB of keys and values, plus indices).
+  // Pinned host staging; 0 takes min(device pool / 2, 2 GiB): with four workers per GPU, 8 GiB of
+  // the host's memory locked per GPU. A request whose keys, values and indices need more than
+  // 90% of it (about 1.8 GiB) is sorted by the CPU engine.
   size_t pinned_pool_bytes = 0;
   // How long a batch waits for staging still held by responses being sent before it fails with
   // RESOURCE_EXHAUSTED.
@@ -49,6 +49,7 @@ class CudaSortDevice : public SortDevice {
   size_t max_request_bytes() const override;
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
+  size_t staging_free_bytes() const override { return staging_->largest_free(); }
   void FillStats(WorkerStats& stats) const override;
 
  private:
@@ -61,7 +62,9 @@ class CudaSortDevice : public SortDevice {
     size_t peak = 0;
     char* Take(size_t bytes);  // 256-byte aligned; null when the pool is exhausted
   };
-  static constexpr int kChunkEvents = 64;
+  // Large inputs go in at most this many chunks (bigger chunks past that): each chunk's DMA is
+  // one cudaMemcpyAsync call, and enough chunks overlap the host copy already.
+  static constexpr int kMaxChunks = 64;
 
   explicit CudaSortDevice(const CudaSortDeviceOptions& options);
   absl::Status Init();
@@ -97,7 +100,10 @@ class CudaSortDevice : public SortDevice {
   std::atomic<size_t> device_in_use_{0};
   CudaStream compute_;
   CudaStream copy_[2];
-  CudaEvent chunk_done_[kChunkEvents];
+  CudaEvent copy_in_done_[2];  // the last chunk in on each copy stream
+  // The current batch's staging block, kept until RunBatch ends (after Recover on failure), so
+  // no block returns to the pool while a DMA into it may still be queued.
+  std::shared_ptr<char> batch_staging_;
   CudaEvent phase_[4];
 };
 
