@@ -13,7 +13,9 @@ std::shared_ptr<StagingPool> StagingPool::Create(std::string description, char* 
 
 StagingPool::StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory)
     : description_(std::move(description)), base_(base), size_(size), memory_(std::move(memory)) {
+  absl::MutexLock lock(&mu_);
   if (size_ > 0) free_[0] = size_;
+  RefreshLargestFree();
 }
 
 size_t StagingPool::in_use() const {
@@ -21,11 +23,10 @@ size_t StagingPool::in_use() const {
   return in_use_;
 }
 
-size_t StagingPool::largest_free() const {
-  absl::MutexLock lock(&mu_);
+void StagingPool::RefreshLargestFree() {
   size_t largest = 0;
   for (const auto& [offset, length] : free_) largest = std::max(largest, length);
-  return largest;
+  largest_free_.store(largest, std::memory_order_relaxed);
 }
 
 bool StagingPool::FitsLocked(size_t bytes) const {
@@ -45,6 +46,7 @@ bool StagingPool::TryTake(size_t bytes, size_t* offset) {
     free_.erase(it);
     if (rest > 0) free_[*offset + bytes] = rest;
     in_use_ += bytes;
+    RefreshLargestFree();
     return true;
   }
   return false;
@@ -88,10 +90,12 @@ void StagingPool::Give(size_t offset, size_t bytes) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == offset) {
       prev->second += bytes;
+      RefreshLargestFree();
       return;
     }
   }
   free_[offset] = bytes;
+  RefreshLargestFree();
 }
 
 StagingLayout::StagingLayout(std::initializer_list<size_t> sizes) {

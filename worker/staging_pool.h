@@ -5,6 +5,7 @@
 // (with the memory under it) lives as long as its last block.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -39,13 +40,15 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
 
   size_t capacity() const { return size_; }
   size_t in_use() const;
-  size_t largest_free() const;
+  // The largest block that fits now; a lock-free read, since the scheduler asks on every pick.
+  size_t largest_free() const { return largest_free_.load(std::memory_order_relaxed); }
 
  private:
   StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory);
   bool FitsLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryTake(size_t bytes, size_t* offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Give(size_t offset, size_t bytes);
+  void RefreshLargestFree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string description_;
   char* const base_;
@@ -54,6 +57,7 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
   mutable absl::Mutex mu_;
   std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);  // offset -> length; neighbours merged
   size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<size_t> largest_free_{0};  // refreshed under mu_ after every change to free_
 };
 
 // Arrays laid out one after another in one staging block, each aligned for DMA.
