@@ -44,8 +44,8 @@ ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched
 ABSL_FLAG(uint64_t, batch_max_requests, 4096, "Most requests in one batched launch");
 ABSL_FLAG(absl::Duration, batch_max_delay, absl::Microseconds(50),
           "How long a small request may wait for others to share its launch; 0 takes what is "
-          "queued without waiting (1K-key requests, 64 in flight, H200: 98 K/s at 50us, 96 K/s "
-          "at 0, 90 K/s at 200us; docs/benchmarks.md)");
+          "queued without waiting (1K-key requests, 64 in flight, H200, three runs: 0 and 50us "
+          "within noise of each other, 200us slowest; docs/benchmarks.md)");
 ABSL_FLAG(uint64_t, gpu_queue_limit, 1024,
           "Jobs each GPU worker queues before answering RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, test_gpu_fault_every, 0,
