@@ -14,24 +14,16 @@
 #include "tests/server/server_fixture.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 
 namespace sortd {
 namespace {
 
+using testing::WaitFor;
+
 using ::testing::HasSubstr;
 using testing::AsyncCall;
 using testing::TestServer;
-
-// Polls `condition` for up to 10 s; the tests' waits are on the engine's state, never on timing.
-template <typename Fn>
-bool WaitFor(Fn condition) {
-  const absl::Time limit = absl::Now() + absl::Seconds(10);
-  while (!condition()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
-}
 
 v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw, bool desc, bool stable,
                             bool indices) {

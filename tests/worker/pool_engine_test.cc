@@ -10,11 +10,14 @@
 #include "gtest/gtest.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/cpu/cpu_sort_device.h"
 
 namespace sortd {
 namespace {
+
+using testing::WaitFor;
 
 struct Probe {
   std::string keys, out_keys, out_values, out_indices;
@@ -45,17 +48,6 @@ struct Probe {
   }
   absl::Status status() { return result.get().first; }
 };
-
-// Polls `condition` for up to 10 s (the worker thread finishes a job after its done callback).
-template <typename Fn>
-bool WaitFor(Fn condition) {
-  const absl::Time limit = absl::Now() + absl::Seconds(10);
-  while (!condition()) {
-    if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
-}
 
 class RecordingObserver : public EngineObserver {
  public:
