@@ -19,11 +19,10 @@
 namespace sortd {
 namespace {
 
-using testing::WaitFor;
-
 using ::testing::HasSubstr;
 using testing::AsyncCall;
 using testing::TestServer;
+using testing::WaitFor;
 
 v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw, bool desc, bool stable,
                             bool indices) {
