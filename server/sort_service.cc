@@ -29,11 +29,6 @@ void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* 
 
 // Zero or one key is already sorted: answered in the handler without queueing.
 grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request, absl::Time arrival) {
-  const auto copy = [](const ByteSource& source) {
-    OutputBytes out = OutputBytes::Allocate(source.size());
-    source.CopyTo(0, source.size(), out.data);
-    return out;
-  };
   OutputBytes indices;
   if (job.spec.return_indices && job.n == 1) {
     indices = OutputBytes::Allocate(4);
@@ -41,7 +36,8 @@ grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame
   }
   v1::SortResponse fields;
   FillReport(SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}}, arrival, &fields);
-  return BuildSortResponse(fields, copy(request.keys), copy(request.values), indices);
+  return BuildSortResponse(fields, OutputBytes::CopyOf(request.keys), OutputBytes::CopyOf(request.values),
+                           indices);
 }
 
 }  // namespace

@@ -111,9 +111,4 @@ size_t BatchQueue::queued_jobs() const {
   return queue_.size();
 }
 
-size_t BatchQueue::queued_keys() const {
-  absl::MutexLock lock(&mu_);
-  return queued_keys_;
-}
-
 }  // namespace sortd

@@ -45,7 +45,6 @@ class BatchQueue {
   std::vector<std::unique_ptr<SortJob>> TakeAll();
 
   size_t queued_jobs() const;
-  size_t queued_keys() const;
   // Keys queued plus keys taken by NextBatch and not yet Finished: the worker's load, read in one
   // step so a batch between the queue and the device never looks like an idle worker.
   size_t load_keys() const;

@@ -41,6 +41,12 @@ OutputBytes OutputBytes::Allocate(size_t size) {
   return out;
 }
 
+OutputBytes OutputBytes::CopyOf(const ByteSource& source) {
+  OutputBytes out = Allocate(source.size());
+  source.CopyTo(0, source.size(), out.data);
+  return out;
+}
+
 OutputBytes OutputBytes::Share(const std::shared_ptr<char>& block, size_t offset, size_t size) {
   OutputBytes out;
   out.size = size;

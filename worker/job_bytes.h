@@ -44,6 +44,8 @@ struct OutputBytes {
 
   // Uninitialised heap storage: outputs are overwritten whole, so zero-filling them is waste.
   static OutputBytes Allocate(size_t size);
+  // The source's bytes gathered into one heap block.
+  static OutputBytes CopyOf(const ByteSource& source);
   // A view of [offset, offset + size) of a block, sharing its owner.
   static OutputBytes Share(const std::shared_ptr<char>& block, size_t offset, size_t size);
 

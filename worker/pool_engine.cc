@@ -56,9 +56,12 @@ size_t PoolEngine::healthy_workers() const {
 // long as one of its workers is idle, leaving the others unused at moderate load. A worker whose
 // staging is held by responses still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
-  std::vector<size_t> gpu_load(gpu_count_, 0);
+  // Each worker's load is read once (it takes the worker's queue lock).
+  std::vector<size_t> load(workers_.size(), 0), gpu_load(gpu_count_, 0);
   for (size_t i = 0; i < workers_.size(); ++i) {
-    if (workers_[i]->healthy()) gpu_load[gpu_of_worker_[i]] += workers_[i]->load_keys();
+    if (!workers_[i]->healthy()) continue;
+    load[i] = workers_[i]->load_keys();
+    gpu_load[gpu_of_worker_[i]] += load[i];
   }
   DeviceWorker* best = nullptr;
   size_t best_gpu_load = 0, best_load = 0;
@@ -68,11 +71,11 @@ DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
         w->device().staging_free_bytes() < bytes) {
       continue;
     }
-    const size_t g = gpu_load[gpu_of_worker_[i]], load = w->load_keys();
-    if (best == nullptr || g < best_gpu_load || (g == best_gpu_load && load < best_load)) {
+    const size_t g = gpu_load[gpu_of_worker_[i]];
+    if (best == nullptr || g < best_gpu_load || (g == best_gpu_load && load[i] < best_load)) {
       best = w;
       best_gpu_load = g;
-      best_load = load;
+      best_load = load[i];
     }
   }
   return best;

@@ -25,8 +25,7 @@ void CorruptKeys(SortJob& job) {
 // CPU path makes of its input, as protobuf parsing would have).
 const char* Contiguous(const ByteSource& source, OutputBytes& gathered) {
   if (std::optional<absl::string_view> view = source.contiguous()) return view->data();
-  gathered = OutputBytes::Allocate(source.size());
-  source.CopyTo(0, source.size(), gathered.data);
+  gathered = OutputBytes::CopyOf(source);
   return gathered.data;
 }
 
