@@ -12,8 +12,6 @@
 namespace sortd::kernels {
 namespace {
 
-size_t AlignUp(size_t x) { return (x + 255) & ~size_t{255}; }
-
 template <typename Bits>
 cudaError_t CubSort(void* temp, size_t* bytes, const Bits* in, Bits* out, uint32_t value_width,
                     const void* vin, void* vout, size_t n, bool descending, cudaStream_t stream) {

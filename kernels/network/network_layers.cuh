@@ -44,10 +44,4 @@ __host__ __device__ __forceinline__ bool OddEvenMergeComparator(U c, U p, U k, U
   return ((x ^ (x + k)) & ~(2 * p - 1)) == 0;
 }
 
-// Sum of the strides k < limit of one odd-even merge: how far an element can travel through them,
-// hence the halo a window needs on each side to apply them exactly.
-__host__ __device__ __forceinline__ constexpr uint32_t OddEvenMergeHalo(uint32_t limit) {
-  return limit - 1;
-}
-
 }  // namespace sortd::kernels::network

@@ -19,8 +19,6 @@ namespace sortd::kernels::radix {
 
 namespace detail {
 
-inline size_t AlignUp(size_t x) { return (x + 255) & ~size_t{255}; }
-
 // Carves [base, base + total) into the multi-pass scratch; with base == nullptr only sizes it.
 template <typename Bits, typename Policy>
 struct OnesweepLayout {
