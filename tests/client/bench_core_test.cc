@@ -230,7 +230,7 @@ TEST(VerifierTest, KeysOnlyResponsesMustMatchTheExpectedSort) {
   EXPECT_TRUE(OneRequest(KeyType::kUint32, 0, true, false, false).expected_keys.empty());
 }
 
-// The tests below take the general checks (order, checksum, permutation) that requests with
+// The tests below take the general checks (order, then checksum or permutation) that requests with
 // values or indices always use, on keys-only requests with the expected keys dropped.
 TEST(VerifierTest, RejectsWrongOrder) {
   PreparedRequest p = OneRequest(KeyType::kFloat32, 0, false, false, false);
