@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/sort_client.h"
+#include "worker/sort_spec.h"
 
 ABSL_DECLARE_FLAG(std::string, target);
 ABSL_DECLARE_FLAG(std::string, lb_policy);
@@ -25,6 +26,15 @@ namespace sortd::sortctl {
 int Fail(const std::string& message, int code = 1);
 // "CODE: message", exit code 1.
 int FailStatus(const absl::Status& status);
+
+// --key_type, --algorithm and --order, which every command that sends requests reads.
+struct SortFlags {
+  KeyType key_type = KeyType::kUint32;
+  v1::Algorithm algorithm = v1::ALGORITHM_AUTO;
+  bool descending = false;
+};
+// INVALID_ARGUMENT naming the flag when one does not parse.
+absl::StatusOr<SortFlags> ParseSortFlags();
 
 // A client for --target with --timeout and --lb_policy.
 absl::StatusOr<std::unique_ptr<client::SortClient>> MakeClient();

@@ -13,7 +13,6 @@
 #include "client/bench/load_generator.h"
 #include "client/bench/report.h"
 #include "client/sortctl.h"
-#include "client/text_io.h"
 
 ABSL_FLAG(int, concurrency, 16, "bench: requests in flight at most (closed loop: always)");
 ABSL_FLAG(int, channels, 1, "bench: gRPC channels (separate connections) the requests are spread over");
@@ -65,20 +64,12 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   auto sizes = bench::ParseSizeSpec(absl::GetFlag(FLAGS_sizes));
   if (!sizes.ok()) return sizes.status();
   o.sizes = *sizes;
-  auto key_type = client::ParseTypeName(absl::GetFlag(FLAGS_key_type));
-  if (!key_type.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--key_type: ", key_type.status().message()));
-  }
-  o.key_type = *key_type;
+  const absl::StatusOr<SortFlags> sort_flags = ParseSortFlags();
+  if (!sort_flags.ok()) return sort_flags.status();
+  o.key_type = sort_flags->key_type;
   o.value_width = absl::GetFlag(FLAGS_value_width);
-  auto algorithm = client::ParseAlgorithmName(absl::GetFlag(FLAGS_algorithm));
-  if (!algorithm.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--algorithm: ", algorithm.status().message()));
-  }
-  o.algorithm = *algorithm;
-  const std::string order = absl::GetFlag(FLAGS_order);
-  if (order != "asc" && order != "desc") return absl::InvalidArgumentError("--order must be asc or desc");
-  o.descending = order == "desc";
+  o.algorithm = sort_flags->algorithm;
+  o.descending = sort_flags->descending;
   o.stable = absl::GetFlag(FLAGS_stable);
   o.return_indices = absl::GetFlag(FLAGS_indices);
   const std::string seed = absl::GetFlag(FLAGS_seed);

@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "client/sortctl.h"
+#include "client/text_io.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051",
           "Server address: host:port, ipv4:a:p,b:p (with --lb_policy=round_robin) or dns:///name:port");
@@ -33,6 +34,24 @@ int Fail(const std::string& message, int code) {
 
 int FailStatus(const absl::Status& status) {
   return Fail(absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message()));
+}
+
+absl::StatusOr<SortFlags> ParseSortFlags() {
+  SortFlags flags;
+  auto key_type = client::ParseTypeName(absl::GetFlag(FLAGS_key_type));
+  if (!key_type.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--key_type: ", key_type.status().message()));
+  }
+  flags.key_type = *key_type;
+  auto algorithm = client::ParseAlgorithmName(absl::GetFlag(FLAGS_algorithm));
+  if (!algorithm.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--algorithm: ", algorithm.status().message()));
+  }
+  flags.algorithm = *algorithm;
+  const std::string order = absl::GetFlag(FLAGS_order);
+  if (order != "asc" && order != "desc") return absl::InvalidArgumentError("--order must be asc or desc");
+  flags.descending = order == "desc";
+  return flags;
 }
 
 absl::StatusOr<std::unique_ptr<client::SortClient>> MakeClient() {

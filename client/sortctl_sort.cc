@@ -68,12 +68,9 @@ int RunSort() {
   if (!binary && absl::GetFlag(FLAGS_format) != "text") {
     return Fail("--format must be text or binary", 2);
   }
-  auto key_type = client::ParseTypeName(absl::GetFlag(FLAGS_key_type));
-  if (!key_type.ok()) return Fail(absl::StrCat("--key_type: ", key_type.status().message()), 2);
-  auto algorithm = client::ParseAlgorithmName(absl::GetFlag(FLAGS_algorithm));
-  if (!algorithm.ok()) return Fail(absl::StrCat("--algorithm: ", algorithm.status().message()), 2);
-  const std::string order = absl::GetFlag(FLAGS_order);
-  if (order != "asc" && order != "desc") return Fail("--order must be asc or desc", 2);
+  const absl::StatusOr<SortFlags> sort_flags = ParseSortFlags();
+  if (!sort_flags.ok()) return Fail(std::string(sort_flags.status().message()), 2);
+  const KeyType key_type = sort_flags->key_type;
   const bool want_indices = absl::GetFlag(FLAGS_indices);
   const std::string values_path = absl::GetFlag(FLAGS_values);
   if (binary && !values_path.empty() && absl::GetFlag(FLAGS_values_out).empty()) {
@@ -84,8 +81,8 @@ int RunSort() {
   }
 
   v1::SortRequest request;
-  request.set_key_type(ToProtoKeyType(*key_type));
-  auto keys = ReadArray(absl::GetFlag(FLAGS_input), *key_type, binary, "keys");
+  request.set_key_type(ToProtoKeyType(key_type));
+  auto keys = ReadArray(absl::GetFlag(FLAGS_input), key_type, binary, "keys");
   if (!keys.ok()) return FailStatus(keys.status());
   request.set_keys(std::move(*keys));
   KeyType value_type = KeyType::kUint32;
@@ -98,10 +95,10 @@ int RunSort() {
     request.set_values(std::move(*values));
     request.set_value_width(static_cast<uint32_t>(KeyWidth(value_type)));
   }
-  request.set_order(order == "desc" ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  request.set_order(sort_flags->descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
   request.set_stable(absl::GetFlag(FLAGS_stable));
   request.set_return_indices(want_indices);
-  request.set_algorithm(*algorithm);
+  request.set_algorithm(sort_flags->algorithm);
 
   auto client = MakeClient();
   if (!client.ok()) return FailStatus(client.status());
@@ -144,10 +141,10 @@ int RunSort() {
   if (binary) {
     std::fwrite(response.keys().data(), 1, response.keys().size(), stdout);
   } else {
-    const size_t n = response.keys().size() / KeyWidth(*key_type);
+    const size_t n = response.keys().size() / KeyWidth(key_type);
     std::string out;
     for (size_t i = 0; i < n; ++i) {
-      client::AppendNumber(*key_type, response.keys(), i, out);
+      client::AppendNumber(key_type, response.keys(), i, out);
       if (values_column) {
         out += '\t';
         client::AppendNumber(value_type, response.values(), i, out);
