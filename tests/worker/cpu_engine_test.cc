@@ -3,39 +3,16 @@
 
 #include <atomic>
 #include <cstring>
-#include <future>
 
 #include "gtest/gtest.h"
+#include "tests/support/job_probe.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 
 namespace sortd {
 namespace {
 
-struct JobProbe {
-  std::string keys = testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 7);
-  std::string out_keys, out_values, out_indices;
-  std::promise<absl::Status> status;
-
-  // Outputs are read inside `done`, while the job is still alive.
-  void TakeOutputs(const SortJob& job) {
-    out_keys = std::string(job.out_keys.view());
-    out_values = std::string(job.out_values.view());
-    out_indices = std::string(job.out_indices.view());
-  }
-
-  std::unique_ptr<SortJob> Make() {
-    auto job = std::make_unique<SortJob>();
-    job->spec.key_type = KeyType::kUint32;
-    job->n = 1000;
-    job->keys = ByteSource(keys);
-    job->done = [this, raw = job.get()](const absl::Status& s, const SortReport&) {
-      TakeOutputs(*raw);
-      status.set_value(s);
-    };
-    return job;
-  }
-};
+using testing::JobProbe;
 
 std::unique_ptr<CpuEngine> MakeEngine(int threads, size_t queue, absl::Duration delay) {
   CpuEngineOptions options;
@@ -59,15 +36,9 @@ TEST(CpuEngineTest, RejectsBadOptions) {
 TEST(CpuEngineTest, SortsAndReports) {
   auto engine = MakeEngine(2, 8, absl::ZeroDuration());
   JobProbe probe;
-  SortReport report;
-  auto job = probe.Make();
-  job->done = [&, raw = job.get()](const absl::Status& s, const SortReport& r) {
-    report = r;
-    probe.TakeOutputs(*raw);
-    probe.status.set_value(s);
-  };
-  engine->Submit(std::move(job));
-  EXPECT_TRUE(probe.status.get_future().get().ok());
+  engine->Submit(probe.Make());
+  const auto [status, report] = probe.result.get();
+  EXPECT_TRUE(status.ok());
   EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probe.keys, false));
   EXPECT_EQ(report.algorithm, Algorithm::kCpu);
   EXPECT_EQ(report.device, "cpu");
@@ -89,7 +60,7 @@ TEST(CpuEngineTest, SortsInputThatArrivesInPieces) {
   job->values.Append(absl::string_view(values).substr(0, 7));
   job->values.Append(absl::string_view(values).substr(7));
   engine->Submit(std::move(job));
-  ASSERT_TRUE(probe.status.get_future().get().ok());
+  ASSERT_TRUE(probe.status().ok());
   EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probe.keys, false));
   // Each value travels with its key: the pairs sorted by key are the input's pairs.
   std::vector<std::pair<uint32_t, uint32_t>> in(1000), out(1000);
@@ -112,8 +83,8 @@ TEST(CpuEngineTest, ExpiredAndCancelledJobsAreNotRun) {
   job = cancelled.Make();
   job->is_cancelled = [] { return true; };
   engine->Submit(std::move(job));
-  EXPECT_EQ(expired.status.get_future().get().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(cancelled.status.get_future().get().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(expired.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(expired.out_keys.empty());
   EXPECT_TRUE(cancelled.out_keys.empty());
   EXPECT_EQ(engine->jobs_sorted(), 0u);
@@ -125,10 +96,10 @@ TEST(CpuEngineTest, ShutdownRunsQueuedJobsThenRefuses) {
   engine->Submit(a.Make());
   engine->Submit(b.Make());
   engine->Shutdown(absl::InfiniteFuture());
-  EXPECT_TRUE(a.status.get_future().get().ok());
-  EXPECT_TRUE(b.status.get_future().get().ok());
+  EXPECT_TRUE(a.status().ok());
+  EXPECT_TRUE(b.status().ok());
   engine->Submit(late.Make());
-  EXPECT_EQ(late.status.get_future().get().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(engine->jobs_sorted(), 2u);
 }
 
@@ -139,8 +110,8 @@ TEST(CpuEngineTest, ShutdownPastDeadlineFailsQueuedJobs) {
   while (engine->jobs_taken() == 0) absl::SleepFor(absl::Milliseconds(1));
   engine->Submit(queued.Make());
   engine->Shutdown(absl::Now());
-  EXPECT_TRUE(running.status.get_future().get().ok());
-  EXPECT_EQ(queued.status.get_future().get().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(running.status().ok());
+  EXPECT_EQ(queued.status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(CpuEngineTest, FullQueueRefusesAtOnce) {
@@ -150,9 +121,9 @@ TEST(CpuEngineTest, FullQueueRefusesAtOnce) {
   while (engine->jobs_taken() == 0) absl::SleepFor(absl::Milliseconds(1));
   engine->Submit(queued.Make());
   engine->Submit(refused.Make());
-  EXPECT_EQ(refused.status.get_future().get().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_TRUE(running.status.get_future().get().ok());
-  EXPECT_TRUE(queued.status.get_future().get().ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(running.status().ok());
+  EXPECT_TRUE(queued.status().ok());
 }
 
 TEST(CpuEngineTest, ManyConcurrentJobsAllFinish) {
@@ -164,7 +135,7 @@ TEST(CpuEngineTest, ManyConcurrentJobsAllFinish) {
   }
   const std::string expected = testing::ReferenceSortKeys(KeyType::kUint32, probes[0]->keys, false);
   for (auto& p : probes) {
-    EXPECT_TRUE(p->status.get_future().get().ok());
+    EXPECT_TRUE(p->status().ok());
     EXPECT_EQ(p->out_keys, expected);
   }
 }

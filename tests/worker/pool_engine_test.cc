@@ -3,11 +3,11 @@
 // device loss with failover, load balancing and AUTO's routing.
 #include "worker/pool_engine.h"
 
-#include <future>
 #include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/job_probe.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -17,37 +17,8 @@
 namespace sortd {
 namespace {
 
+using Probe = testing::JobProbe;
 using testing::WaitFor;
-
-struct Probe {
-  std::string keys, out_keys, out_values, out_indices;
-  OutputBytes held_keys;
-  std::promise<std::pair<absl::Status, SortReport>> promise;
-  std::future<std::pair<absl::Status, SortReport>> result = promise.get_future();
-
-  // Outputs are read inside `done`, while the job is still alive.
-  void TakeOutputs(const SortJob& job) {
-    held_keys = job.out_keys;  // as a response being sent holds it
-    out_keys = std::string(job.out_keys.view());
-    out_values = std::string(job.out_values.view());
-    out_indices = std::string(job.out_indices.view());
-  }
-
-  std::unique_ptr<SortJob> Make(KeyType type, size_t n, Algorithm algo = Algorithm::kBitonic) {
-    keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, n);
-    auto job = std::make_unique<SortJob>();
-    job->spec.key_type = type;
-    job->spec.algorithm = algo;
-    job->n = n;
-    job->keys = ByteSource(keys);
-    job->done = [this, raw = job.get()](const absl::Status& s, const SortReport& r) {
-      TakeOutputs(*raw);
-      promise.set_value({s, r});
-    };
-    return job;
-  }
-  absl::Status status() { return result.get().first; }
-};
 
 class RecordingObserver : public EngineObserver {
  public:
