@@ -11,6 +11,8 @@
 #    workers per GPU) vs echo for 1M-key requests.
 # POOL_RUN_SECTIONS="batch e2e" reruns only those parts (tests memcheck stage batch large e2e).
 set -uo pipefail
+# shellcheck source=../scripts/sortd_log.sh
+. "$(dirname "$0")/../scripts/sortd_log.sh"
 bundle=${1:-.gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -46,11 +48,7 @@ start_sortd() {  # start_sortd NAME FLAGS...: sets $port
   sortd --listen=127.0.0.1:0 --metrics_listen= --enable_echo --engine=gpu \
     --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)) "$@" 2>"$out/sortd-$name.log" &
   pid=$!
-  for _ in $(seq 600); do
-    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/sortd-$name.log")
-    [[ -n $port ]] && return 0
-    sleep 0.1
-  done
+  port=$(sortd_log_port "$out/sortd-$name.log" "$pid") && return 0
   echo "sortd $name did not start"; cat "$out/sortd-$name.log"; return 1
 }
 bench() {  # bench NAME FLAGS...: one sortctl bench run, JSON to $out/NAME.json

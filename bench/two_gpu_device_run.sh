@@ -14,6 +14,8 @@
 # TWO_GPU_BENCH_FLAGS: extra sortctl bench flags, after the defaults below (the last one wins),
 # e.g. TWO_GPU_BENCH_FLAGS="--duration=30s --concurrency=16 --channels=16".
 set -uo pipefail
+# shellcheck source=../scripts/sortd_log.sh
+. "$(dirname "$0")/../scripts/sortd_log.sh"
 bundle=${1:-.gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -87,14 +89,7 @@ start_sortd() {  # start_sortd NAME FLAGS...: sets $port and $pid
   sortd --listen=127.0.0.1:0 --metrics_listen= --engine=gpu \
     --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)) "$@" 2>"$out/sortd-$name.log" &
   pid=$!
-  port=""
-  for _ in $(seq 600); do
-    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/sortd-$name.log")
-    [[ -n $port ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [[ -z $port ]]; then
+  if ! port=$(sortd_log_port "$out/sortd-$name.log" "$pid"); then
     echo "FAIL: sortd $name did not start:"
     cat "$out/sortd-$name.log"
     stop_sortd

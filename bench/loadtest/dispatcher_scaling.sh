@@ -14,6 +14,8 @@
 # server); "client CPU/request" is all of sortctl's threads (gRPC, verification) per request.
 # Exits non-zero if any run had an error or a verification failure (its row still appears).
 set -euo pipefail
+# shellcheck source=../../scripts/sortd_log.sh
+. "$(dirname "$0")/../../scripts/sortd_log.sh"
 sortd=build/server/sortd
 sortctl=build/client/sortctl
 sortd_args="--engine=auto"
@@ -55,13 +57,8 @@ trap cleanup EXIT
 # shellcheck disable=SC2086  # sortd_args is a list of flags
 "$sortd" --listen=127.0.0.1:0 --metrics_listen= --enable_echo $sortd_args 2>"$work/sortd.log" &
 server_pid=$!
-port=""
-for _ in $(seq 600); do
-  port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/sortd.log")
-  [[ -n $port ]] && break
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
+port=$(sortd_log_port "$work/sortd.log" "$server_pid") ||
+  { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
 
 failures=0
 echo "Host: $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg). sortd $sortd_args; $sizes keys,"

@@ -20,6 +20,8 @@
 #   --out=FILE            write the table there (default: stdout)
 # Exits non-zero if any run had an error or a verification failure (its row still appears).
 set -euo pipefail
+# shellcheck source=../../scripts/sortd_log.sh
+. "$(dirname "$0")/../../scripts/sortd_log.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 sortctl=build/client/sortctl
 sortd=""
@@ -72,12 +74,8 @@ if [[ -n $sortd ]]; then
   # shellcheck disable=SC2086  # sortd_args is a list of flags
   "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --enable_echo $sortd_args 2>"$work/sortd.log" &
   server_pid=$!
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/sortd.log")
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-  [[ -n ${port:-} ]] || { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
+  port=$(sortd_log_port "$work/sortd.log" "$server_pid") ||
+    { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
   target=127.0.0.1:$port
   grep -o 'cpu engine.*\|gpu.*' "$work/sortd.log" | head -1 >"$work/engine" || true
 fi

@@ -1,6 +1,9 @@
 # Shared by the end-to-end shell tests: a scratch folder, process cleanup, pass/fail counting and
 # starting sortd on a free loopback port. Source it after setting `sortd` (the binary's path).
 
+# shellcheck source=../../scripts/sortd_log.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/sortd_log.sh"
+
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -30,10 +33,6 @@ start_sortd() {
   "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
   pid=$!
   pids+=("$pid")
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")
-    [[ -n $port ]] && return 0
-    sleep 0.05
-  done
+  port=$(sortd_log_port "$log" "$pid") && return 0
   echo "sortd did not start:"; cat "$log"; return 1
 }

@@ -7,6 +7,8 @@ sortd=$1 sortctl=$2 dashboard=$3 check_dashboard=$4
 for tool in promtool prometheus curl python3; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed (scripts/install-deps.sh installs it)"; exit 1; }
 done
+# shellcheck source=../../scripts/sortd_log.sh
+. "$(dirname "$0")/../../scripts/sortd_log.sh"
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -19,13 +21,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu 2>"$work/sortd.log" &
 pids+=($!)
-for _ in $(seq 100); do
-  mport=$(sed -n 's/.*(metrics port \([0-9]*\)).*/\1/p' "$work/sortd.log")
-  port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/sortd.log")
-  [[ -n $mport && -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $mport ]] || { cat "$work/sortd.log"; exit 1; }
+port=$(sortd_log_port "$work/sortd.log" "${pids[-1]}") &&
+  mport=$(sortd_log_port "$work/sortd.log" "${pids[-1]}" "metrics port") ||
+  { cat "$work/sortd.log"; exit 1; }
 
 seq 1000 | "$sortctl" sort --target=127.0.0.1:$port >/dev/null
 seq 10 | "$sortctl" sort --target=127.0.0.1:$port --key_type=f64 --order=desc >/dev/null
