@@ -39,6 +39,29 @@ v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw, bool desc, bool
   return r;
 }
 
+// A CPU engine with one thread that spends `delay` on every job, so a test can keep it busy.
+CpuEngineOptions OneSlowThread(absl::Duration delay) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = delay;
+  return engine;
+}
+
+// Starts `running` and waits until the engine has taken it, then `queued` and waits until it sits
+// in the queue behind it.
+::testing::AssertionResult StartRunningThenQueued(const TestServer& t, v1::SortService::Stub& stub,
+                                                  AsyncCall& running, AsyncCall& queued) {
+  running.Start(stub);
+  if (!WaitFor([&] { return t.engine->jobs_taken() == 1; })) {
+    return ::testing::AssertionFailure() << "the engine never took the first request";
+  }
+  queued.Start(stub);
+  if (!WaitFor([&] { return t.engine->queued() == 1; })) {
+    return ::testing::AssertionFailure() << "the second request never reached the queue";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(SortServiceTest, RawRoundTripsForEveryKeyTypeAndShape) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
@@ -202,18 +225,13 @@ TEST(SortServiceTest, ErrorsReachTheClientWithCodeAndMessage) {
 }
 
 TEST(SortServiceTest, FullQueueAnswersResourceExhaustedAtOnce) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
+  CpuEngineOptions engine = OneSlowThread(absl::Milliseconds(300));
   engine.max_queued_jobs = 1;
-  engine.test_delay_per_job = absl::Milliseconds(300);
   TestServer t = TestServer::Start({}, engine);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall running, queued;
   running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
-  running.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  queued.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
   v1::SortResponse response;
   absl::Status s = t.Client()->SortRaw(running.request, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
@@ -223,10 +241,7 @@ TEST(SortServiceTest, FullQueueAnswersResourceExhaustedAtOnce) {
 }
 
 TEST(SortServiceTest, ExpiredJobIsNotSorted) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = absl::Milliseconds(400);
-  TestServer t = TestServer::Start({}, engine);
+  TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall first, late;
   first.request = late.request = MakeRequest(KeyType::kInt32, 1000, 4, false, false, false);
@@ -242,17 +257,11 @@ TEST(SortServiceTest, ExpiredJobIsNotSorted) {
 }
 
 TEST(SortServiceTest, CancelledJobIsNotSorted) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = absl::Milliseconds(400);
-  TestServer t = TestServer::Start({}, engine);
+  TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall first, cancelled;
   first.request = cancelled.request = MakeRequest(KeyType::kFloat64, 1000, 0, false, false, true);
-  first.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  cancelled.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  ASSERT_TRUE(StartRunningThenQueued(t, *stub, first, cancelled));
   cancelled.context.TryCancel();
   EXPECT_EQ(cancelled.result.get().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_TRUE(first.result.get().ok());
@@ -307,18 +316,12 @@ TEST(SortServiceTest, HealthAndReflection) {
 }
 
 TEST(SortServiceTest, DrainFinishesAcceptedRequestsAndRefusesNewOnes) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = absl::Milliseconds(500);
-  TestServer t = TestServer::Start({}, engine);
+  TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(500)));
   auto client = t.Client();
   auto stub = v1::SortService::NewStub(client->channel());
   AsyncCall running, queued;
   running.request = queued.request = MakeRequest(KeyType::kUint64, 20000, 8, true, true, true);
-  running.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  queued.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
 
   std::thread drain([&] { t.server->Shutdown(); });
   // While draining: health says NOT_SERVING (or the listener is already gone), new RPCs fail.
@@ -345,17 +348,11 @@ TEST(SortServiceTest, DrainFinishesAcceptedRequestsAndRefusesNewOnes) {
 TEST(SortServiceTest, DrainDeadlineFailsWhatCannotFinish) {
   ServerOptions options;
   options.drain_deadline = absl::Milliseconds(100);
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = absl::Milliseconds(400);
-  TestServer t = TestServer::Start(options, engine);
+  TestServer t = TestServer::Start(options, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall running, queued;
   running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
-  running.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  queued.Start(*stub);
-  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; }));
+  ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
   t.server->Shutdown();
   EXPECT_TRUE(running.result.get().ok());  // a sort already running is never torn down
   grpc::Status s = queued.result.get();
