@@ -32,6 +32,22 @@ struct DeviceSortArgs {
   bool stable = false;  // equal keys keep input order (descending too)
 };
 
+// Checks every entry point makes before sizing scratch (both arg structs share these fields).
+inline bool ValueWidthSupported(uint32_t value_width) {
+  return value_width == 0 || value_width == 4 || value_width == 8;
+}
+// Argsort positions are uint32.
+template <typename Args>
+bool ShapeSupported(const Args& a) {
+  return ValueWidthSupported(a.value_width) && (a.indices_out == nullptr || a.n <= UINT32_MAX);
+}
+// Checks before enqueueing: the buffers the arguments promise are there.
+template <typename Args>
+bool BuffersPresent(const Args& a) {
+  return a.keys_in != nullptr && a.keys_out != nullptr &&
+         (a.value_width == 0 || (a.values_in != nullptr && a.values_out != nullptr));
+}
+
 using DeviceSortFn = cudaError_t (*)(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                      cudaStream_t stream);
 

@@ -29,10 +29,8 @@ cudaError_t LibrarySortTyped(void* temp, size_t* temp_bytes, const DeviceSortArg
   using Bits = typename KeyTraits<Key>::Bits;
   // Unsigned keys are their own order; the others go through the transform.
   constexpr bool kTransform = !std::is_same_v<Key, Bits>;
-  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
-  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) return cudaErrorInvalidValue;
+  if (temp_bytes == nullptr || !ShapeSupported(args)) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
-  if (argsort && args.n > UINT32_MAX) return cudaErrorInvalidValue;
   const size_t n = args.n;
   const uint32_t carried = argsort ? 4 : args.value_width;
 
@@ -48,10 +46,7 @@ cudaError_t LibrarySortTyped(void* temp, size_t* temp_bytes, const DeviceSortArg
   }
   if (*temp_bytes < needed) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  if (args.keys_in == nullptr || args.keys_out == nullptr) return cudaErrorInvalidValue;
-  if (args.value_width != 0 && (args.values_in == nullptr || args.values_out == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
+  if (!BuffersPresent(args)) return cudaErrorInvalidValue;
 
   char* base = static_cast<char*>(temp);
   const Bits* sort_in = static_cast<const Bits*>(args.keys_in);

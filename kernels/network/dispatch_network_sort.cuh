@@ -34,8 +34,9 @@ inline unsigned BlocksFor(size_t threads, int per_block) {
   return static_cast<unsigned>((threads + per_block - 1) / per_block);
 }
 
-template <typename Key, typename E>
-NetworkIo<Key, E> MakeIo(const DeviceSortArgs& a) {
+// Args: DeviceSortArgs or DeviceSegmentedSortArgs (the same key and value fields).
+template <typename Key, typename E, typename Args>
+NetworkIo<Key, E> MakeIo(const Args& a) {
   using Bits = typename KeyTraits<Key>::Bits;
   return NetworkIo<Key, E>{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
                            a.values_in, a.values_out, a.indices_out, a.value_width,
@@ -45,7 +46,7 @@ NetworkIo<Key, E> MakeIo(const DeviceSortArgs& a) {
 template <typename E, int kLayers, int kThreads>
 cudaError_t LaunchBitonicGlobalLayers(typename E::T* buf, size_t n, size_t span, size_t p,
                                       size_t k, cudaStream_t stream) {
-  constexpr int kVec = sizeof(typename E::T) >= 16 ? 1 : 16 / sizeof(typename E::T);
+  constexpr int kVec = kGlobalVec<typename E::T>;
   const unsigned blocks = BlocksFor((span / kVec) >> kLayers, kThreads);
   if (k == p) {
     BitonicGlobalKernel<E, kLayers, true, kThreads><<<blocks, kThreads, 0, stream>>>(buf, n, p, k);
@@ -135,7 +136,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
         // be memory-bound at 27.6 us each at 2^24 u32 keys on an H200.
         constexpr int kHead = P::kOemHeadLayers;
         static_assert((kTile >> (kHead - 1)) >= kHalo, "head layers must stay above the window");
-        constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+        constexpr int kVec = kGlobalVec<T>;
         OddEvenMergeHeadKernel<E, kHead, kGThreads>
             <<<BlocksFor((span / kVec) >> kHead, kGThreads), kGThreads, 0, stream>>>(buf, n, p);
         SORTD_CUDA_TRY_LAUNCH();
@@ -168,11 +169,8 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
 template <Network kNet>
 cudaError_t NetworkSortEntry(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                              cudaStream_t stream) {
-  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
-  if (args.n >= (size_t{1} << 32)) return cudaErrorInvalidValue;  // positions are uint32
-  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) {
-    return cudaErrorInvalidValue;
-  }
+  if (temp_bytes == nullptr || !ValueWidthSupported(args.value_width)) return cudaErrorInvalidValue;
+  if (args.n > UINT32_MAX) return cudaErrorInvalidValue;  // positions are uint32
   const bool with_index = args.value_width != 0 || args.indices_out != nullptr;
   return VisitKeyType(args.key_type, [&](auto key) {
     using Key = decltype(key);

@@ -43,6 +43,10 @@ struct VecOfImpl<uint64_t, 2> {
 template <typename T, int kVec>
 using VecOf = typename VecOfImpl<T, kVec>::type;
 
+// Elements of T per 16-byte access in the global-stride kernels; the host sizes their grids by it.
+template <typename T>
+inline constexpr int kGlobalVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+
 // Vector width for moving kItems consecutive elements of one thread: 16 bytes when they tile.
 template <typename T, int kItems>
 inline constexpr bool kVectorizable = (kItems * sizeof(T)) % 16 == 0;
@@ -130,7 +134,7 @@ __global__ void __launch_bounds__(kThreads)
     BitonicGlobalKernel(typename E::T* buf, size_t n, size_t p, size_t k_first) {
   using T = typename E::T;
   constexpr int kGroups = 1 << kLayers;
-  constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+  constexpr int kVec = kGlobalVec<T>;
   // Work in units of vectors: strides and the flip mask divided by kVec.
   size_t rep = size_t{blockIdx.x} * kThreads + threadIdx.x;
 #pragma unroll
@@ -255,7 +259,7 @@ __global__ void __launch_bounds__(kThreads)
     OddEvenMergeHeadKernel(typename E::T* buf, size_t n, size_t p) {
   using T = typename E::T;
   constexpr int kMembers = 1 << kLayers;
-  constexpr int kVec = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+  constexpr int kVec = kGlobalVec<T>;
   const size_t s_vec = (p >> (kLayers - 1)) / kVec;  // members are s_vec vectors apart
   const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
   const size_t first = (t / s_vec) * (2 * p / kVec) + t % s_vec;  // vector index of member 0

@@ -55,9 +55,10 @@ struct AgentHistogram {
       if (c != 0) atomicAdd(&sc.histogram[i], static_cast<unsigned long long>(c));
     }
 
-    // Both look-back status arrays start at zero; each pass then clears the other one's tiles.
+    // Pass 0's look-back status array starts at zero here; each pass clears the next pass's
+    // array tile by tile (agent_onesweep.cuh), pass 0 the second one.
     uint4* status = reinterpret_cast<uint4*>(sc.status);
-    const size_t words4 = static_cast<size_t>(sc.num_tiles) * kRadixDigits * 2 / 4;
+    const size_t words4 = static_cast<size_t>(sc.num_tiles) * kRadixDigits / 4;
     for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < words4;
          i += static_cast<size_t>(gridDim.x) * kThreads) {
       status[i] = make_uint4(0, 0, 0, 0);

@@ -122,10 +122,8 @@ cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const De
       return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args, stream);
     }
   }
-  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
-  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) return cudaErrorInvalidValue;
+  if (temp_bytes == nullptr || !ShapeSupported(args)) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
-  if (argsort && args.n > UINT32_MAX) return cudaErrorInvalidValue;
   // Argsort carries 4-byte indices through the passes (values follow by one gather at the end).
   const uint32_t carried = argsort ? 4 : args.value_width;
   const bool single = args.n <= static_cast<size_t>(Policy::SingleTile::kTileItems);
@@ -137,10 +135,7 @@ cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const De
   }
   if (*temp_bytes < needed) return cudaErrorInvalidValue;
   if (args.n == 0) return cudaSuccess;
-  if (args.keys_in == nullptr || args.keys_out == nullptr) return cudaErrorInvalidValue;
-  if (args.value_width != 0 && (args.values_in == nullptr || args.values_out == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
+  if (!BuffersPresent(args)) return cudaErrorInvalidValue;
 
   RadixBuffers b;
   b.n = args.n;

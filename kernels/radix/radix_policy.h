@@ -34,50 +34,56 @@ struct TilePolicy {
 template <int kKeyBytes>
 struct RadixPolicy;
 
+// What both tile schedules of one key width share: the histogram and the single-block path.
+template <int kKeyBytes>
+struct RadixCommonPolicy;
+
 template <>
-struct RadixPolicy<4> {
+struct RadixCommonPolicy<4> {
   // Histogram: a few blocks per SM, each item costs one shared atomic per digit pass.
   using Histogram = TilePolicy<512, 16>;
   static constexpr int kHistogramBlocksPerSm = 2;
+  // Single block: the whole input sorted in shared memory in one launch.
+  using SingleTile = TilePolicy<256, 16>;
+};
+
+template <>
+struct RadixCommonPolicy<8> {
+  using Histogram = TilePolicy<512, 8>;
+  static constexpr int kHistogramBlocksPerSm = 2;
+  using SingleTile = TilePolicy<256, 8>;
+};
+
+// The small-input schedule: one one-sweep tile shape for every value width, and no further switch.
+template <int kKeyBytes, typename SmallOnesweep>
+struct RadixSmallInputPolicy : RadixCommonPolicy<kKeyBytes> {
+  template <int kValueBytes>
+  using Onesweep = SmallOnesweep;
+  static constexpr size_t kSmallInputKeys = 0;
+};
+
+template <>
+struct RadixPolicy<4> : RadixCommonPolicy<4> {
   // u32 keys: 384x24/2 = 1.00x / 0.98x CUB at 2^24 / 2^28 (256x16/1: 0.85x / 0.80x; 28 items
   // spill). u32/u32 pairs: 384x24/2 = 0.93x / 0.92x (384x20/2: 0.90x / 0.88x).
   // 8-byte values: 20 items, since 24 spilled 176 bytes.
   template <int kValueBytes>
   using Onesweep = TilePolicy<384, kValueBytes == 8 ? 20 : 24, 2>;
-  // Single block: the whole input sorted in shared memory in one launch.
-  using SingleTile = TilePolicy<256, 16>;
   // Below 2^18 keys the big tiles leave most SMs idle (2^16 keys are 7 tiles: 0.92x CUB with
   // 384x24, 1.02x with 256x16 tiles in the first sweep), so small inputs take small tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
-  struct SmallInputs {
-    using Histogram = TilePolicy<512, 16>;
-    static constexpr int kHistogramBlocksPerSm = 2;
-    template <int kValueBytes>
-    using Onesweep = TilePolicy<256, 16, 1>;
-    using SingleTile = TilePolicy<256, 16>;
-    static constexpr size_t kSmallInputKeys = 0;
-  };
+  using SmallInputs = RadixSmallInputPolicy<4, TilePolicy<256, 16, 1>>;
 };
 
 template <>
-struct RadixPolicy<8> {
-  using Histogram = TilePolicy<512, 8>;
-  static constexpr int kHistogramBlocksPerSm = 2;
+struct RadixPolicy<8> : RadixCommonPolicy<8> {
   // u64 keys: 384x16/2 = 0.97x / 0.97x CUB at 2^24 / 2^28 (384x12/2: 0.89x / 0.86x; 256x24/3
   // spills: 0.71x). u64/u64 pairs: 384x16/2 = 1.04x / 1.05x.
   template <int kValueBytes>
   using Onesweep = TilePolicy<384, 16, 2>;
-  using SingleTile = TilePolicy<256, 8>;
   // As for 4-byte keys: 2^16 u64/u64 pairs were 0.89x CUB with 384x16 tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
-  struct SmallInputs {
-    using Histogram = TilePolicy<512, 8>;
-    static constexpr int kHistogramBlocksPerSm = 2;
-    template <int kValueBytes>
-    using Onesweep = TilePolicy<256, 12, 1>;
-    using SingleTile = TilePolicy<256, 8>;
-    static constexpr size_t kSmallInputKeys = 0;
-  };
+  using SmallInputs = RadixSmallInputPolicy<8, TilePolicy<256, 12, 1>>;
 };
 
 }  // namespace sortd::kernels::radix

@@ -1,6 +1,6 @@
 // The __global__ kernel of the batched small sorts: a block takes kWarps consecutive segments;
 // short ones are sorted by one warp each in registers, then the block sorts the longer ones one by
-// one in shared memory (or, past the tile, in scratch memory).
+// one: up to its tile in registers and shared memory, past it in scratch (global) memory.
 #pragma once
 
 #include <cstddef>
@@ -16,13 +16,6 @@ namespace sortd::kernels::segmented {
 
 using network::Network;
 using network::NetworkIo;
-
-// Bitonic sort of s[0, len) for one block, with the layer barriers; s may be shared or global
-// memory (the block owns the whole segment, so block barriers order it in either).
-template <typename E, int kThreads>
-__device__ __forceinline__ void BlockSortAnywhere(typename E::T* s, uint32_t len) {
-  block::BlockNetworkSort<Network::kBitonic, E, kThreads>(s, len);
-}
 
 // One segment of up to kThreads * kItems keys, sorted by the block with the keys in registers.
 // Loads and stores go through the shared tile, so global accesses are coalesced.
@@ -50,7 +43,7 @@ __device__ __forceinline__ void BlockRegisterSort(const NetworkIo<Key, E>& io, t
   __syncthreads();  // the next segment reuses the tile
 }
 
-template <typename Key, typename E, int kThreads, int kWarpItems, int kBlockItems, uint32_t kTile>
+template <typename Key, typename E, int kThreads, int kWarpItems, int kBlockItems>
 __global__ void __launch_bounds__(kThreads)
     SegmentedSortKernel(NetworkIo<Key, E> io, const uint32_t* offsets, uint32_t num_segments,
                         typename E::T* scratch) {
@@ -102,10 +95,12 @@ __global__ void __launch_bounds__(kThreads)
       }
       continue;
     }
-    T* buf = len <= kTile ? s : scratch + base;
+    // The shared tile is exactly the register sort's size, so longer segments sort in scratch;
+    // the block owns the whole segment there, so block barriers order its layers.
+    T* buf = scratch + base;
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) buf[i] = io.Load(base, i);
     __syncthreads();
-    BlockSortAnywhere<E, kThreads>(buf, len);
+    block::BlockNetworkSort<Network::kBitonic, E, kThreads>(buf, len);
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) io.Store(base, i, buf[i]);
     __syncthreads();  // the next segment reuses the tile
   }

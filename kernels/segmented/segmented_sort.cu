@@ -19,7 +19,8 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   using T = typename E::T;
   using P = SegmentedPolicy;
   constexpr uint32_t kTileBytes = P::template kTileBytes<T>;
-  constexpr uint32_t kTile = kTileBytes / sizeof(T);
+  // Within the default dynamic shared-memory limit, so no cudaFuncSetAttribute per launch.
+  static_assert(kTileBytes <= 48 * 1024, "tile needs an opt-in shared-memory size");
   // Scratch only matters for segments longer than the tile; the host cannot see the offsets
   // without a synchronisation, so it is always sized for all keys.
   const size_t need = a.n * sizeof(T) + alignof(T);
@@ -31,12 +32,8 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   if (a.num_segments == 0) return cudaSuccess;
   const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
   T* scratch = reinterpret_cast<T*>((raw + alignof(T) - 1) / alignof(T) * alignof(T));
-  network::NetworkIo<Key, E> io{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
-                                a.values_in, a.values_out, a.indices_out, a.value_width,
-                                DirectionMask<Bits>(a.descending)};
-  auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>, kTile>;
-  SORTD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(kTileBytes)));
+  const auto io = network::MakeIo<Key, E>(a);
+  auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>>;
   constexpr int kWarps = P::kThreads / 32;
   const unsigned blocks = (a.num_segments + kWarps - 1) / kWarps;
   kernel<<<blocks, P::kThreads, kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
@@ -50,11 +47,8 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
 
 cudaError_t SegmentedSort(void* temp, size_t* temp_bytes, const DeviceSegmentedSortArgs& args,
                           cudaStream_t stream) {
-  if (temp_bytes == nullptr) return cudaErrorInvalidValue;
-  if (args.n >= (size_t{1} << 32)) return cudaErrorInvalidValue;
-  if (args.value_width != 0 && args.value_width != 4 && args.value_width != 8) {
-    return cudaErrorInvalidValue;
-  }
+  if (temp_bytes == nullptr || !ValueWidthSupported(args.value_width)) return cudaErrorInvalidValue;
+  if (args.n > UINT32_MAX) return cudaErrorInvalidValue;  // offsets are uint32
   if (args.num_segments != 0 && args.segment_offsets == nullptr) return cudaErrorInvalidValue;
   const bool with_index = args.value_width != 0 || args.indices_out != nullptr;
   return VisitKeyType(args.key_type, [&](auto key) {
