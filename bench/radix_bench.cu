@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
+#include "bench/random_bits.cuh"
 #include "kernels/device_sort_args.h"
 #include "kernels/library/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
@@ -36,15 +37,6 @@ cudaError_t EarlyValuesSort(void* temp, size_t* temp_bytes, const DeviceSortArgs
   });
 }
 
-__global__ void RandomBits(uint64_t* out, size_t words, uint64_t seed) {
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    out[i] = z ^ (z >> 31);
-  }
-}
 
 struct Config {
   const char* name;
@@ -122,10 +114,10 @@ int main(int argc, char** argv) {
       DeviceMem keys_in(n * c.key_bytes * sets), keys_out(n * c.key_bytes);
       DeviceMem values_in(n * c.value_width * sets), values_out(n * c.value_width);
       const size_t words = (n * c.key_bytes * sets + 7) / 8;
-      RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in.p), words, n * 131 + c.key_bytes);
+      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in.p), words, n * 131 + c.key_bytes);
       SORTD_BENCH_CHECK(cudaPeekAtLastError());
       if (c.value_width) {
-        RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in.p),
+        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in.p),
                                              (n * c.value_width * sets + 7) / 8, 7);
         SORTD_BENCH_CHECK(cudaPeekAtLastError());
       }

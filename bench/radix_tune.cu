@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
+#include "bench/random_bits.cuh"
 #include "kernels/library/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
 
@@ -46,15 +47,6 @@ struct Candidate {
   DeviceSortFn fn;
 };
 
-__global__ void RandomBits(uint64_t* out, size_t words, uint64_t seed) {
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    out[i] = z ^ (z >> 31);
-  }
-}
 
 }  // namespace
 
@@ -105,11 +97,11 @@ int main(int argc, char** argv) {
       void *keys_in, *keys_out, *values_in = nullptr, *values_out = nullptr;
       SORTD_BENCH_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
       SORTD_BENCH_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
-      RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in), n * c.key_bytes * sets / 8, lg);
+      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in), n * c.key_bytes * sets / 8, lg);
       if (c.value_width) {
         SORTD_BENCH_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
         SORTD_BENCH_CHECK(cudaMalloc(&values_out, n * c.value_width));
-        RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in), n * c.value_width * sets / 8, 3);
+        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in), n * c.value_width * sets / 8, 3);
       }
       std::vector<double> ms;
       for (const Candidate& cand : c.candidates) {
