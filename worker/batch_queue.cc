@@ -18,7 +18,7 @@ BatchQueue::PushResult BatchQueue::Push(std::unique_ptr<SortJob>& job) {
   absl::MutexLock lock(&mu_);
   if (closed_) return PushResult::kClosed;
   if (queue_.size() >= policy_.max_queued_jobs) return PushResult::kFull;
-  queued_keys_ += job->n;
+  load_keys_.fetch_add(job->n, std::memory_order_relaxed);
   queue_.push_back(std::move(job));
   return PushResult::kQueued;
 }
@@ -73,24 +73,14 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
       continue;
     }
     keys += job.n;
-    queued_keys_ -= job.n;
     batch.push_back(std::move(*it));
     it = queue_.erase(it);
     if (alone) break;
   }
-  taken_keys_ += keys;
   return batch;
 }
 
-size_t BatchQueue::load_keys() const {
-  absl::MutexLock lock(&mu_);
-  return queued_keys_ + taken_keys_;
-}
-
-void BatchQueue::Finished(size_t keys) {
-  absl::MutexLock lock(&mu_);
-  taken_keys_ -= keys;
-}
+void BatchQueue::Finished(size_t keys) { load_keys_.fetch_sub(keys, std::memory_order_relaxed); }
 
 void BatchQueue::Close() {
   absl::MutexLock lock(&mu_);
@@ -100,9 +90,13 @@ void BatchQueue::Close() {
 std::vector<std::unique_ptr<SortJob>> BatchQueue::TakeAll() {
   absl::MutexLock lock(&mu_);
   std::vector<std::unique_ptr<SortJob>> all;
-  for (auto& job : queue_) all.push_back(std::move(job));
+  size_t keys = 0;
+  for (auto& job : queue_) {
+    keys += job->n;
+    all.push_back(std::move(job));
+  }
   queue_.clear();
-  queued_keys_ = 0;
+  load_keys_.fetch_sub(keys, std::memory_order_relaxed);
   return all;
 }
 

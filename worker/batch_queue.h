@@ -3,6 +3,7 @@
 // and a queue delay; large requests leave the queue alone.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -45,9 +46,11 @@ class BatchQueue {
   std::vector<std::unique_ptr<SortJob>> TakeAll();
 
   size_t queued_jobs() const;
-  // Keys queued plus keys taken by NextBatch and not yet Finished: the worker's load, read in one
-  // step so a batch between the queue and the device never looks like an idle worker.
-  size_t load_keys() const;
+  // Keys queued plus keys taken by NextBatch and not yet Finished: the worker's load, one counter
+  // so a batch between the queue and the device never looks like an idle worker. Lock-free: the
+  // scheduler reads every worker's load on every submit, and taking mu_ for it would also run
+  // the waiting worker's wake-up check on each unlock (absl::Mutex evaluates conditions there).
+  size_t load_keys() const { return load_keys_.load(std::memory_order_relaxed); }
   // The worker is done with `keys` keys of batches NextBatch returned (run, dropped or rerouted).
   void Finished(size_t keys);
 
@@ -59,8 +62,7 @@ class BatchQueue {
   const BatchPolicy policy_;
   mutable absl::Mutex mu_;
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
-  size_t queued_keys_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t taken_keys_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<size_t> load_keys_{0};
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -56,7 +56,7 @@ size_t PoolEngine::healthy_workers() const {
 // long as one of its workers is idle, leaving the others unused at moderate load. A worker whose
 // staging is held by responses still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
-  // Each worker's load is read once (it takes the worker's queue lock).
+  // Each worker's load is read once, so the GPU sums and the worker comparison agree.
   std::vector<size_t> load(workers_.size(), 0), gpu_load(gpu_count_, 0);
   for (size_t i = 0; i < workers_.size(); ++i) {
     if (!workers_[i]->healthy()) continue;
