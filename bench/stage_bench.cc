@@ -14,6 +14,7 @@
 
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
+#include "worker/cpu/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
 
@@ -58,6 +59,84 @@ double Median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// The ceiling of the way in: the host copy from pageable slices into pinned memory alone, with
+// `threads` threads, and again while a DMA of the same size reads another pinned buffer (as the
+// chunked path's DMA of the previous chunk does), since both draw on host memory bandwidth.
+void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
+  auto pinned = PinnedBuffer::Allocate(bytes);
+  auto other = PinnedBuffer::Allocate(bytes);
+  auto device = DeviceBuffer::Allocate(bytes);
+  auto stream = CudaStream::Create();
+  if (!pinned.ok() || !other.ok() || !device.ok() || !stream.ok()) {
+    std::fprintf(stderr, "host copy ceiling: allocation failed\n");
+    std::exit(1);
+  }
+  std::memset(pinned->get(), 0, bytes);
+  std::memset(other->get(), 1, bytes);
+  std::printf("| host copy, pageable slices -> pinned, %zu MiB | threads | GB/s alone | GB/s during a DMA in |\n",
+              bytes >> 20);
+  std::printf("|---|---:|---:|---:|\n");
+  for (int threads : {1, 2, 4, 6, 8, 12}) {
+    ThreadPool pool(threads - 1);
+    const auto copy_ms = [&] {
+      const absl::Time start = absl::Now();
+      ParallelFor(&pool, threads, [&](int p) {
+        const size_t begin = bytes * p / threads, end = bytes * (p + 1) / threads;
+        source.CopyTo(begin, end - begin, pinned->as<char>() + begin);
+      });
+      return absl::ToDoubleMilliseconds(absl::Now() - start);
+    };
+    std::vector<double> alone, with_dma;
+    for (int i = 0; i < runs + 2; ++i) {
+      const double ms = copy_ms();
+      if (i >= 2) alone.push_back(ms);
+    }
+    for (int i = 0; i < runs + 2; ++i) {
+      // Four DMAs (about 5 ms) outlast the slowest copy, so the whole copy runs against DMA.
+      for (int k = 0; k < 4; ++k) {
+        SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes, cudaMemcpyHostToDevice, stream->get()));
+      }
+      const double ms = copy_ms();
+      SORTD_BENCH_CHECK(cudaStreamSynchronize(stream->get()));
+      if (i >= 2) with_dma.push_back(ms);
+    }
+    std::printf("| | %d | %.1f | %.1f |\n", threads, bytes / (Median(alone) * 1e6), bytes / (Median(with_dma) * 1e6));
+  }
+  std::printf("\n");
+}
+
+// The way around the host copy: register the request's own pageable memory with the driver so the
+// DMA reads it directly. gRPC's 1,499 slices would need a registration each; one registration of
+// the whole contiguous buffer is the best case, so if it costs more than the copy, so would they.
+void PrintRegistrationCost(std::vector<char>& input, int runs) {
+  const size_t bytes = input.size();
+  auto device = DeviceBuffer::Allocate(bytes);
+  auto stream = CudaStream::Create();
+  if (!device.ok() || !stream.ok()) {
+    std::fprintf(stderr, "registration: allocation failed\n");
+    std::exit(1);
+  }
+  std::vector<double> reg, dma, unreg;
+  for (int i = 0; i < runs + 2; ++i) {
+    const absl::Time t0 = absl::Now();
+    SORTD_BENCH_CHECK(cudaHostRegister(input.data(), bytes, cudaHostRegisterDefault));
+    const absl::Time t1 = absl::Now();
+    SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), input.data(), bytes, cudaMemcpyHostToDevice, stream->get()));
+    SORTD_BENCH_CHECK(cudaStreamSynchronize(stream->get()));
+    const absl::Time t2 = absl::Now();
+    SORTD_BENCH_CHECK(cudaHostUnregister(input.data()));
+    const absl::Time t3 = absl::Now();
+    if (i < 2) continue;
+    reg.push_back(absl::ToDoubleMilliseconds(t1 - t0));
+    dma.push_back(absl::ToDoubleMilliseconds(t2 - t1));
+    unreg.push_back(absl::ToDoubleMilliseconds(t3 - t2));
+  }
+  const double r = Median(reg), d = Median(dma), u = Median(unreg);
+  std::printf("cudaHostRegister of the request's %zu MiB (best case: one call): register %.2f ms, DMA %.2f ms "
+              "(%.1f GB/s), unregister %.2f ms; in total %.1f GB/s\n\n",
+              bytes >> 20, r, d, bytes / (d * 1e6), u, bytes / ((r + d + u) * 1e6));
+}
+
 }  // namespace
 }  // namespace sortd::bench
 
@@ -92,6 +171,9 @@ int main(int argc, char** argv) {
   const PinnedRate pinned = MeasurePinnedRate(bytes, runs);
   std::printf("pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
               bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
+
+  PrintHostCopyCeiling(source, bytes, runs);
+  PrintRegistrationCost(input, runs);
 
   const Config configs[] = {
       {"serial (one chunk, 1 copy thread)", size_t{1} << 40, 1},

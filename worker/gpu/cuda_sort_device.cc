@@ -124,6 +124,15 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
 absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
+  if (bytes <= chunk) {
+    // Nothing to overlap: the DMA goes on the compute stream, ahead of the sort, which spares
+    // the cross-stream events (a batch of small requests is a few hundred KB, and per-call costs
+    // of the CUDA API are most of its time).
+    if (src != nullptr) HostCopy(staging, *src, 0, bytes);
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, compute_.get()),
+                               absl::StrCat(name_, ": host-to-device copy"));
+    return absl::OkStatus();
+  }
   int i = 0;
   for (size_t off = 0; off < bytes; off += chunk, ++i) {
     const size_t len = std::min(chunk, bytes - off);
@@ -141,21 +150,22 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
 
 absl::Status CudaSortDevice::MarkSortQueued() {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(copy_[0].get(), phase_[2].get(), 0), "cudaStreamWaitEvent");
   return absl::OkStatus();
 }
 
-// One DMA per array: nothing on the host waits on parts of it (the response is sent from staging
-// as a whole), and one copy engine serves each direction, so chunks would not go faster.
+// One DMA per array, on the compute stream after the sort: a worker runs one batch at a time, so
+// there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
+// (the response is sent from staging as a whole), and one copy engine serves each direction, so
+// chunks would not go faster.
 absl::Status CudaSortDevice::QueueCopyOut(const char* src, char* staging, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
-  SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, copy_[0].get()),
+  SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, compute_.get()),
                              absl::StrCat(name_, ": device-to-host copy"));
   return absl::OkStatus();
 }
 
 absl::Status CudaSortDevice::FinishCopyOut() {
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), copy_[0].get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
                              absl::StrCat(name_, ": sort or device-to-host copy"));
   return absl::OkStatus();
@@ -199,62 +209,92 @@ absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch, absl::Sp
   return status;
 }
 
+CudaSortDevice::LaunchArrays::LaunchArrays(const LaunchShape& shape)
+    : layout({shape.n * shape.key_width, shape.n * shape.value_width,
+              shape.segments ? (shape.segments + 1) * 4 : 0, shape.indices ? shape.n * 4 : 0}) {}
+
+absl::Status CudaSortDevice::DevicePoolExhausted(const LaunchShape& shape) const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      shape.segments ? absl::StrCat("a batch of ", shape.n, " keys") : std::string("the request"),
+      " needs more than the ", device_arena_.size, "-byte device-memory pool of ", name_,
+      " (--gpu_memory_pool_bytes)"));
+}
+
+absl::StatusOr<CudaSortDevice::LaunchArrays> CudaSortDevice::TakeArrays(const LaunchShape& shape) {
+  LaunchArrays a(shape);
+  const size_t n = shape.n;
+  a.inputs = device_arena_.Take(a.layout.offset(LaunchArrays::kIndices));
+  a.out_keys = device_arena_.Take(n * shape.key_width);
+  a.out_values = shape.value_width ? device_arena_.Take(n * shape.value_width) : nullptr;
+  a.out_indices = shape.indices ? device_arena_.Take(n * 4) : nullptr;
+  if (!a.inputs || !a.out_keys || (shape.value_width && !a.out_values) || (shape.indices && !a.out_indices)) {
+    return DevicePoolExhausted(shape);
+  }
+  a.in_keys = a.inputs + a.layout.offset(LaunchArrays::kKeys);
+  a.in_values = shape.value_width ? a.inputs + a.layout.offset(LaunchArrays::kValues) : nullptr;
+  a.offsets = shape.segments ? a.inputs + a.layout.offset(LaunchArrays::kOffsets) : nullptr;
+  return a;
+}
+
+absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes,
+                                                   LaunchArrays& a) {
+  a.temp = temp_bytes ? device_arena_.Take(temp_bytes) : nullptr;
+  if (temp_bytes && !a.temp) return DevicePoolExhausted(shape);
+  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(a.layout.total(), options_.staging_wait);
+  if (!block.ok()) return block.status();
+  a.block = *std::move(block);
+  batch_staging_ = a.block;
+  device_in_use_.store(device_arena_.used);
+  return absl::OkStatus();
+}
+
+absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a) {
+  absl::Status s = MarkSortQueued();
+  if (s.ok()) s = QueueCopyOut(a.out_keys, a.staging(LaunchArrays::kKeys), shape.n * shape.key_width);
+  if (s.ok() && shape.value_width) {
+    s = QueueCopyOut(a.out_values, a.staging(LaunchArrays::kValues), shape.n * shape.value_width);
+  }
+  if (s.ok() && shape.indices) s = QueueCopyOut(a.out_indices, a.staging(LaunchArrays::kIndices), shape.n * 4);
+  if (s.ok()) s = FinishCopyOut();
+  return s;
+}
+
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
-  const size_t n = job.n, kw = KeyWidth(spec.key_type), vw = spec.value_width;
+  const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
+  const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
   kernels::DeviceSortArgs args;
   args.key_type = spec.key_type;
   args.n = n;
   args.value_width = vw;
   args.descending = spec.descending;
   args.stable = spec.stable;
-  char* in_keys = device_arena_.Take(n * kw);
-  char* in_values = vw ? device_arena_.Take(n * vw) : nullptr;
-  char* out_keys = device_arena_.Take(n * kw);
-  char* out_values = vw ? device_arena_.Take(n * vw) : nullptr;
-  char* out_indices = spec.return_indices ? device_arena_.Take(n * 4) : nullptr;
-  args.keys_in = in_keys;
-  args.keys_out = out_keys;
-  args.values_in = in_values;
-  args.values_out = out_values;
-  args.indices_out = reinterpret_cast<uint32_t*>(out_indices);
+  absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
+  if (!arrays.ok()) return arrays.status();
+  LaunchArrays& a = *arrays;
+  args.keys_in = a.in_keys;
+  args.keys_out = a.out_keys;
+  args.values_in = a.in_values;
+  args.values_out = a.out_values;
+  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
   const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()), absl::StrCat(name_, ": scratch query"));
-  char* temp = device_arena_.Take(temp_bytes);
-  if (!in_keys || !out_keys || (vw && (!in_values || !out_values)) ||
-      (spec.return_indices && !out_indices) || (temp_bytes && !temp)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the request needs more than the ", device_arena_.size, "-byte device-memory pool of ",
-        name_, " (--gpu_memory_pool_bytes)"));
-  }
-  // One staging block holds the input on its way in and the output on its way out (the output
-  // is copied back only after the input has reached the device), and goes out with the response.
-  const StagingLayout layout({n * kw, n * vw, spec.return_indices ? n * 4 : 0});
-  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
-  if (!block.ok()) return block.status();
-  batch_staging_ = *block;
-  char* const staging_keys = block->get() + layout.offset(0);
-  char* const staging_values = block->get() + layout.offset(1);
-  char* const staging_indices = block->get() + layout.offset(2);
-  device_in_use_.store(device_arena_.used);
+  absl::Status s = TakeScratchAndStaging(shape, temp_bytes, a);
+  if (!s.ok()) return s;
 
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
-  absl::Status s = StageIn(&job.keys, staging_keys, in_keys, n * kw);
-  if (s.ok() && vw) s = StageIn(&job.values, staging_values, in_values, n * vw);
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
+  s = StageIn(&job.keys, a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
+  if (s.ok() && vw) s = StageIn(&job.values, a.staging(LaunchArrays::kValues), a.in_values, n * vw);
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
-  SORTD_RETURN_IF_CUDA_ERROR(sort(temp, &temp_bytes, args, compute_.get()),
+  SORTD_RETURN_IF_CUDA_ERROR(sort(a.temp, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
-  s = MarkSortQueued();
-  if (s.ok()) s = QueueCopyOut(out_keys, staging_keys, n * kw);
-  if (s.ok() && vw) s = QueueCopyOut(out_values, staging_values, n * vw);
-  if (s.ok() && spec.return_indices) s = QueueCopyOut(out_indices, staging_indices, n * 4);
-  if (s.ok()) s = FinishCopyOut();
+  s = CopyOutputs(shape, a);
   if (!s.ok()) return s;
-  job.out_keys = OutputBytes::Share(*block, layout.offset(0), n * kw);
-  if (vw) job.out_values = OutputBytes::Share(*block, layout.offset(1), n * vw);
-  if (spec.return_indices) job.out_indices = OutputBytes::Share(*block, layout.offset(2), n * 4);
+  job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys), n * kw);
+  if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues), n * vw);
+  if (spec.return_indices) job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices), n * 4);
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
   report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
@@ -265,57 +305,42 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
 
 absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
   const SortSpec& spec = batch[0]->spec;
-  const size_t kw = KeyWidth(spec.key_type), vw = spec.value_width;
-  size_t n = 0;
-  bool any_indices = false;
+  LaunchShape shape{0, KeyWidth(spec.key_type), spec.value_width, false, batch.size()};
   for (const SortJob* job : batch) {
-    n += job->n;
-    any_indices |= job->spec.return_indices;
+    shape.n += job->n;
+    shape.indices |= job->spec.return_indices;
   }
-  const size_t segments = batch.size();
-  char* in_keys = device_arena_.Take(n * kw);
-  char* in_values = vw ? device_arena_.Take(n * vw) : nullptr;
-  char* out_keys = device_arena_.Take(n * kw);
-  char* out_values = vw ? device_arena_.Take(n * vw) : nullptr;
-  char* out_indices = any_indices ? device_arena_.Take(n * 4) : nullptr;
-  char* offsets = device_arena_.Take((segments + 1) * 4);
+  const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width, segments = shape.segments;
   kernels::DeviceSegmentedSortArgs args;
   args.key_type = spec.key_type;
   args.n = n;
-  args.keys_in = in_keys;
-  args.keys_out = out_keys;
   args.value_width = vw;
-  args.values_in = in_values;
-  args.values_out = out_values;
-  args.indices_out = reinterpret_cast<uint32_t*>(out_indices);
   args.descending = spec.descending;
   args.stable = spec.stable;
-  args.segment_offsets = reinterpret_cast<const uint32_t*>(offsets);
   args.num_segments = static_cast<uint32_t>(segments);
+  // One block for the whole batch: each response sends its own range of it, and the block returns
+  // to the pool when the last of them is sent.
+  absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
+  if (!arrays.ok()) return arrays.status();
+  LaunchArrays& a = *arrays;
+  args.keys_in = a.in_keys;
+  args.keys_out = a.out_keys;
+  args.values_in = a.in_values;
+  args.values_out = a.out_values;
+  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
+  args.segment_offsets = reinterpret_cast<const uint32_t*>(a.offsets);
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": scratch query"));
-  char* temp = device_arena_.Take(temp_bytes);
-  if (!in_keys || !out_keys || !offsets || (vw && (!in_values || !out_values)) ||
-      (any_indices && !out_indices) || (temp_bytes && !temp)) {
-    return absl::ResourceExhaustedError(absl::StrCat("a batch of ", n, " keys does not fit the ",
-                                                     device_arena_.size, "-byte device-memory pool of ", name_));
-  }
-  // One block for the whole batch: each response sends its own range of it, and the block returns
-  // to the pool when the last of them is sent.
-  const StagingLayout layout({n * kw, n * vw, any_indices ? n * 4 : 0, (segments + 1) * 4});
-  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
-  if (!block.ok()) return block.status();
-  batch_staging_ = *block;
-  char* const staging_keys = block->get() + layout.offset(0);
-  char* const staging_values = block->get() + layout.offset(1);
-  char* const staging_indices = block->get() + layout.offset(2);
-  char* const staging_offsets = block->get() + layout.offset(3);
-  device_in_use_.store(device_arena_.used);
+  absl::Status st = TakeScratchAndStaging(shape, temp_bytes, a);
+  if (!st.ok()) return st;
 
-  // Gather every request into the staging arrays: the one host copy on the way in.
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), copy_[0].get()), "cudaEventRecord");
-  auto* offset_array = reinterpret_cast<uint32_t*>(staging_offsets);
+  // Gather every request into the staging arrays: the one host copy on the way in. The input
+  // slots are contiguous in staging and on the device, so they go in as one DMA.
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
+  char* const staging_keys = a.staging(LaunchArrays::kKeys);
+  char* const staging_values = a.staging(LaunchArrays::kValues);
+  auto* offset_array = reinterpret_cast<uint32_t*>(a.staging(LaunchArrays::kOffsets));
   size_t at = 0;
   for (size_t s = 0; s < segments; ++s) {
     const SortJob& job = *batch[s];
@@ -325,18 +350,12 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
     at += job.n;
   }
   offset_array[segments] = static_cast<uint32_t>(at);
-  absl::Status st = StageIn(nullptr, staging_keys, in_keys, n * kw);
-  if (st.ok() && vw) st = StageIn(nullptr, staging_values, in_values, n * vw);
-  if (st.ok()) st = StageIn(nullptr, staging_offsets, offsets, (segments + 1) * 4);
+  st = StageIn(nullptr, staging_keys, a.inputs, a.layout.offset(LaunchArrays::kIndices));
   if (!st.ok()) return st;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
-  SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(temp, &temp_bytes, args, compute_.get()),
+  SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(a.temp, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": batched sort launch"));
-  st = MarkSortQueued();
-  if (st.ok()) st = QueueCopyOut(out_keys, staging_keys, n * kw);
-  if (st.ok() && vw) st = QueueCopyOut(out_values, staging_values, n * vw);
-  if (st.ok() && any_indices) st = QueueCopyOut(out_indices, staging_indices, n * 4);
-  if (st.ok()) st = FinishCopyOut();
+  st = CopyOutputs(shape, a);
   if (!st.ok()) return st;
   const absl::Duration h2d = EventGap(phase_[0].get(), phase_[1].get());
   const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
@@ -344,9 +363,11 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = *batch[s];
-    job.out_keys = OutputBytes::Share(*block, layout.offset(0) + at * kw, job.n * kw);
-    if (vw) job.out_values = OutputBytes::Share(*block, layout.offset(1) + at * vw, job.n * vw);
-    if (job.spec.return_indices) job.out_indices = OutputBytes::Share(*block, layout.offset(2) + at * 4, job.n * 4);
+    job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys) + at * kw, job.n * kw);
+    if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues) + at * vw, job.n * vw);
+    if (job.spec.return_indices) {
+      job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices) + at * 4, job.n * 4);
+    }
     at += job.n;
     reports[s].algorithm = Algorithm::kBitonic;
     reports[s].device = name_;

@@ -66,8 +66,46 @@ class CudaSortDevice : public SortDevice {
   // one cudaMemcpyAsync call, and enough chunks overlap the host copy already.
   static constexpr int kMaxChunks = 64;
 
+  // What one launch (a lone request, or a batch as segments) sorts: key and value widths, and
+  // whether it returns input positions.
+  struct LaunchShape {
+    size_t n = 0;
+    size_t key_width = 0;
+    size_t value_width = 0;
+    bool indices = false;
+    size_t segments = 0;  // 0 for a lone request: no offsets array
+  };
+  // Its arrays: device inputs, outputs and scratch from the arena, and one staging block in which
+  // each array's way in and way out share a slot (the output is copied back only after the input
+  // has reached the device). The block goes out with the responses.
+  struct LaunchArrays {
+    // Slots of the staging block; the inputs come first, so a gathered batch goes in as one DMA.
+    enum Slot { kKeys = 0, kValues = 1, kOffsets = 2, kIndices = 3 };
+    explicit LaunchArrays(const LaunchShape& shape);
+    char* staging(Slot slot) const { return block.get() + layout.offset(slot); }
+
+    StagingLayout layout;
+    char* inputs = nullptr;  // device copy of the staging block's input slots, same offsets
+    char* in_keys = nullptr;
+    char* in_values = nullptr;
+    char* offsets = nullptr;
+    char* out_keys = nullptr;
+    char* out_values = nullptr;
+    char* out_indices = nullptr;
+    char* temp = nullptr;
+    std::shared_ptr<char> block;
+  };
+
   explicit CudaSortDevice(const CudaSortDeviceOptions& options);
   absl::Status Init();
+  // Takes the launch's device arrays from the arena, then (once the sort has sized its scratch
+  // for them) the scratch and the staging block, waiting up to options_.staging_wait for
+  // responses to release one. RESOURCE_EXHAUSTED names the pool that is short.
+  absl::StatusOr<LaunchArrays> TakeArrays(const LaunchShape& shape);
+  absl::Status TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes, LaunchArrays& arrays);
+  absl::Status DevicePoolExhausted(const LaunchShape& shape) const;
+  // Queues the copies of every output back into staging after the sort and waits for them.
+  absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays);
   absl::Status RunSingle(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
@@ -76,11 +114,11 @@ class CudaSortDevice : public SortDevice {
 
   // Host -> device through `staging`, chunked over the copy streams: the host copy of chunk i from
   // `src` (skipped when src is null: the data is staged already) overlaps the DMA of chunk i-1.
-  // The compute stream waits for all of it.
+  // The compute stream waits for all of it. One chunk's worth goes on the compute stream.
   absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
-  // Records phase_[2] after the sort and makes copy stream 0 wait for it.
+  // Records phase_[2] after the sort.
   absl::Status MarkSortQueued();
-  // Device -> `staging`, queued on copy stream 0 (after MarkSortQueued).
+  // Device -> `staging`, queued on the compute stream (after MarkSortQueued).
   absl::Status QueueCopyOut(const char* src, char* staging, size_t bytes);
   // Waits for the copies out; records phase_[3] when they are done.
   absl::Status FinishCopyOut();
