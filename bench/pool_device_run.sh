@@ -6,10 +6,12 @@
 #    then the pool's end-to-end tests under compute-sanitizer memcheck.
 # 2. stage_bench: the worker's transfer path alone, serial vs chunked, against the pinned rate.
 # 3. Pool benchmarks through sortd + sortctl bench on loopback: batching on (max delay 0, 50 and
-#    200 us) and off for 1K-key requests with 2 and 4 workers per GPU, next to echo of the same
+#    200 us) and off for 1K-key requests with 1, 2 and 4 workers per GPU, next to echo of the same
 #    (the transport's ceiling); chunked vs serial transfers for 16M-key requests; sort (2 and 4
 #    workers per GPU) vs echo for 1M-key requests.
-# POOL_RUN_SECTIONS="batch e2e" reruns only those parts (tests memcheck stage batch large e2e).
+# POOL_RUN_SECTIONS="batch e2e" reruns only those parts (tests memcheck stage batch large e2e);
+# POOL_BATCH_WORKERS (default "1 2 4": workers per GPU) and POOL_BATCH_DELAYS (default "0us 50us
+# 200us") narrow the batching sweep.
 set -uo pipefail
 # shellcheck source=../scripts/sortd_log.sh
 . "$(dirname "$0")/../scripts/sortd_log.sh"
@@ -67,15 +69,17 @@ stop_sortd() { kill -TERM $pid; wait $pid; }
 if section batch; then
   echo "=== batching: 1K u32 keys, 64 in flight (BITONIC: the batched network path)"
   small=(--sizes=fixed:1000 --concurrency=64 --channels=16 --dispatchers=8 --duration=4s --warmup=1s --seed=1)
-  for w in 2 4; do
-    for d in 0us 50us 200us; do
+  # shellcheck disable=SC2206  # lists of words
+  workers=(${POOL_BATCH_WORKERS:-1 2 4}) delays=(${POOL_BATCH_DELAYS:-0us 50us 200us})
+  for w in "${workers[@]}"; do
+    for d in "${delays[@]}"; do
       start_sortd "batch_w${w}_d$d" --workers_per_gpu=$w --batch_max_delay=$d
       bench "batch_on_w${w}_d$d" "${small[@]}" --algorithm=bitonic
       stop_sortd
     done
     start_sortd "batch_off_w$w" --workers_per_gpu=$w --batch_max_requests=1
     bench "batch_off_w$w" "${small[@]}" --algorithm=bitonic
-    [[ $w == 2 ]] && bench batch_echo "${small[@]}" --echo
+    [[ $w == "${workers[0]}" ]] && bench batch_echo "${small[@]}" --echo
     stop_sortd
   done
 fi

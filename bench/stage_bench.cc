@@ -178,9 +178,12 @@ int main(int argc, char** argv) {
   const Config configs[] = {
       {"serial (one chunk, 1 copy thread)", size_t{1} << 40, 1},
       {"chunked 8 MiB, 4 copy threads", size_t{8} << 20, 4},
-      {"chunked 8 MiB, 8 copy threads", size_t{8} << 20, 8},
+      {"chunked 4 MiB, 4 copy threads", size_t{4} << 20, 4},
+      {"chunked 2 MiB, 4 copy threads", size_t{2} << 20, 4},
+      {"chunked 1 MiB, 4 copy threads", size_t{1} << 20, 4},
       {"chunked 4 MiB, 8 copy threads", size_t{4} << 20, 8},
-      {"chunked 16 MiB, 8 copy threads", size_t{16} << 20, 8},
+      {"chunked 2 MiB, 8 copy threads", size_t{2} << 20, 8},
+      {"chunked 1 MiB, 8 copy threads", size_t{1} << 20, 8},
   };
   std::printf("| 2^%d u32 keys, RADIX | latency ms (median) | in: gather + DMA ms | in GB/s | sort ms | out: DMA ms | out GB/s | vs serial |\n",
               log2_keys);

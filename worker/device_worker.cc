@@ -1,5 +1,6 @@
 #include "worker/device_worker.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/cleanup/cleanup.h"
@@ -112,13 +113,26 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     return;
   }
   if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
-  for (size_t i = 0; i < run.size(); ++i) run[i]->done(status, reports[i]);
+  Answer(run, status, reports);
 
   if (!device_->healthy() && healthy_.exchange(false)) {
     std::fprintf(stderr, "sortd: worker %s is unhealthy after: %s; its queued jobs go elsewhere\n",
                  name_.c_str(), status.ToString().c_str());
     for (auto& job : queue_.TakeAll()) reroute_(std::move(job));
   }
+}
+
+void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>>& jobs, const absl::Status& status,
+                          const std::vector<SortReport>& reports) {
+  const size_t n = jobs.size();
+  const int tasks = static_cast<int>(std::min<size_t>(kAnswerHelpers + 1, n / kAnswersPerTask));
+  if (tasks <= 1) {
+    for (size_t i = 0; i < n; ++i) jobs[i]->done(status, reports[i]);
+    return;
+  }
+  ParallelFor(&answer_pool_, tasks, [&](int t) {
+    for (size_t i = n * t / tasks; i < n * (t + 1) / tasks; ++i) jobs[i]->done(status, reports[i]);
+  });
 }
 
 }  // namespace sortd

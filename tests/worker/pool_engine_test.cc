@@ -82,6 +82,22 @@ TEST(PoolEngineTest, BatchesFormBySize) {
   EXPECT_EQ(observer.launches(), (std::vector<size_t>{4, 4}));
 }
 
+// A large batch is answered by several threads (DeviceWorker::Answer): each job still gets
+// exactly its own output.
+TEST(PoolEngineTest, EveryJobOfALargeBatchGetsItsOwnAnswer) {
+  BatchPolicy batching;
+  batching.max_delay = absl::Seconds(30);
+  batching.max_batch_requests = 37;
+  Pool pool = MakePool({{}}, batching);
+  Probe probes[37];
+  for (size_t i = 0; i < 37; ++i) pool.engine->Submit(probes[i].Make(KeyType::kInt64, 50 + 13 * i));
+  for (Probe& p : probes) {
+    ASSERT_TRUE(p.status().ok());
+    EXPECT_EQ(p.out_keys, testing::ReferenceSortKeys(KeyType::kInt64, p.keys, false));
+  }
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{37}));
+}
+
 TEST(PoolEngineTest, BatchesFormByDelay) {
   BatchPolicy batching;
   batching.max_delay = absl::Milliseconds(100);

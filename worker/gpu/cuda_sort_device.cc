@@ -1,6 +1,7 @@
 #include "worker/gpu/cuda_sort_device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -133,14 +134,28 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
                                absl::StrCat(name_, ": host-to-device copy"));
     return absl::OkStatus();
   }
-  int i = 0;
-  for (size_t off = 0; off < bytes; off += chunk, ++i) {
-    const size_t len = std::min(chunk, bytes - off);
-    if (src != nullptr) HostCopy(staging + off, *src, off, len);
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
-                                               copy_[i % 2].get()),
-                               absl::StrCat(name_, ": host-to-device copy"));
-  }
+  // Each copy thread claims the next chunk, copies it into staging and queues its DMA itself, so
+  // the threads are woken once per transfer rather than once per chunk (that hand-off held a
+  // 64 MiB stage to 30 GB/s when the copy alone ran at 50), and the DMA of the first chunks
+  // starts while later ones are still being copied. Chunks are claimed in order, so their DMAs
+  // queue nearly in order too.
+  const size_t chunks = (bytes + chunk - 1) / chunk;
+  std::atomic<size_t> next_chunk{0};
+  std::atomic<int> first_error{cudaSuccess};
+  const int threads = static_cast<int>(std::min<size_t>(copy_pool_.size() + 1, chunks));
+  ParallelFor(&copy_pool_, threads, [&](int) {
+    // The pool's threads may not have this device current; the DMA must be queued from it.
+    cudaError_t err = cudaSetDevice(options_.device);
+    for (size_t c = next_chunk.fetch_add(1); c < chunks && err == cudaSuccess; c = next_chunk.fetch_add(1)) {
+      const size_t off = c * chunk, len = std::min(chunk, bytes - off);
+      if (src != nullptr) src->CopyTo(off, len, staging + off);
+      err = cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice, copy_[c % 2].get());
+    }
+    int expected = cudaSuccess;
+    if (err != cudaSuccess) first_error.compare_exchange_strong(expected, err);
+  });
+  SORTD_RETURN_IF_CUDA_ERROR(static_cast<cudaError_t>(first_error.load()),
+                             absl::StrCat(name_, ": host-to-device copy"));
   for (int k = 0; k < 2; ++k) {
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()), "cudaEventRecord");
     SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0), "cudaStreamWaitEvent");

@@ -4,8 +4,8 @@
 // Copies per request, beyond gRPC's own: gRPC's request slices -> pinned staging (the one host
 // copy, split across copy threads), pinned -> device (DMA), device -> the same pinned block (DMA).
 // The response is sent by gRPC straight from that block (server/sort_wire.h), which returns to the
-// pool when the send is done. Large inputs go in chunks over two copy streams, so the host copy of
-// one chunk overlaps the DMA of the one before.
+// pool when the send is done. Large inputs go in chunks over two copy streams, so the host copies
+// of some chunks overlap the DMAs of others.
 #pragma once
 
 #include <atomic>
@@ -112,9 +112,10 @@ class CudaSortDevice : public SortDevice {
   // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
   void Recover();
 
-  // Host -> device through `staging`, chunked over the copy streams: the host copy of chunk i from
-  // `src` (skipped when src is null: the data is staged already) overlaps the DMA of chunk i-1.
-  // The compute stream waits for all of it. One chunk's worth goes on the compute stream.
+  // Host -> device through `staging`, chunked over the copy streams: the copy threads each take
+  // the next chunk, copy it from `src` (skipped when src is null: the data is staged already) and
+  // queue its DMA, so DMAs run while later chunks are copied. The compute stream waits for all
+  // of it. One chunk's worth goes on the compute stream.
   absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
   // Records phase_[2] after the sort.
   absl::Status MarkSortQueued();
