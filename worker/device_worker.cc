@@ -1,6 +1,7 @@
 #include "worker/device_worker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "absl/cleanup/cleanup.h"
@@ -45,6 +46,10 @@ void DeviceWorker::BeginShutdown(absl::Time deadline) {
 void DeviceWorker::Join() {
   absl::MutexLock lock(&join_mu_);
   if (thread_.joinable()) thread_.join();
+  // Shutdown promises every taken job an answer before it returns.
+  absl::MutexLock answer_lock(&answer_mu_);
+  answer_mu_.Await(absl::Condition(
+      +[](int* answering) { return *answering == 0; }, &batches_answering_));
 }
 
 WorkerStats DeviceWorker::Stats() const {
@@ -68,7 +73,8 @@ void DeviceWorker::Loop() {
 void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
   size_t taken_keys = 0;
   for (const auto& job : batch) taken_keys += job->n;
-  // The batch counts as this worker's load until every job in it has been answered or passed on.
+  // The batch counts as this worker's load until every job in it has been answered or passed on
+  // (Answer takes this over for the jobs that ran).
   absl::Cleanup finished = [this, taken_keys] { queue_.Finished(taken_keys); };
   const absl::Time now = absl::Now();
   absl::Time drain_deadline;
@@ -113,26 +119,62 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     return;
   }
   if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
-  Answer(run, status, reports);
+  const bool lost = !device_->healthy();
+  std::move(finished).Cancel();
+  Answer(std::move(run), status, std::move(reports), taken_keys);
 
-  if (!device_->healthy() && healthy_.exchange(false)) {
+  if (lost && healthy_.exchange(false)) {
     std::fprintf(stderr, "sortd: worker %s is unhealthy after: %s; its queued jobs go elsewhere\n",
                  name_.c_str(), status.ToString().c_str());
     for (auto& job : queue_.TakeAll()) reroute_(std::move(job));
   }
 }
 
-void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>>& jobs, const absl::Status& status,
-                          const std::vector<SortReport>& reports) {
-  const size_t n = jobs.size();
-  const int tasks = static_cast<int>(std::min<size_t>(kAnswerHelpers + 1, n / kAnswersPerTask));
+
+struct DeviceWorker::Answering {
+  std::vector<std::unique_ptr<SortJob>> jobs;
+  absl::Status status;
+  std::vector<SortReport> reports;
+  size_t taken_keys = 0;
+  int tasks = 0;
+  std::atomic<int> tasks_left{0};
+};
+
+void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
+                          std::vector<SortReport> reports, size_t taken_keys) {
+  const int tasks = static_cast<int>(std::min<size_t>(kAnswerHelpers, jobs.size() / kAnswersPerTask));
   if (tasks <= 1) {
-    for (size_t i = 0; i < n; ++i) jobs[i]->done(status, reports[i]);
+    for (size_t i = 0; i < jobs.size(); ++i) jobs[i]->done(status, reports[i]);
+    queue_.Finished(taken_keys);
     return;
   }
-  ParallelFor(&answer_pool_, tasks, [&](int t) {
-    for (size_t i = n * t / tasks; i < n * (t + 1) / tasks; ++i) jobs[i]->done(status, reports[i]);
-  });
+  {
+    absl::MutexLock lock(&answer_mu_);
+    answer_mu_.Await(absl::Condition(
+        +[](int* answering) { return *answering < kMaxBatchesAnswering; }, &batches_answering_));
+    ++batches_answering_;
+  }
+  auto batch = std::make_shared<Answering>();
+  batch->jobs = std::move(jobs);
+  batch->status = status;
+  batch->reports = std::move(reports);
+  batch->taken_keys = taken_keys;
+  batch->tasks = tasks;
+  batch->tasks_left.store(tasks);
+  for (int t = 0; t < tasks; ++t) {
+    answer_pool_.Schedule([this, batch, t] {
+      const size_t n = batch->jobs.size();
+      for (size_t i = n * t / batch->tasks; i < n * (t + 1) / batch->tasks; ++i) {
+        batch->jobs[i]->done(batch->status, batch->reports[i]);
+      }
+      if (batch->tasks_left.fetch_sub(1) != 1) return;
+      // The jobs (and the request buffers they hold) go before Join can return.
+      batch->jobs.clear();
+      queue_.Finished(batch->taken_keys);
+      absl::MutexLock lock(&answer_mu_);
+      --batches_answering_;
+    });
+  }
 }
 
 }  // namespace sortd

@@ -49,15 +49,21 @@ class DeviceWorker {
 
  private:
   // Answering a job (its response, metrics, finishing the RPC) costs microseconds of gRPC work;
-  // a batch of dozens answered on this one thread kept the device idle for as long. Batches of at
-  // least kAnswersPerTask * 2 jobs are answered in parallel with kAnswerHelpers helper threads.
+  // a batch of dozens answered on the worker's thread kept the device idle for as long. Batches
+  // of at least kAnswersPerTask * 2 jobs are answered by kAnswerHelpers helper threads while the
+  // worker goes on to its next batch; at most kMaxBatchesAnswering batches wait for answers, which
+  // bounds the staging they hold.
   static constexpr int kAnswerHelpers = 3;
   static constexpr size_t kAnswersPerTask = 4;
+  static constexpr int kMaxBatchesAnswering = 2;
+  struct Answering;
 
   void Loop();
   void RunBatch(std::vector<std::unique_ptr<SortJob>>& batch);
-  void Answer(std::vector<std::unique_ptr<SortJob>>& jobs, const absl::Status& status,
-              const std::vector<SortReport>& reports);
+  // Answers `jobs` and then calls queue_.Finished(taken_keys): inline for a few jobs, otherwise
+  // on the helper threads, returning once they have the work.
+  void Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
+              std::vector<SortReport> reports, size_t taken_keys);
 
   const std::unique_ptr<SortDevice> device_;
   const std::string name_;
@@ -70,6 +76,8 @@ class DeviceWorker {
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex join_mu_;  // serialises Join calls
+  absl::Mutex answer_mu_;
+  int batches_answering_ ABSL_GUARDED_BY(answer_mu_) = 0;
   ThreadPool answer_pool_{kAnswerHelpers};  // outlives thread_: declared before it
   std::thread thread_;
 };
