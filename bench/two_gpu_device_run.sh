@@ -62,6 +62,12 @@ if [[ -n ${CUDA_VISIBLE_DEVICES+set} ]]; then
   echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
 fi
 nvidia-smi topo -m 2>&1 | tee "$out/topology.txt"
+# Host memory placement matters to the pinned staging: which NUMA node each GPU hangs off.
+{ lscpu | grep -i numa
+  for bus in $(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader); do
+    node=/sys/bus/pci/devices/$(tr 'A-F' 'a-f' <<<"${bus#0000}" | sed 's/^/0000/')/numa_node
+    echo "GPU $bus: NUMA node $(cat "$node" 2>/dev/null || echo unknown)"
+  done; } 2>&1 | tee "$out/numa.txt"
 
 echo "=== gpu_tests --gtest_filter='GpuPoolTest.TwoGpus*'"
 gpu_tests --gtest_filter='GpuPoolTest.TwoGpus*' 2>&1 | tee "$out/gpu_tests_two_gpus.log" | tail -20
