@@ -65,7 +65,7 @@ nvidia-smi topo -m 2>&1 | tee "$out/topology.txt"
 # Host memory placement matters to the pinned staging: which NUMA node each GPU hangs off.
 { lscpu | grep -i numa
   for bus in $(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader); do
-    node=/sys/bus/pci/devices/$(tr 'A-F' 'a-f' <<<"${bus#0000}" | sed 's/^/0000/')/numa_node
+    node=/sys/bus/pci/devices/$(tr 'A-F' 'a-f' <<<"${bus#0000}")/numa_node  # 00000000:18:00.0 -> 0000:18:00.0
     echo "GPU $bus: NUMA node $(cat "$node" 2>/dev/null || echo unknown)"
   done; } 2>&1 | tee "$out/numa.txt"
 
