@@ -11,7 +11,7 @@
 #    workers per GPU) vs echo for 1M-key requests.
 # POOL_RUN_SECTIONS="batch e2e" reruns only those parts (tests memcheck stage batch large e2e);
 # POOL_BATCH_WORKERS (default "1 2 4": workers per GPU) and POOL_BATCH_DELAYS (default "0us 50us
-# 200us") narrow the batching sweep.
+# 200us") narrow the batching sweep; POOL_BATCH_SORTD_FLAGS adds sortd flags to its batched runs.
 set -uo pipefail
 # shellcheck source=../scripts/sortd_log.sh
 . "$(dirname "$0")/../scripts/sortd_log.sh"
@@ -73,7 +73,8 @@ if section batch; then
   workers=(${POOL_BATCH_WORKERS:-1 2 4}) delays=(${POOL_BATCH_DELAYS:-0us 50us 200us})
   for w in "${workers[@]}"; do
     for d in "${delays[@]}"; do
-      start_sortd "batch_w${w}_d$d" --workers_per_gpu=$w --batch_max_delay=$d
+      # shellcheck disable=SC2086  # extra sortd flags, split on spaces
+      start_sortd "batch_w${w}_d$d" --workers_per_gpu=$w --batch_max_delay=$d ${POOL_BATCH_SORTD_FLAGS:-}
       bench "batch_on_w${w}_d$d" "${small[@]}" --algorithm=bitonic
       stop_sortd
     done

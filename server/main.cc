@@ -46,6 +46,9 @@ ABSL_FLAG(absl::Duration, batch_max_delay, absl::Microseconds(50),
           "How long a small request may wait for others to share its launch; 0 takes what is "
           "queued without waiting (1K-key requests, 64 in flight, H200, three runs: 0 and 50us "
           "within noise of each other, 200us slowest; docs/benchmarks.md)");
+ABSL_FLAG(int, batch_answer_threads, 3,
+          "Threads per GPU worker that answer a batch's requests while the worker runs the next "
+          "batch; 0 answers on the worker's thread");
 ABSL_FLAG(uint64_t, gpu_queue_limit, 1024,
           "Jobs each GPU worker queues before answering RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, test_gpu_fault_every, 0,
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);
   gpu.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
   gpu.batching.max_queued_jobs = absl::GetFlag(FLAGS_gpu_queue_limit);
+  gpu.batching.answer_threads = absl::GetFlag(FLAGS_batch_answer_threads);
   gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
   gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
   engine_options.cpu.test_corrupt_output = absl::GetFlag(FLAGS_test_corrupt_output);

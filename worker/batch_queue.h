@@ -26,6 +26,9 @@ struct BatchPolicy {
   absl::Duration max_delay = absl::Microseconds(50);  // see --batch_max_delay in server/main.cc
   // A job beyond this is refused (RESOURCE_EXHAUSTED): memory never grows without bound.
   size_t max_queued_jobs = 1024;
+  // Helper threads per worker that answer a large batch's jobs while the worker runs its next
+  // batch (DeviceWorker::Answer); 0 answers on the worker's own thread.
+  int answer_threads = 3;
 };
 
 class BatchQueue {

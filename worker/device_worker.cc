@@ -16,7 +16,8 @@ DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, std::string name,
       name_(std::move(name)),
       observer_(observer),
       reroute_(std::move(reroute)),
-      queue_(batching) {
+      queue_(batching),
+      answer_pool_(std::max(0, batching.answer_threads)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -142,7 +143,7 @@ struct DeviceWorker::Answering {
 
 void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
                           std::vector<SortReport> reports, size_t taken_keys) {
-  const int tasks = static_cast<int>(std::min<size_t>(kAnswerHelpers, jobs.size() / kAnswersPerTask));
+  const int tasks = static_cast<int>(std::min<size_t>(answer_pool_.size(), jobs.size() / kAnswersPerTask));
   if (tasks <= 1) {
     for (size_t i = 0; i < jobs.size(); ++i) jobs[i]->done(status, reports[i]);
     queue_.Finished(taken_keys);

@@ -50,10 +50,9 @@ class DeviceWorker {
  private:
   // Answering a job (its response, metrics, finishing the RPC) costs microseconds of gRPC work;
   // a batch of dozens answered on the worker's thread kept the device idle for as long. Batches
-  // of at least kAnswersPerTask * 2 jobs are answered by kAnswerHelpers helper threads while the
-  // worker goes on to its next batch; at most kMaxBatchesAnswering batches wait for answers, which
-  // bounds the staging they hold.
-  static constexpr int kAnswerHelpers = 3;
+  // of at least kAnswersPerTask * 2 jobs are answered by the batching policy's answer threads
+  // while the worker goes on to its next batch; at most kMaxBatchesAnswering batches wait for
+  // answers, which bounds the staging they hold.
   static constexpr size_t kAnswersPerTask = 4;
   static constexpr int kMaxBatchesAnswering = 2;
   struct Answering;
@@ -78,7 +77,7 @@ class DeviceWorker {
   absl::Mutex join_mu_;  // serialises Join calls
   absl::Mutex answer_mu_;
   int batches_answering_ ABSL_GUARDED_BY(answer_mu_) = 0;
-  ThreadPool answer_pool_{kAnswerHelpers};  // outlives thread_: declared before it
+  ThreadPool answer_pool_;  // outlives thread_: declared before it
   std::thread thread_;
 };
 

@@ -85,20 +85,24 @@ TEST(PoolEngineTest, BatchesFormBySize) {
 // A large batch is answered by helper threads (DeviceWorker::Answer): each job still gets
 // exactly its own output, and shutdown waits for those answers.
 TEST(PoolEngineTest, EveryJobOfALargeBatchGetsItsOwnAnswer) {
-  BatchPolicy batching;
-  batching.max_delay = absl::Seconds(30);
-  batching.max_batch_requests = 37;
-  Pool pool = MakePool({{}}, batching);
-  Probe probes[37];
-  for (size_t i = 0; i < 37; ++i) pool.engine->Submit(probes[i].Make(KeyType::kInt64, 50 + 13 * i));
-  // Shutdown returns only once every taken job is answered, helper threads included.
-  pool.engine->Shutdown(absl::InfiniteFuture());
-  for (Probe& p : probes) {
-    ASSERT_EQ(p.result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
-    ASSERT_TRUE(p.status().ok());
-    EXPECT_EQ(p.out_keys, testing::ReferenceSortKeys(KeyType::kInt64, p.keys, false));
+  for (int answer_threads : {3, 0}) {
+    SCOPED_TRACE(::testing::Message() << "answer_threads " << answer_threads);
+    BatchPolicy batching;
+    batching.max_delay = absl::Seconds(30);
+    batching.max_batch_requests = 37;
+    batching.answer_threads = answer_threads;
+    Pool pool = MakePool({{}}, batching);
+    Probe probes[37];
+    for (size_t i = 0; i < 37; ++i) pool.engine->Submit(probes[i].Make(KeyType::kInt64, 50 + 13 * i));
+    // Shutdown returns only once every taken job is answered, helper threads included.
+    pool.engine->Shutdown(absl::InfiniteFuture());
+    for (Probe& p : probes) {
+      ASSERT_EQ(p.result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+      ASSERT_TRUE(p.status().ok());
+      EXPECT_EQ(p.out_keys, testing::ReferenceSortKeys(KeyType::kInt64, p.keys, false));
+    }
+    EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{37}));
   }
-  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{37}));
 }
 
 TEST(PoolEngineTest, BatchesFormByDelay) {
