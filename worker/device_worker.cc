@@ -120,15 +120,14 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     return;
   }
   if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
-  const bool lost = !device_->healthy();
-  std::move(finished).Cancel();
-  Answer(std::move(run), status, std::move(reports), taken_keys);
-
-  if (lost && healthy_.exchange(false)) {
+  // A lost device's queued jobs move on before this batch's answers, which may wait for helpers.
+  if (!device_->healthy() && healthy_.exchange(false)) {
     std::fprintf(stderr, "sortd: worker %s is unhealthy after: %s; its queued jobs go elsewhere\n",
                  name_.c_str(), status.ToString().c_str());
     for (auto& job : queue_.TakeAll()) reroute_(std::move(job));
   }
+  std::move(finished).Cancel();
+  Answer(std::move(run), status, std::move(reports), taken_keys);
 }
 
 
@@ -143,18 +142,14 @@ struct DeviceWorker::Answering {
 
 void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
                           std::vector<SortReport> reports, size_t taken_keys) {
-  const int tasks = static_cast<int>(std::min<size_t>(answer_pool_.size(), jobs.size() / kAnswersPerTask));
-  if (tasks <= 1) {
+  if (answer_pool_.size() == 0 || jobs.size() < 2 * kAnswersPerTask) {
     for (size_t i = 0; i < jobs.size(); ++i) jobs[i]->done(status, reports[i]);
     queue_.Finished(taken_keys);
     return;
   }
-  {
-    absl::MutexLock lock(&answer_mu_);
-    answer_mu_.Await(absl::Condition(
-        +[](int* answering) { return *answering < kMaxBatchesAnswering; }, &batches_answering_));
-    ++batches_answering_;
-  }
+  const int tasks = static_cast<int>(std::min<size_t>(answer_pool_.size(), jobs.size() / kAnswersPerTask));
+  // Built before the count goes up, so nothing between here and the helpers' start can leave a
+  // batch counted that no helper will finish.
   auto batch = std::make_shared<Answering>();
   batch->jobs = std::move(jobs);
   batch->status = status;
@@ -162,6 +157,12 @@ void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl
   batch->taken_keys = taken_keys;
   batch->tasks = tasks;
   batch->tasks_left.store(tasks);
+  {
+    absl::MutexLock lock(&answer_mu_);
+    answer_mu_.Await(absl::Condition(
+        +[](int* answering) { return *answering < kMaxBatchesAnswering; }, &batches_answering_));
+    ++batches_answering_;
+  }
   for (int t = 0; t < tasks; ++t) {
     answer_pool_.Schedule([this, batch, t] {
       const size_t n = batch->jobs.size();

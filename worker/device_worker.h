@@ -51,8 +51,9 @@ class DeviceWorker {
   // Answering a job (its response, metrics, finishing the RPC) costs microseconds of gRPC work;
   // a batch of dozens answered on the worker's thread kept the device idle for as long. Batches
   // of at least kAnswersPerTask * 2 jobs are answered by the batching policy's answer threads
-  // while the worker goes on to its next batch; at most kMaxBatchesAnswering batches wait for
-  // answers, which bounds the staging they hold.
+  // (one task per kAnswersPerTask jobs, at most one per thread) while the worker goes on to its
+  // next batch; at most kMaxBatchesAnswering batches wait for answers, which bounds the staging
+  // they hold.
   static constexpr size_t kAnswersPerTask = 4;
   static constexpr int kMaxBatchesAnswering = 2;
   struct Answering;

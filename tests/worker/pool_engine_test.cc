@@ -105,6 +105,39 @@ TEST(PoolEngineTest, EveryJobOfALargeBatchGetsItsOwnAnswer) {
   }
 }
 
+// Slow answers hold the worker at two batches waiting for answers; a failed batch is answered by
+// the helpers too, and every job gets its own answer either way.
+TEST(PoolEngineTest, SlowAnswersAndAFailedBatchOnTheAnswerThreads) {
+  BatchPolicy batching;
+  batching.max_delay = absl::Seconds(30);
+  batching.max_batch_requests = 8;
+  batching.answer_threads = 2;
+  CpuSortDeviceOptions device;
+  device.fail_batches = {2};
+  Pool pool = MakePool({device}, batching);
+  Probe probes[32];
+  for (Probe& p : probes) {
+    auto job = p.Make(KeyType::kUint32, 200);
+    job->done = [inner = std::move(job->done)](const absl::Status& s, const SortReport& r) {
+      absl::SleepFor(absl::Milliseconds(5));
+      inner(s, r);
+    };
+    pool.engine->Submit(std::move(job));
+  }
+  pool.engine->Shutdown(absl::InfiniteFuture());
+  EXPECT_EQ(pool.devices[0]->batch_sizes(), (std::vector<size_t>{8, 8, 8, 8}));
+  for (size_t i = 0; i < 32; ++i) {
+    ASSERT_EQ(probes[i].result.wait_for(std::chrono::seconds(0)), std::future_status::ready) << i;
+    const absl::Status status = probes[i].status();
+    if (i >= 8 && i < 16) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << i;
+    } else {
+      ASSERT_TRUE(status.ok()) << i << ": " << status;
+      EXPECT_EQ(probes[i].out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probes[i].keys, false));
+    }
+  }
+}
+
 TEST(PoolEngineTest, BatchesFormByDelay) {
   BatchPolicy batching;
   batching.max_delay = absl::Milliseconds(100);

@@ -32,6 +32,23 @@ Algorithm Ran(Algorithm hint) {
   return hint == Algorithm::kAuto || hint == Algorithm::kCpu ? Algorithm::kRadix : hint;
 }
 
+// Both sorts' argument structs share these fields; `a` is a CudaSortDevice::LaunchArrays.
+template <typename Args, typename Arrays>
+Args LaunchArgs(const SortSpec& spec, size_t n, const Arrays& a) {
+  Args args;
+  args.key_type = spec.key_type;
+  args.n = n;
+  args.value_width = spec.value_width;
+  args.descending = spec.descending;
+  args.stable = spec.stable;
+  args.keys_in = a.in_keys;
+  args.keys_out = a.out_keys;
+  args.values_in = a.in_values;
+  args.values_out = a.out_values;
+  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
+  return args;
+}
+
 absl::Duration EventGap(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
   if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) return absl::ZeroDuration();
@@ -278,20 +295,10 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
-  kernels::DeviceSortArgs args;
-  args.key_type = spec.key_type;
-  args.n = n;
-  args.value_width = vw;
-  args.descending = spec.descending;
-  args.stable = spec.stable;
   absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
   if (!arrays.ok()) return arrays.status();
   LaunchArrays& a = *arrays;
-  args.keys_in = a.in_keys;
-  args.keys_out = a.out_keys;
-  args.values_in = a.in_values;
-  args.values_out = a.out_values;
-  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
+  const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
   const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()), absl::StrCat(name_, ": scratch query"));
@@ -326,23 +333,13 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
     shape.indices |= job->spec.return_indices;
   }
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width, segments = shape.segments;
-  kernels::DeviceSegmentedSortArgs args;
-  args.key_type = spec.key_type;
-  args.n = n;
-  args.value_width = vw;
-  args.descending = spec.descending;
-  args.stable = spec.stable;
-  args.num_segments = static_cast<uint32_t>(segments);
   // One block for the whole batch: each response sends its own range of it, and the block returns
   // to the pool when the last of them is sent.
   absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
   if (!arrays.ok()) return arrays.status();
   LaunchArrays& a = *arrays;
-  args.keys_in = a.in_keys;
-  args.keys_out = a.out_keys;
-  args.values_in = a.in_values;
-  args.values_out = a.out_values;
-  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
+  auto args = LaunchArgs<kernels::DeviceSegmentedSortArgs>(spec, n, a);
+  args.num_segments = static_cast<uint32_t>(segments);
   args.segment_offsets = reinterpret_cast<const uint32_t*>(a.offsets);
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
