@@ -130,7 +130,6 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
   Answer(std::move(run), status, std::move(reports), taken_keys);
 }
 
-
 struct DeviceWorker::Answering {
   std::vector<std::unique_ptr<SortJob>> jobs;
   absl::Status status;

@@ -1,5 +1,6 @@
 // One device's worker: its batch queue and a thread that takes batches off it, drops jobs that
-// are no longer wanted, runs the rest on the device and finishes them. When the device is lost,
+// are no longer wanted, runs the rest on the device and answers them (a large batch on helper
+// threads, while the worker runs its next batch). When the device is lost,
 // the worker marks itself unhealthy and hands its queued jobs back to the scheduler.
 #pragma once
 
