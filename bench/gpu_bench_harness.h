@@ -49,6 +49,15 @@ class BenchReport {
   std::vector<BenchRow> rows_;
 };
 
+// The median of `v` (the mean of the middle two for an even count); 0 for none.
+template <typename T>
+double Median(std::vector<T> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 struct TimingResult {
   double median_ms = 0;
   double min_ms = 0;
@@ -84,9 +93,8 @@ TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& la
     if ((e = cudaEventSynchronize(stop)) != cudaSuccess) return fail(e);
     cudaEventElapsedTime(&ms[i], start, stop);
   }
-  std::sort(ms.begin(), ms.end());
-  result.median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
-  result.min_ms = ms.front();
+  result.median_ms = Median(ms);
+  result.min_ms = *std::min_element(ms.begin(), ms.end());
   result.runs = runs;
   return fail(cudaSuccess);
 }

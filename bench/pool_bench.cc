@@ -9,20 +9,19 @@
 #include <cstring>
 #include <future>
 #include <map>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "bench/sliced_input.h"
 #include "worker/cpu/cpu_sort.h"
 #include "worker/engine_factory.h"
 
 namespace sortd {
 namespace {
 
-constexpr size_t kSliceBytes = 44 << 10;  // gRPC's receive slices, as in stage_bench
 
 struct Result {
   double jobs_per_s = 0;
@@ -103,18 +102,11 @@ int main(int argc, char** argv) {
   const size_t n = size_t{1} << std::atoi(argv[1]);
   const int clients = std::atoi(argv[2]);
   const absl::Duration measured = absl::Seconds(std::atoi(argv[3]));
-  std::vector<char> bytes(n * 4);
-  std::mt19937 rng(1);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t k = rng();
-    std::memcpy(bytes.data() + 4 * i, &k, 4);
-  }
+  sortd::bench::SlicedInput sliced;
+  sortd::bench::BuildSlicedRandomU32(n, 1, sliced);
   std::string expected(n * 4, '\0');
-  CpuSorter().Sort(SortSpec{}, SortInput{bytes.data(), nullptr, n}, SortOutput{expected.data(), nullptr, nullptr});
-  ByteSource input;
-  for (size_t at = 0; at < bytes.size(); at += kSliceBytes) {
-    input.Append(absl::string_view(bytes.data() + at, std::min(kSliceBytes, bytes.size() - at)));
-  }
+  CpuSorter().Sort(SortSpec{}, SortInput{sliced.bytes.data(), nullptr, n}, SortOutput{expected.data(), nullptr, nullptr});
+  const ByteSource& input = sliced.source;
   std::vector<std::string> lines;
   double first_rate = 0;
   for (int i = 4; i < argc; ++i) {

@@ -90,11 +90,11 @@ if section large; then
   start_sortd chunked --transfer_chunk_bytes=$((8 << 20))
   bench chunked --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
   sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
-  kill -TERM $pid; wait $pid
+  stop_sortd
   start_sortd serial --transfer_chunk_bytes=$((1 << 40)) --copy_threads=1 --workers_per_gpu=1
   bench serial --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
   sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/serial_timings.txt" >/dev/null
-  kill -TERM $pid; wait $pid
+  stop_sortd
   cat "$out/chunked_timings.txt" "$out/serial_timings.txt"
 fi
 

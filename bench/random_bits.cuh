@@ -8,7 +8,8 @@
 namespace sortd::bench {
 
 // words 64-bit values of splitmix64 from seed; any grid size covers all of them.
-__global__ void RandomBits(uint64_t* out, size_t words, uint64_t seed) {
+// static: each benchmark binary that includes this gets its own copy.
+static __global__ void RandomBits(uint64_t* out, size_t words, uint64_t seed) {
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
+#include "bench/sliced_input.h"
 #include "worker/cpu/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
@@ -21,7 +21,6 @@
 namespace sortd::bench {
 namespace {
 
-constexpr size_t kSliceBytes = 44 << 10;
 
 struct PinnedRate {
   double h2d_gbs = 0, d2h_gbs = 0;
@@ -54,10 +53,6 @@ struct Config {
   int copy_threads;
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // The ceiling of the way in: the host copy from pageable slices into pinned memory alone, with
 // `threads` threads, and again while a DMA of the same size reads another pinned buffer (as the
@@ -153,20 +148,13 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s\n", DeviceDescription(0).c_str());
 
-  // gRPC's receive buffers: pageable, already written (no first-touch faults in the timing).
-  std::vector<char> input(bytes);
-  std::mt19937 rng(1);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t k = rng();
-    std::memcpy(input.data() + 4 * i, &k, 4);
-  }
+  SlicedInput sliced;
+  BuildSlicedRandomU32(n, 1, sliced);
+  std::vector<char>& input = sliced.bytes;
+  const ByteSource& source = sliced.source;
   std::vector<uint32_t> expected(n);
   std::memcpy(expected.data(), input.data(), bytes);
   std::sort(expected.begin(), expected.end());
-  ByteSource source;
-  for (size_t at = 0; at < bytes; at += kSliceBytes) {
-    source.Append(absl::string_view(input.data() + at, std::min(kSliceBytes, bytes - at)));
-  }
 
   const PinnedRate pinned = MeasurePinnedRate(bytes, runs);
   std::printf("pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",

@@ -74,17 +74,17 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   auto job = std::make_unique<SortJob>();
   job->spec = validated->spec;
   job->n = validated->n;
-  job->keys = request->keys;
-  job->values = request->values;
+  const size_t bytes = request->keys.size() + request->values.size();
+  job->keys = std::move(request->keys);
+  job->values = std::move(request->values);
   job->arrival = arrival;
   job->deadline = DeadlineOf(*context);
   job->is_cancelled = [context] { return context->IsCancelled(); };
-  const size_t bytes = request->keys.size() + request->values.size();
   // The job owns this callback, so `finished` is alive while it runs; the request's slices, which
   // the job's input points into, live as long as the callback.
   SortJob* const finished = job.get();
   job->done = [this, reactor, response, finished, arrival, key_type, n = validated->n, bytes,
-               slices = request->slices](
+               slices = std::move(request->slices)](
                   const absl::Status& status, const SortReport& report) {
     if (status.ok()) {
       v1::SortResponse fields;

@@ -16,15 +16,11 @@ constexpr uint32_t kResponseKeysField = 1, kResponseValuesField = 2, kResponseIn
 // Reads protobuf wire format across slice boundaries.
 class WireReader {
  public:
-  explicit WireReader(const std::vector<grpc::Slice>& slices) {
-    for (const grpc::Slice& s : slices) {
-      if (s.size() > 0) pieces_.emplace_back(reinterpret_cast<const char*>(s.begin()), s.size());
-    }
-  }
+  explicit WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {}
 
   bool done() {
     SkipEmpty();
-    return piece_ == pieces_.size();
+    return piece_ == slices_.size();
   }
 
   // A varint; its raw bytes are appended to `raw` when given.
@@ -32,8 +28,8 @@ class WireReader {
     uint64_t value = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       SkipEmpty();
-      if (piece_ == pieces_.size()) return Truncated();
-      const auto byte = static_cast<uint8_t>(pieces_[piece_][offset_++]);
+      if (piece_ == slices_.size()) return Truncated();
+      const auto byte = static_cast<uint8_t>(Piece()[offset_++]);
       if (raw != nullptr) raw->push_back(static_cast<char>(byte));
       value |= uint64_t{byte & 0x7fu} << shift;
       if ((byte & 0x80u) == 0) return value;
@@ -45,9 +41,9 @@ class WireReader {
   absl::Status Take(uint64_t len, ByteSource* out, std::string* raw) {
     while (len > 0) {
       SkipEmpty();
-      if (piece_ == pieces_.size()) return Truncated();
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(len, pieces_[piece_].size() - offset_));
-      const absl::string_view piece = pieces_[piece_].substr(offset_, take);
+      if (piece_ == slices_.size()) return Truncated();
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(len, Piece().size() - offset_));
+      const absl::string_view piece = Piece().substr(offset_, take);
       if (out != nullptr) out->Append(piece);
       if (raw != nullptr) raw->append(piece.data(), piece.size());
       offset_ += piece.size();
@@ -57,8 +53,11 @@ class WireReader {
   }
 
  private:
+  absl::string_view Piece() const {
+    return absl::string_view(reinterpret_cast<const char*>(slices_[piece_].begin()), slices_[piece_].size());
+  }
   void SkipEmpty() {
-    while (piece_ < pieces_.size() && offset_ == pieces_[piece_].size()) {
+    while (piece_ < slices_.size() && offset_ == slices_[piece_].size()) {
       ++piece_;
       offset_ = 0;
     }
@@ -67,7 +66,7 @@ class WireReader {
     return absl::InvalidArgumentError("request is not a SortRequest: it ends inside a field");
   }
 
-  std::vector<absl::string_view> pieces_;
+  const std::vector<grpc::Slice>& slices_;
   size_t piece_ = 0;
   size_t offset_ = 0;
 };
@@ -104,8 +103,10 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
   WireReader reader(*slices);
   std::string other_fields;  // everything but keys and values, re-parsed by protobuf
   while (!reader.done()) {
-    std::string raw;
-    absl::StatusOr<uint64_t> tag = reader.Varint(&raw);
+    // Each field's raw bytes go straight into other_fields; the bulk ones are cut back out.
+    const size_t field_start = other_fields.size();
+    std::string* const raw = &other_fields;
+    absl::StatusOr<uint64_t> tag = reader.Varint(raw);
     if (!tag.ok()) return tag.status();
     const uint64_t field = *tag >> 3;
     const uint32_t wire_type = *tag & 7;
@@ -114,24 +115,23 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     if (wire_type == kWireLengthDelimited && (field == kRequestKeysField || field == kRequestValuesField)) {
       absl::StatusOr<uint64_t> len = reader.Varint(nullptr);
       if (!len.ok()) return len.status();
-      raw.clear();  // the bulk fields stay out of what protobuf parses
+      other_fields.resize(field_start);  // the bulk fields stay out of what protobuf parses
       ByteSource& target = field == kRequestKeysField ? frame.keys : frame.values;
       target = ByteSource();  // a repeated bytes field: the last one wins, as in protobuf
       status = reader.Take(*len, &target, nullptr);
     } else if (wire_type == kWireVarint) {
-      status = reader.Varint(&raw).status();
+      status = reader.Varint(raw).status();
     } else if (wire_type == kWireFixed64 || wire_type == kWireFixed32) {
-      status = reader.Take(wire_type == kWireFixed64 ? 8 : 4, nullptr, &raw);
+      status = reader.Take(wire_type == kWireFixed64 ? 8 : 4, nullptr, raw);
     } else if (wire_type == kWireLengthDelimited) {
-      absl::StatusOr<uint64_t> len = reader.Varint(&raw);
-      status = len.ok() ? reader.Take(*len, nullptr, &raw) : len.status();
+      absl::StatusOr<uint64_t> len = reader.Varint(raw);
+      status = len.ok() ? reader.Take(*len, nullptr, raw) : len.status();
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("request is not a SortRequest: field ", field, " has wire type ", wire_type,
                        wire_type == 3 || wire_type == 4 ? " (a group, which sortd does not accept)" : " (invalid)"));
     }
     if (!status.ok()) return status;
-    other_fields += raw;
   }
   if (!frame.fields.ParseFromString(other_fields)) {
     return absl::InvalidArgumentError("request is not a SortRequest: its fields do not parse");

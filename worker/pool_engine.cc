@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 namespace sortd {
@@ -57,7 +58,9 @@ size_t PoolEngine::healthy_workers() const {
 // staging is held by responses still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
   // Each worker's load is read once, so the GPU sums and the worker comparison agree.
-  std::vector<size_t> load(workers_.size(), 0), gpu_load(gpu_count_, 0);
+  // On the stack for up to 8 GPUs of 4 workers: this runs on every submit.
+  absl::InlinedVector<size_t, 32> load(workers_.size(), 0);
+  absl::InlinedVector<size_t, 8> gpu_load(gpu_count_, 0);
   for (size_t i = 0; i < workers_.size(); ++i) {
     if (!workers_[i]->healthy()) continue;
     load[i] = workers_[i]->load_keys();

@@ -29,13 +29,6 @@ void StagingPool::RefreshLargestFree() {
   largest_free_.store(largest, std::memory_order_relaxed);
 }
 
-bool StagingPool::FitsLocked(size_t bytes) const {
-  for (const auto& [offset, length] : free_) {
-    if (length >= bytes) return true;
-  }
-  return false;
-}
-
 // First fit: blocks are few (one per request or batch in flight), so a walk is cheap, and taking
 // from the low end keeps the high end whole for the next large request.
 bool StagingPool::TryTake(size_t bytes, size_t* offset) {
@@ -63,7 +56,8 @@ absl::StatusOr<std::shared_ptr<char>> StagingPool::Allocate(size_t bytes, absl::
   size_t offset = 0;
   {
     absl::MutexLock lock(&mu_);
-    const auto fits = [this, bytes]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return FitsLocked(bytes); };
+    // A block fits exactly when the largest free range is big enough (kept current under mu_).
+    const auto fits = [this, bytes] { return largest_free_.load(std::memory_order_relaxed) >= bytes; };
     // Every returned block wakes the wait, which re-checks whether the request fits now.
     if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) {
       return absl::ResourceExhaustedError(absl::StrCat(

@@ -14,6 +14,7 @@
 #include <initializer_list>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -45,7 +46,6 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
 
  private:
   StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory);
-  bool FitsLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryTake(size_t bytes, size_t* offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Give(size_t offset, size_t bytes);
   void RefreshLargestFree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -68,7 +68,7 @@ class StagingLayout {
   size_t total() const { return total_; }
 
  private:
-  std::vector<size_t> offsets_;
+  absl::InlinedVector<size_t, 4> offsets_;  // one per batch: no heap allocation
   size_t total_ = 0;
 };
 

@@ -10,11 +10,7 @@
 namespace sortd {
 namespace {
 
-std::string Gather(const ByteSource& source) {
-  std::string out(source.size(), '\0');
-  source.CopyTo(0, source.size(), out.data());
-  return out;
-}
+std::string Gather(const ByteSource& source) { return std::string(OutputBytes::CopyOf(source).view()); }
 
 // The message's bytes cut at random points into slices, as gRPC might hand them over.
 grpc::ByteBuffer Sliced(const std::string& bytes, uint64_t seed, size_t max_piece) {

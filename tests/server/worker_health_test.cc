@@ -5,6 +5,7 @@
 #include "server/sortd_server.h"
 #include "client/sort_client.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/cpu/cpu_sort_device.h"
 #include "worker/pool_engine.h"
@@ -54,11 +55,7 @@ TEST(WorkerHealthTest, LostWorkerTurnsNotServingWhileTheServerServes) {
   ASSERT_TRUE((*client)->SortRaw(request, &response).ok());  // failed over
   EXPECT_EQ(response.device(), "cpu");
 
-  const absl::Time limit = absl::Now() + absl::Seconds(10);
-  while (Check(*health, "sortd.worker.cpu-device:0") != HealthCheckResponse::NOT_SERVING &&
-         absl::Now() < limit) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  testing::WaitFor([&] { return Check(*health, "sortd.worker.cpu-device:0") == HealthCheckResponse::NOT_SERVING; });
   EXPECT_EQ(Check(*health, "sortd.worker.cpu-device:0"), HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(Check(*health, ""), HealthCheckResponse::SERVING);
 }

@@ -180,29 +180,6 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::MarkSortQueued() {
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  return absl::OkStatus();
-}
-
-// One DMA per array, on the compute stream after the sort: a worker runs one batch at a time, so
-// there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
-// (the response is sent from staging as a whole), and one copy engine serves each direction, so
-// chunks would not go faster.
-absl::Status CudaSortDevice::QueueCopyOut(const char* src, char* staging, size_t bytes) {
-  if (bytes == 0) return absl::OkStatus();
-  SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, compute_.get()),
-                             absl::StrCat(name_, ": device-to-host copy"));
-  return absl::OkStatus();
-}
-
-absl::Status CudaSortDevice::FinishCopyOut() {
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
-                             absl::StrCat(name_, ": sort or device-to-host copy"));
-  return absl::OkStatus();
-}
-
 absl::Status CudaSortDevice::InjectFaults() {
   ++batches_;
   if (options_.test_lose_at_batch != 0 && batches_ == options_.test_lose_at_batch) {
@@ -280,15 +257,37 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
   return absl::OkStatus();
 }
 
+// One DMA per array, on the compute stream after the sort: a worker runs one batch at a time, so
+// there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
+// (the response is sent from staging as a whole), and one copy engine serves each direction, so
+// chunks would not go faster. phase_[2] and phase_[3] bracket the copies for the report.
 absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a) {
-  absl::Status s = MarkSortQueued();
-  if (s.ok()) s = QueueCopyOut(a.out_keys, a.staging(LaunchArrays::kKeys), shape.n * shape.key_width);
-  if (s.ok() && shape.value_width) {
-    s = QueueCopyOut(a.out_values, a.staging(LaunchArrays::kValues), shape.n * shape.value_width);
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
+  const auto copy_out = [&](const char* src, LaunchArrays::Slot slot, size_t width) -> absl::Status {
+    if (shape.n * width == 0) return absl::OkStatus();
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(a.staging(slot), src, shape.n * width, cudaMemcpyDeviceToHost, compute_.get()),
+        absl::StrCat(name_, ": device-to-host copy"));
+    return absl::OkStatus();
+  };
+  absl::Status s = copy_out(a.out_keys, LaunchArrays::kKeys, shape.key_width);
+  if (s.ok()) s = copy_out(a.out_values, LaunchArrays::kValues, shape.value_width);
+  if (s.ok()) s = copy_out(a.out_indices, LaunchArrays::kIndices, shape.indices ? 4 : 0);
+  if (!s.ok()) return s;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
+                             absl::StrCat(name_, ": sort or device-to-host copy"));
+  return absl::OkStatus();
+}
+
+// The job's outputs are its range of the staging block, from key `at` of the launch on.
+void CudaSortDevice::ShareOutputs(const LaunchShape& shape, const LaunchArrays& a, size_t at, SortJob& job) {
+  const size_t n = job.n, kw = shape.key_width, vw = shape.value_width;
+  job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys) + at * kw, n * kw);
+  if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues) + at * vw, n * vw);
+  if (job.spec.return_indices) {
+    job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices) + at * 4, n * 4);
   }
-  if (s.ok() && shape.indices) s = QueueCopyOut(a.out_indices, a.staging(LaunchArrays::kIndices), shape.n * 4);
-  if (s.ok()) s = FinishCopyOut();
-  return s;
 }
 
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
@@ -314,9 +313,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
                              absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
   s = CopyOutputs(shape, a);
   if (!s.ok()) return s;
-  job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys), n * kw);
-  if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues), n * vw);
-  if (spec.return_indices) job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices), n * 4);
+  ShareOutputs(shape, a, 0, job);
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
   report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
@@ -375,11 +372,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = *batch[s];
-    job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys) + at * kw, job.n * kw);
-    if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues) + at * vw, job.n * vw);
-    if (job.spec.return_indices) {
-      job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices) + at * 4, job.n * 4);
-    }
+    ShareOutputs(shape, a, at, job);
     at += job.n;
     reports[s].algorithm = Algorithm::kBitonic;
     reports[s].device = name_;

@@ -106,6 +106,7 @@ class CudaSortDevice : public SortDevice {
   absl::Status DevicePoolExhausted(const LaunchShape& shape) const;
   // Queues the copies of every output back into staging after the sort and waits for them.
   absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays);
+  static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at, SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
@@ -117,12 +118,6 @@ class CudaSortDevice : public SortDevice {
   // queue its DMA, so DMAs run while later chunks are copied. The compute stream waits for all
   // of it. One chunk's worth goes on the compute stream.
   absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
-  // Records phase_[2] after the sort.
-  absl::Status MarkSortQueued();
-  // Device -> `staging`, queued on the compute stream (after MarkSortQueued).
-  absl::Status QueueCopyOut(const char* src, char* staging, size_t bytes);
-  // Waits for the copies out; records phase_[3] when they are done.
-  absl::Status FinishCopyOut();
 
   // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread
   // takes a share too).
