@@ -55,6 +55,9 @@ ABSL_FLAG(int, test_gpu_fault_every, 0,
           "Testing only: every Nth batch on each GPU fails with an injected CUDA error");
 ABSL_FLAG(int, test_gpu_lose_at_batch, 0,
           "Testing only: at this batch each GPU runs a trapping kernel and is lost");
+ABSL_FLAG(int, test_stand_in_gpus, 0,
+          "Testing only: serve on this many CPU stand-ins for GPUs behind the GPU pool's batcher "
+          "and scheduler, instead of real GPUs (exercises and profiles that path without a GPU)");
 ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
 ABSL_FLAG(uint64_t, cpu_queue_limit, 4096,
           "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
@@ -157,6 +160,7 @@ int main(int argc, char** argv) {
   gpu.batching.answer_threads = absl::GetFlag(FLAGS_batch_answer_threads);
   gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
   gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
+  gpu.test_stand_in_devices = absl::GetFlag(FLAGS_test_stand_in_gpus);
   engine_options.cpu.test_corrupt_output = absl::GetFlag(FLAGS_test_corrupt_output);
   if (engine_options.cpu.test_corrupt_output) {
     Log("WARNING: --test_corrupt_output is set: every CPU-sorted response is deliberately wrong");

@@ -103,37 +103,62 @@ class Metrics::EngineCollector : public prometheus::Collectable {
   const SortEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
+namespace {
+
+template <typename Metric>
+auto AddTo(prometheus::Family<Metric>& family) {
+  return [&family](const prometheus::Labels& labels) -> Metric& { return family.Add(labels); };
+}
+
+auto AddTo(prometheus::Family<prometheus::Histogram>& family,
+           const prometheus::Histogram::BucketBoundaries& buckets) {
+  return [&family, buckets](const prometheus::Labels& labels) -> prometheus::Histogram& {
+    return family.Add(labels, buckets);
+  };
+}
+
+}  // namespace
+
 Metrics::Metrics(const BuildInfo& build)
     : registry_(std::make_shared<prometheus::Registry>()),
       engine_collector_(std::make_shared<EngineCollector>(build)),
-      requests_(prometheus::BuildCounter()
-                    .Name("sortd_requests_total")
-                    .Help("RPCs finished, by method, gRPC status code, key type and the algorithm that ran.")
-                    .Register(*registry_)),
-      request_latency_(prometheus::BuildHistogram()
-                           .Name("sortd_request_duration_seconds")
-                           .Help("Time from an RPC's arrival until its response was complete.")
-                           .Register(*registry_)),
-      stage_latency_(prometheus::BuildHistogram()
-                         .Name("sortd_stage_duration_seconds")
-                         .Help("Time per stage of successful sorts: queue, host_to_device, compute, device_to_host.")
-                         .Register(*registry_)),
-      keys_sorted_(prometheus::BuildCounter()
-                       .Name("sortd_keys_sorted_total")
-                       .Help("Keys sorted successfully, by key type.")
-                       .Register(*registry_)),
-      bytes_sorted_(prometheus::BuildCounter()
-                        .Name("sortd_sorted_bytes_total")
-                        .Help("Key and value bytes sorted successfully, by key type.")
-                        .Register(*registry_)),
-      launch_requests_(prometheus::BuildHistogram()
-                           .Name("sortd_launch_requests")
-                           .Help("Requests sorted together by one launch (batch size in requests).")
-                           .Register(*registry_)),
-      launch_keys_(prometheus::BuildHistogram()
-                       .Name("sortd_launch_keys")
-                       .Help("Keys sorted by one launch (batch size in keys).")
-                       .Register(*registry_)) {}
+      requests_({"method", "code", "key_type", "algorithm"},
+                AddTo(prometheus::BuildCounter()
+                          .Name("sortd_requests_total")
+                          .Help("RPCs finished, by method, gRPC status code, key type and the algorithm that ran.")
+                          .Register(*registry_))),
+      request_latency_({"method"}, AddTo(prometheus::BuildHistogram()
+                                             .Name("sortd_request_duration_seconds")
+                                             .Help("Time from an RPC's arrival until its response was complete.")
+                                             .Register(*registry_),
+                                         LatencyBuckets())),
+      keys_sorted_({"key_type"}, AddTo(prometheus::BuildCounter()
+                                           .Name("sortd_keys_sorted_total")
+                                           .Help("Keys sorted successfully, by key type.")
+                                           .Register(*registry_))),
+      bytes_sorted_({"key_type"}, AddTo(prometheus::BuildCounter()
+                                            .Name("sortd_sorted_bytes_total")
+                                            .Help("Key and value bytes sorted successfully, by key type.")
+                                            .Register(*registry_))),
+      launch_requests_({"worker"}, AddTo(prometheus::BuildHistogram()
+                                             .Name("sortd_launch_requests")
+                                             .Help("Requests sorted together by one launch (batch size in requests).")
+                                             .Register(*registry_),
+                                         PowersOf(2, 4096))),
+      launch_keys_({"worker"}, AddTo(prometheus::BuildHistogram()
+                                         .Name("sortd_launch_keys")
+                                         .Help("Keys sorted by one launch (batch size in keys).")
+                                         .Register(*registry_),
+                                     PowersOf(4, double(1u << 30)))) {
+  auto& stages = prometheus::BuildHistogram()
+                     .Name("sortd_stage_duration_seconds")
+                     .Help("Time per stage of successful sorts: queue, host_to_device, compute, device_to_host.")
+                     .Register(*registry_);
+  const char* names[] = {"queue", "host_to_device", "compute", "device_to_host"};
+  for (size_t i = 0; i < stage_latency_.size(); ++i) {
+    stage_latency_[i] = &stages.Add({{"stage", names[i]}}, LatencyBuckets());
+  }
+}
 
 Metrics::~Metrics() { exposer_.reset(); }
 
@@ -155,35 +180,25 @@ void Metrics::AttachEngine(const SortEngine* engine) { engine_collector_->Attach
 void Metrics::RecordRequest(absl::string_view method, absl::StatusCode code,
                             absl::string_view key_type, absl::string_view algorithm,
                             absl::Duration latency) {
-  requests_
-      .Add({{"method", std::string(method)},
-            {"code", absl::StatusCodeToString(code)},
-            {"key_type", std::string(key_type)},
-            {"algorithm", std::string(algorithm)}})
-      .Increment();
-  request_latency_.Add({{"method", std::string(method)}}, LatencyBuckets())
-      .Observe(absl::ToDoubleSeconds(latency));
+  const std::string code_name = absl::StatusCodeToString(code);
+  requests_.Get({method, code_name, key_type, algorithm}).Increment();
+  request_latency_.Get({method}).Observe(absl::ToDoubleSeconds(latency));
 }
 
 void Metrics::RecordSort(absl::string_view key_type, const SortReport& report, size_t keys,
                          size_t bytes) {
-  const std::pair<const char*, absl::Duration> stages[] = {
-      {"queue", report.queued},
-      {"host_to_device", report.host_to_device},
-      {"compute", report.compute},
-      {"device_to_host", report.device_to_host}};
-  for (const auto& [stage, d] : stages) {
-    stage_latency_.Add({{"stage", stage}}, LatencyBuckets()).Observe(absl::ToDoubleSeconds(d));
+  const absl::Duration stages[] = {report.queued, report.host_to_device, report.compute,
+                                   report.device_to_host};
+  for (size_t i = 0; i < stage_latency_.size(); ++i) {
+    stage_latency_[i]->Observe(absl::ToDoubleSeconds(stages[i]));
   }
-  keys_sorted_.Add({{"key_type", std::string(key_type)}}).Increment(static_cast<double>(keys));
-  bytes_sorted_.Add({{"key_type", std::string(key_type)}}).Increment(static_cast<double>(bytes));
+  keys_sorted_.Get({key_type}).Increment(static_cast<double>(keys));
+  bytes_sorted_.Get({key_type}).Increment(static_cast<double>(bytes));
 }
 
 void Metrics::OnLaunch(absl::string_view worker, size_t requests, size_t keys) {
-  launch_requests_.Add({{"worker", std::string(worker)}}, PowersOf(2, 4096))
-      .Observe(static_cast<double>(requests));
-  launch_keys_.Add({{"worker", std::string(worker)}}, PowersOf(4, double(1u << 30)))
-      .Observe(static_cast<double>(keys));
+  launch_requests_.Get({worker}).Observe(static_cast<double>(requests));
+  launch_keys_.Get({worker}).Observe(static_cast<double>(keys));
 }
 
 std::string Metrics::Scrape() const {

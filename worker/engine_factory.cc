@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "worker/cpu/cpu_sort_device.h"
 #include "worker/pool_engine.h"
 
 #if SORTD_WITH_CUDA
@@ -66,6 +67,27 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
 #endif
 }
 
+// CPU stand-ins for GPUs, laid out as CreateGpuDevices lays out GPUs: workers_per_gpu devices
+// that share a name share a "GPU" in the scheduler.
+std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
+    const GpuPoolOptions& options, const std::function<void(const std::string&)>& log) {
+  std::vector<std::unique_ptr<SortDevice>> devices;
+  for (int d = 0; d < options.test_stand_in_devices; ++d) {
+    for (int w = 0; w < std::max(1, options.workers_per_gpu); ++w) {
+      CpuSortDeviceOptions device_options;
+      device_options.name = absl::StrCat("cpu-device:", d);
+      device_options.staging_pool_bytes =
+          options.pinned_pool_bytes > 0 ? options.pinned_pool_bytes : size_t{256} << 20;
+      device_options.max_request_bytes = device_options.staging_pool_bytes;
+      device_options.lose_at_batch = options.test_lose_at_batch;
+      log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",
+                       device_options.staging_pool_bytes >> 20, " MiB"));
+      devices.push_back(std::make_unique<CpuSortDevice>(device_options));
+    }
+  }
+  return devices;
+}
+
 }  // namespace
 
 absl::StatusOr<EngineKind> ParseEngineKind(const std::string& text) {
@@ -97,7 +119,10 @@ absl::StatusOr<std::unique_ptr<SortEngine>> CreateEngine(
     log((*cpu)->Describe());
     return std::unique_ptr<SortEngine>(std::move(*cpu));
   }
-  auto devices = CreateGpuDevices(options.gpu, log);
+  auto devices = options.gpu.test_stand_in_devices > 0
+                     ? absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>>(
+                           CreateStandInDevices(options.gpu, log))
+                     : CreateGpuDevices(options.gpu, log);
   if (!devices.ok()) {
     if (options.kind == EngineKind::kGpu) return devices.status();
     log(absl::StrCat("engine auto: ", devices.status().message(), "; using the CPU engine"));

@@ -30,6 +30,11 @@ struct GpuPoolOptions {
   CostModel cost_model;
   int test_transient_fault_every = 0;
   int test_lose_at_batch = 0;
+  // When > 0, the pool serves on this many CPU stand-ins for GPUs ("cpu-device:N", each with
+  // workers_per_gpu workers and its staging pool) instead of discovering GPUs: the whole GPU path
+  // above the device (batcher, scheduler, staging, answer threads) runs, and can be measured,
+  // on a machine without one.
+  int test_stand_in_devices = 0;
 };
 
 struct EngineOptions {

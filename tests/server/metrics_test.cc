@@ -7,6 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/server/server_fixture.h"
@@ -90,6 +94,50 @@ TEST(MetricsTest, ExactCountsAfterAKnownSequence) {
     EXPECT_LINE(text, ("sortd_worker_healthy{worker=\"cpu\"} 1\n"));
     EXPECT_LINE(text, ("sortd_build_info{version=\"test\",cuda=\"off\",gpus=\"none\"} 1\n"));
   }
+}
+
+// The series are looked up without Family::Add after their first use (series_cache.h): threads
+// racing on new and known label sets must still land every sample in exactly one series.
+TEST(MetricsTest, ConcurrentRecordsLandInOneSeriesEach) {
+  Metrics metrics(BuildInfo{"test", false, ""});
+  constexpr int kThreads = 8, kPerThread = 500;
+  const char* key_types[] = {"uint32", "int64", "float64"};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const char* key_type = key_types[(t + i) % 3];
+        metrics.RecordRequest("SortKeys", i % 2 == 0 ? absl::StatusCode::kOk : absl::StatusCode::kResourceExhausted,
+                              key_type, "bitonic", absl::Microseconds(i));
+        metrics.RecordSort(key_type, SortReport{}, 10, 40);
+        metrics.OnLaunch(t % 2 == 0 ? "cuda:0" : "cuda:1", 2, 20);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const std::string text = metrics.Scrape();
+  const int total = kThreads * kPerThread;
+  EXPECT_LINE(text, absl::StrCat("sortd_request_duration_seconds_count{method=\"SortKeys\"} ", total, "\n"));
+  double ok = 0, keys = 0;
+  for (const char* key_type : key_types) {
+    for (const char* code : {"OK", "RESOURCE_EXHAUSTED"}) {
+      const std::string prefix = absl::StrCat("sortd_requests_total{algorithm=\"bitonic\",code=\"", code,
+                                              "\",key_type=\"", key_type, "\",method=\"SortKeys\"} ");
+      const size_t at = text.find(prefix);
+      ASSERT_NE(at, std::string::npos) << prefix;
+      ok += std::stod(text.substr(at + prefix.size()));
+      EXPECT_EQ(text.find(prefix, at + 1), std::string::npos) << "two series for " << prefix;
+    }
+    const std::string prefix = absl::StrCat("sortd_keys_sorted_total{key_type=\"", key_type, "\"} ");
+    const size_t at = text.find(prefix);
+    ASSERT_NE(at, std::string::npos) << prefix;
+    keys += std::stod(text.substr(at + prefix.size()));
+  }
+  EXPECT_EQ(ok, total);
+  EXPECT_EQ(keys, 10.0 * total);
+  EXPECT_LINE(text, absl::StrCat("sortd_stage_duration_seconds_count{stage=\"compute\"} ", total, "\n"));
+  EXPECT_LINE(text, absl::StrCat("sortd_launch_keys_sum{worker=\"cuda:0\"} ", 20 * total / 2, "\n"));
+  EXPECT_LINE(text, absl::StrCat("sortd_launch_requests_count{worker=\"cuda:1\"} ", total / 2, "\n"));
 }
 
 TEST(MetricsTest, BadListenAddressFailsStartClearly) {
