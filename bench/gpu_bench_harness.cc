@@ -59,4 +59,10 @@ std::string DeviceDescription(int device) {
   return buf;
 }
 
+std::string Ratio(double a, double b) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", b > 0 ? a / b : 0.0);
+  return text;
+}
+
 }  // namespace sortd::bench

@@ -102,4 +102,7 @@ TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& la
 // "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`.
 std::string DeviceDescription(int device);
 
+// "a/b" as a table note: "1.23x" (0 when b is not positive).
+std::string Ratio(double a, double b);
+
 }  // namespace sortd::bench

@@ -36,12 +36,6 @@ std::string Pow2(size_t n) {
   return (size_t{1} << l) == n ? "2^" + std::to_string(l) : std::to_string(n);
 }
 
-char g_fmt[64];
-const char* Ratio(double a, double b) {
-  std::snprintf(g_fmt, sizeof g_fmt, "%.2fx", b > 0 ? a / b : 0.0);
-  return g_fmt;
-}
-
 bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t n) {
   std::vector<uint32_t> got(n);
   if (cudaMemcpy(got.data(), d, n * 4, cudaMemcpyDeviceToHost) != cudaSuccess) return false;
@@ -135,7 +129,7 @@ int Run(int argc, char** argv) {
       report.Add({std::string(name) + "_naive", "u32", "n=" + Pow2(n), n, tn.median_ms, tn.min_ms,
                   tn.runs, "one launch per layer"});
       report.Add({name, "u32", "n=" + Pow2(n), n, t.median_ms, t.min_ms, t.runs,
-                  std::string(Ratio(tn.median_ms, t.median_ms)) + " naive"});
+                  Ratio(tn.median_ms, t.median_ms) + " naive"});
       if (!bitonic && n == (size_t{1} << 28)) oem_2_28_ms = t.median_ms;
     }
   }
@@ -312,7 +306,7 @@ int Run(int argc, char** argv) {
     SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", s.name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
     report.Add({"segmented", "u32", s.name, n, t.median_ms, t.min_ms, t.runs,
-                std::string(Ratio(tc.median_ms, t.median_ms)) + " cub"});
+                Ratio(tc.median_ms, t.median_ms) + " cub"});
   }
 
   report.PrintTable(stdout, "Comparison networks on " + device);

@@ -14,8 +14,6 @@
 # TWO_GPU_BENCH_FLAGS: extra sortctl bench flags, after the defaults below (the last one wins),
 # e.g. TWO_GPU_BENCH_FLAGS="--duration=30s --concurrency=16 --channels=16".
 set -uo pipefail
-# shellcheck source=../scripts/sortd_log.sh
-. "$(dirname "$0")/../scripts/sortd_log.sh"
 bundle=${1:-.gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -80,61 +78,14 @@ elif grep -q 'SKIPPED' "$out/gpu_tests_two_gpus.log" || ! grep -q 'PASSED.*1 tes
   failures=$((failures + 1))
 fi
 
-pid=""
-stop_sortd() {
-  if [[ -n $pid ]]; then
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid"
-    pid=""
-  fi
-}
+# shellcheck source=sortd_bench_lib.sh
+. "$(dirname "$0")/sortd_bench_lib.sh"
+SORTD_BASE_FLAGS=(--engine=gpu --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)))
 trap stop_sortd EXIT
-start_sortd() {  # start_sortd NAME FLAGS...: sets $port and $pid
-  local name=$1
-  shift
-  sortd --listen=127.0.0.1:0 --metrics_listen= --engine=gpu \
-    --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)) "$@" 2>"$out/sortd-$name.log" &
-  pid=$!
-  if ! port=$(sortd_log_port "$out/sortd-$name.log" "$pid"); then
-    echo "FAIL: sortd $name did not start:"
-    cat "$out/sortd-$name.log"
-    stop_sortd
-    return 1
-  fi
-  grep -o 'gpu pool engine: [^,]*([^)]*)' "$out/sortd-$name.log" | head -1 || true
-}
-run_bench() {  # run_bench NAME DEVICES...: the load against the running sortd, JSON to $out/NAME.json
-  local name=$1
-  shift
-  sortctl bench --target="127.0.0.1:$port" --progress=false --json "${load[@]}" >"$out/$name.json" 2>"$out/$name.err"
-  local rc=$?
-  if ! python3 - "$out/$name.json" "$rc" "$@" <<'PY'
-import json, sys
-path, rc, devices = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-try:
-    r = json.load(open(path))
-except (OSError, ValueError):
-    print(f"  no report (sortctl exit {rc})")
-    sys.exit(1)
-l = r["latency_ms"]
-print(f"  rc={rc} req/s {r['requests_per_s']:.2f} keys/s {r['keys_per_s']:.4g} MB/s {r['mb_per_s']:.1f} "
-      f"p50 {l['p50_ms']:.1f} ms p99 {l['p99_ms']:.1f} ms errors {r['errors']} "
-      f"busiest dispatcher {r.get('busiest_dispatcher', 0):.2f} served_by {r['served_by']}")
-served = {where.split()[0] for where in r["served_by"]}
-ok = rc == 0 and r["passed"] and served == set(devices)
-if served != set(devices):
-    print(f"  FAIL: served by {sorted(served)}, expected exactly {devices}")
-sys.exit(0 if ok else 1)
-PY
-  then
-    tail -3 "$out/$name.err"
-    failures=$((failures + 1))
-  fi
-}
 
 echo "=== one GPU: sortd --gpus=0"
 if start_sortd one_gpu --gpus=0; then
-  run_bench one_gpu cuda:0
+  bench_sortd one_gpu --devices=cuda:0 "${load[@]}" || failures=$((failures + 1))
   stop_sortd
 else
   failures=$((failures + 1))
@@ -145,7 +96,7 @@ if start_sortd two_gpus --gpus=0,1; then
     echo "FAIL: sortd --gpus=0,1 started no worker on cuda:1"
     failures=$((failures + 1))
   fi
-  run_bench two_gpus cuda:0 cuda:1
+  bench_sortd two_gpus --devices="cuda:0 cuda:1" "${load[@]}" || failures=$((failures + 1))
   stop_sortd
 else
   failures=$((failures + 1))
@@ -154,11 +105,7 @@ fi
 # The transport's ceiling for this load: echo of the same 64 MiB payloads through one sortd.
 echo "=== echo of the same load (the transport alone)"
 if start_sortd echo --gpus=0 --enable_echo; then
-  sortctl bench --target="127.0.0.1:$port" --progress=false --json --echo "${load[@]}" >"$out/echo.json" 2>"$out/echo.err"
-  python3 -c "
-import json; r = json.load(open('$out/echo.json')); l = r['latency_ms']
-print(f\"  echo: req/s {r['requests_per_s']:.2f} MB/s {r['mb_per_s']:.1f} p50 {l['p50_ms']:.1f} ms errors {r['errors']}\")
-" 2>/dev/null || tail -3 "$out/echo.err"
+  bench_sortd echo --echo "${load[@]}"
   stop_sortd
 fi
 

@@ -29,6 +29,10 @@ struct DeviceSegmentedSortArgs {
   // Device array of num_segments + 1 non-decreasing offsets into the key arrays.
   const uint32_t* segment_offsets = nullptr;
   uint32_t num_segments = 0;
+  // The longest segment, when the caller knows it (0: unknown). It only picks the launch layout
+  // (any value sorts correctly): with segments longer than a warp sorts, one block per segment
+  // instead of one per 8, so a small batch of such segments is not sorted 8 after another.
+  uint32_t max_segment_keys = 0;
 };
 
 cudaError_t SegmentedSort(void* temp, size_t* temp_bytes, const DeviceSegmentedSortArgs& args,

@@ -1,6 +1,7 @@
-// The __global__ kernel of the batched small sorts: a block takes kWarps consecutive segments;
-// short ones are sorted by one warp each in registers, then the block sorts the longer ones one by
-// one: up to its tile in registers and shared memory, past it in scratch (global) memory.
+// The __global__ kernel of the batched small sorts: a block takes `per_block` (1 or one per warp)
+// consecutive segments; short ones are sorted by one warp each in registers, then the block sorts
+// the longer ones one by one: up to its tile in registers and shared memory, past it in scratch
+// (global) memory.
 #pragma once
 
 #include <cstddef>
@@ -46,18 +47,17 @@ __device__ __forceinline__ void BlockRegisterSort(const NetworkIo<Key, E>& io, t
 template <typename Key, typename E, int kThreads, int kWarpItems, int kBlockItems>
 __global__ void __launch_bounds__(kThreads)
     SegmentedSortKernel(NetworkIo<Key, E> io, const uint32_t* offsets, uint32_t num_segments,
-                        typename E::T* scratch) {
+                        uint32_t per_block, typename E::T* scratch) {
   using T = typename E::T;
-  constexpr int kWarps = kThreads / 32;
   constexpr uint32_t kWarpCap = 32 * kWarpItems;
   extern __shared__ __align__(16) unsigned char smem[];
   T* s = reinterpret_cast<T*>(smem);
 
-  const uint32_t first = blockIdx.x * kWarps;
+  const uint32_t first = blockIdx.x * per_block;
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   {
     const uint32_t seg = first + warp;
-    if (seg < num_segments) {
+    if (warp < per_block && seg < num_segments) {
       const uint32_t base = offsets[seg];
       const uint32_t len = offsets[seg + 1] - base;
       if (len <= kWarpCap && len > 0) {
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   // Longer segments of this block, one at a time, by the whole block (uniform loop).
-  for (uint32_t w = 0; w < kWarps; ++w) {
+  for (uint32_t w = 0; w < per_block; ++w) {
     const uint32_t seg = first + w;
     if (seg >= num_segments) break;
     const uint32_t base = offsets[seg];

@@ -10,6 +10,7 @@ struct SegmentedPolicy {
   // 32 * kWarpItems keys in registers, and the block then sorts the longer ones together.
   static constexpr int kThreads = 256;
   static constexpr int kWarpItems = 8;
+  static constexpr uint32_t kWarpCap = 32 * kWarpItems;  // longest segment one warp sorts
   // Segments up to kThreads * kBlockItems keys are sorted by the block in registers (16 per
   // thread, 8 for 16-byte (u64, index) pairs: 4096 and 2048 keys).
   template <typename T>

@@ -34,10 +34,10 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   T* scratch = reinterpret_cast<T*>((raw + alignof(T) - 1) / alignof(T) * alignof(T));
   const auto io = network::MakeIo<Key, E>(a);
   auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>>;
-  constexpr int kWarps = P::kThreads / 32;
-  const unsigned blocks = (a.num_segments + kWarps - 1) / kWarps;
+  const uint32_t per_block = a.max_segment_keys > P::kWarpCap ? 1 : P::kThreads / 32;
+  const unsigned blocks = (a.num_segments + per_block - 1) / per_block;
   kernel<<<blocks, P::kThreads, kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
-                                                          scratch);
+                                                          per_block, scratch);
   SORTD_CUDA_TRY_LAUNCH();
   return cudaSuccess;
 }

@@ -3,6 +3,7 @@
 // outputs poisoned first, each segment checked against the CPU reference.
 #include "kernels/segmented_sort.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@ namespace {
 
 using kernels::DeviceSegmentedSortArgs;
 
+// `tell_longest` passes the longest length as the layout hint (one block per long segment);
+// otherwise the kernel takes one segment per warp and the block sorts the long ones in turn.
 void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<uint32_t>& lengths,
-                   Distribution dist, uint64_t seed) {
+                   Distribution dist, uint64_t seed, bool tell_longest) {
   std::vector<uint32_t> offsets(lengths.size() + 1, 0);
   for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   const size_t n = offsets.back();
@@ -27,7 +30,8 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
                                     << spec.value_width << (spec.return_indices ? " idx" : "")
                                     << (spec.stable ? " stable" : "") << " segments="
                                     << lengths.size() << " n=" << n << " "
-                                    << DistributionName(dist) << " seed=" << seed);
+                                    << DistributionName(dist) << " seed=" << seed
+                                    << (tell_longest ? " longest told" : " longest unknown"));
   const size_t kw = KeyWidth(spec.key_type);
   const size_t vw = spec.value_width;
   const std::string keys = MakeKeys(spec.key_type, n, dist, seed);
@@ -53,6 +57,7 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
       arena, DeviceArena::kOffsets,
       std::string(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 4)));
   args.num_segments = static_cast<uint32_t>(lengths.size());
+  if (tell_longest && !lengths.empty()) args.max_segment_keys = *std::max_element(lengths.begin(), lengths.end());
   size_t temp_bytes = 0;
   ASSERT_TRUE(CudaOk(kernels::SegmentedSort(nullptr, &temp_bytes, args, nullptr), "query"));
   void* temp = arena.Get(DeviceArena::kTemp, temp_bytes);
@@ -106,7 +111,7 @@ TEST(SegmentedSortTest, MixedLengthsWholeContract) {
             spec.return_indices = idx;
             spec.stable = stable;
             const Distribution dist = kAllDistributions[(c++) % std::size(kAllDistributions)];
-            CheckSegments(arena, spec, MixedLengths(rng, 37, 5000), dist, seed + c);
+            CheckSegments(arena, spec, MixedLengths(rng, 37, 5000), dist, seed + c, c % 2 == 0);
             if (::testing::Test::HasFailure()) return;
           }
         }
@@ -133,8 +138,10 @@ TEST(SegmentedSortTest, PathBoundaries) {
         spec.stable = variant == 1;
         const Distribution dist = kAllDistributions[(c++) % std::size(kAllDistributions)];
         const size_t count = len > 4096 ? 3 : 11;
-        CheckSegments(arena, spec, std::vector<uint32_t>(count, len), dist, seed + c);
-        if (::testing::Test::HasFailure()) return;
+        for (bool tell_longest : {false, true}) {
+          CheckSegments(arena, spec, std::vector<uint32_t>(count, len), dist, seed + c, tell_longest);
+          if (::testing::Test::HasFailure()) return;
+        }
       }
     }
   }
@@ -150,7 +157,7 @@ TEST(SegmentedSortTest, AllDistributionsMixed) {
       spec.key_type = type;
       spec.return_indices = true;
       spec.value_width = 4;
-      CheckSegments(arena, spec, MixedLengths(rng, 200, 3000), dist, seed);
+      CheckSegments(arena, spec, MixedLengths(rng, 200, 3000), dist, seed, type == KeyType::kUint32);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -159,8 +166,10 @@ TEST(SegmentedSortTest, AllDistributionsMixed) {
 TEST(SegmentedSortTest, NoSegments) {
   DeviceArena arena;
   SortSpec spec;
-  CheckSegments(arena, spec, {}, Distribution::kRandom, 1);
-  CheckSegments(arena, spec, {0, 0, 0}, Distribution::kRandom, 1);
+  for (bool tell_longest : {false, true}) {
+    CheckSegments(arena, spec, {}, Distribution::kRandom, 1, tell_longest);
+    CheckSegments(arena, spec, {0, 0, 0}, Distribution::kRandom, 1, tell_longest);
+  }
 }
 
 }  // namespace
@@ -177,10 +186,12 @@ TEST(SegmentedSortSanitizerTest, EveryPath) {
   spec.key_type = KeyType::kInt64;
   spec.return_indices = true;
   spec.value_width = 8;
-  CheckSegments(arena, spec, {0, 1, 2, 31, 200, 256, 257, 1000, 4096, 4097, 0, 5}, Distribution::kRandom,
-                TestSeed());
-  SortSpec keys;
-  CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed());
+  for (bool tell_longest : {false, true}) {
+    CheckSegments(arena, spec, {0, 1, 2, 31, 200, 256, 257, 1000, 4096, 4097, 0, 5}, Distribution::kRandom,
+                  TestSeed(), tell_longest);
+    SortSpec keys;
+    CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(), tell_longest);
+  }
 }
 
 }  // namespace

@@ -325,9 +325,11 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
 absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
   const SortSpec& spec = batch[0]->spec;
   LaunchShape shape{0, KeyWidth(spec.key_type), spec.value_width, false, batch.size()};
+  size_t longest = 0;
   for (const SortJob* job : batch) {
     shape.n += job->n;
     shape.indices |= job->spec.return_indices;
+    longest = std::max(longest, job->n);
   }
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width, segments = shape.segments;
   // One block for the whole batch: each response sends its own range of it, and the block returns
@@ -337,6 +339,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl
   LaunchArrays& a = *arrays;
   auto args = LaunchArgs<kernels::DeviceSegmentedSortArgs>(spec, n, a);
   args.num_segments = static_cast<uint32_t>(segments);
+  args.max_segment_keys = static_cast<uint32_t>(longest);  // batched jobs are far below 2^32 keys
   args.segment_offsets = reinterpret_cast<const uint32_t*>(a.offsets);
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
