@@ -37,6 +37,8 @@ ABSL_FLAG(int, workers_per_gpu, 4,
           "them), so one request's copies overlap another's sort (4 against 2 on an H200: +26% "
           "batched and +73% unbatched 1K-key requests/s, +12% 1M-key requests/s; "
           "docs/benchmarks.md)");
+ABSL_FLAG(bool, gpu_blocking_wait, false,
+          "GPU workers wait for their launches asleep instead of spinning a CPU core each");
 ABSL_FLAG(int, copy_threads, 4, "Threads per GPU worker for host copies into and out of pinned memory");
 ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
           "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
   gpu.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
   gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
   gpu.copy_threads = absl::GetFlag(FLAGS_copy_threads);
+  gpu.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);

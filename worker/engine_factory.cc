@@ -49,6 +49,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       device_options.pinned_pool_bytes = options.pinned_pool_bytes;
       device_options.transfer_chunk_bytes = options.transfer_chunk_bytes;
       device_options.copy_threads = options.copy_threads;
+      device_options.blocking_wait = options.blocking_wait;
       device_options.test_transient_fault_every = options.test_transient_fault_every;
       device_options.test_lose_at_batch = options.test_lose_at_batch;
       auto device = CudaSortDevice::Create(device_options);

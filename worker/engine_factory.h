@@ -26,6 +26,7 @@ struct GpuPoolOptions {
   // another's transfers and sort on the same GPU.
   int workers_per_gpu = 4;  // chosen on an H200: see --workers_per_gpu in server/main.cc
   int copy_threads = 4;  // per worker, for host <-> pinned copies
+  bool blocking_wait = false;  // see CudaSortDeviceOptions
   BatchPolicy batching;
   CostModel cost_model;
   int test_transient_fault_every = 0;

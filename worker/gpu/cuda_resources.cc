@@ -43,9 +43,9 @@ absl::Status CudaStream::Synchronize() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CudaEvent> CudaEvent::Create() {
+absl::StatusOr<CudaEvent> CudaEvent::Create(unsigned flags) {
   cudaEvent_t e = nullptr;
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventCreate(&e), "cudaEventCreate");
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&e, flags), "cudaEventCreateWithFlags");
   return CudaEvent(e);
 }
 CudaEvent::~CudaEvent() {

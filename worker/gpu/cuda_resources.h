@@ -49,7 +49,8 @@ class CudaStream {
 
 class CudaEvent {
  public:
-  static absl::StatusOr<CudaEvent> Create();
+  // flags: cudaEventCreateWithFlags's (cudaEventBlockingSync makes waits sleep, not spin).
+  static absl::StatusOr<CudaEvent> Create(unsigned flags = cudaEventDefault);
   CudaEvent() = default;
   ~CudaEvent();
   CudaEvent(CudaEvent&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}

@@ -117,7 +117,7 @@ absl::Status CudaSortDevice::Init() {
     e = std::move(*event);
   }
   for (CudaEvent& e : phase_) {
-    auto event = CudaEvent::Create();
+    auto event = CudaEvent::Create(options_.blocking_wait ? cudaEventBlockingSync : cudaEventDefault);
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }

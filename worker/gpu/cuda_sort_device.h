@@ -35,6 +35,9 @@ struct CudaSortDeviceOptions {
   // Threads for the host copies between gRPC's buffers and pinned staging: one core's memcpy
   // (~10 GB/s) is slower than the DMA it feeds, so large copies are split across threads.
   int copy_threads = 4;
+  // The worker waits for each launch asleep instead of spinning on its core. Spinning answers a
+  // few microseconds sooner but takes a core per worker from gRPC and the answer threads.
+  bool blocking_wait = false;
   // Fault injection for tests: every Nth batch fails with a (non-sticky) CUDA error, and at
   // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.
   int test_transient_fault_every = 0;
