@@ -26,13 +26,19 @@ check() {  # check NAME COMMAND...: runs the command, counts the result
   fi
 }
 
-# start_sortd FLAGS...: a CPU-engine sortd on a free loopback port (metrics on a free port too);
-# sets $port and $pid.
+# start_sortd FLAGS...: a CPU-engine sortd (a later --engine wins) on a free loopback port, metrics
+# on another; sets $port, $mport, $pid and $sortd_log.
 start_sortd() {
-  local log=$work/sortd.$RANDOM.log
-  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$log" &
+  sortd_log=$work/sortd.$RANDOM.log
+  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$sortd_log" &
   pid=$!
   pids+=("$pid")
-  port=$(sortd_log_port "$log" "$pid") && return 0
-  echo "sortd did not start:"; cat "$log"; return 1
+  port=$(sortd_log_port "$sortd_log" "$pid") && mport=$(sortd_log_port "$sortd_log" "$pid" "metrics port") &&
+    return 0
+  echo "sortd did not start:"; cat "$sortd_log"; return 1
+}
+
+# scrape: sortd's /metrics text (of the last start_sortd) on stdout.
+scrape() {
+  python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$mport/metrics', timeout=10).read().decode())"
 }

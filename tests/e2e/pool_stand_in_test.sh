@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU worker pool through the real server, without a GPU: sortd --engine=gpu on CPU stand-ins
+# for two GPUs (--test_stand_in_gpus=2), driven by sortctl bench, which checks every response.
+# Mixed sizes, key types and payloads are all sorted and both "GPUs" take work; small requests
+# are batched (the launch-size histogram); a lost device fails only the batch it was running,
+# is reported unhealthy in /metrics, and the rest of the work goes on elsewhere.
+# Usage: pool_stand_in_test.sh SORTD SORTCTL
+set -euo pipefail
+sortd=$1
+sortctl=$2
+. "$(dirname "$0")/e2e_lib.sh"
+
+json_check() {  # json_check FILE PYTHON_EXPR: the expression over the report `r` must be true
+  python3 -c "import json,sys; r=json.load(open('$1')); sys.exit(0 if ($2) else 1)" ||
+    { echo "  report: $(cat "$1")"; return 1; }
+}
+metric() {  # metric NAME LABEL_SUBSTRING: the sum of the series of NAME whose labels contain it
+  scrape | python3 -c "
+import re, sys
+total = sum(float(m.group(2)) for m in re.finditer(r'^$1(\{[^}]*\})? (\S+)$', sys.stdin.read(), re.M)
+            if '$2' in (m.group(1) or ''))
+print(total)"
+}
+bench=("$sortctl" bench --warmup=0s --seed=11 --progress=false --json)
+pool=(--engine=gpu --test_stand_in_gpus=2 --workers_per_gpu=2 --pinned_pool_bytes=$((64 << 20)) --cpu_threads=2)
+
+start_sortd "${pool[@]}" --batch_max_delay=500us
+check "sortd serves on two stand-in devices" grep -q 'gpu pool engine: 4 workers (cpu-device:0, cpu-device:0#1, cpu-device:1, cpu-device:1#1)' "$sortd_log"
+
+"${bench[@]}" --target=127.0.0.1:$port --requests=400 --concurrency=32 --channels=4 --key_type=f64 \
+  --value_width=8 --indices --stable --sizes=uniform:1-6000 >"$work/mixed.json"
+check "mixed sizes with values and indices: all 400 verified" json_check "$work/mixed.json" \
+  "r['requests_ok'] == 400 and r['errors'] == 0 and r['passed']"
+check "both devices took work" json_check "$work/mixed.json" \
+  "{w.split()[0] for w in r['served_by']} >= {'cpu-device:0', 'cpu-device:1'}"
+
+launches_before=$(metric sortd_launch_requests_count cpu-device)
+requests_before=$(metric sortd_launch_requests_sum cpu-device)
+"${bench[@]}" --target=127.0.0.1:$port --requests=2000 --concurrency=64 --channels=8 --sizes=fixed:1000 \
+  --algorithm=bitonic >"$work/small.json"
+check "2000 small requests verified" json_check "$work/small.json" "r['requests_ok'] == 2000 and r['errors'] == 0"
+launches=$(python3 -c "print($(metric sortd_launch_requests_count cpu-device) - $launches_before)")
+requests=$(python3 -c "print($(metric sortd_launch_requests_sum cpu-device) - $requests_before)")
+echo "  small requests: $requests in $launches launches"
+check "small requests share launches (batching)" python3 -c "import sys; sys.exit(0 if $requests == 2000 and $launches <= 1000 else 1)"
+
+# Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
+# by the remaining devices and then the CPU engine.
+start_sortd "${pool[@]}" --workers_per_gpu=1 --test_gpu_lose_at_batch=3
+rc=0
+"${bench[@]}" --target=127.0.0.1:$port --requests=300 --concurrency=8 --sizes=uniform:2-3000 --algorithm=bitonic \
+  >"$work/lost.json" || rc=$?
+check "after losing both devices, only INTERNAL errors and the CPU engine serves" json_check "$work/lost.json" \
+  "r['requests_ok'] + r['errors'] == 300 and set(r['errors_by_code']) <= {'INTERNAL'} and
+   0 < r['errors'] <= 2 * 8 and any(w.split()[0] == 'cpu' for w in r['served_by'])"
+scrape >"$work/lost.metrics"
+check "the lost devices are unhealthy in /metrics" bash -c "
+  grep -q 'sortd_worker_healthy{worker=\"cpu-device:0\"} 0' '$work/lost.metrics' &&
+  grep -q 'sortd_worker_healthy{worker=\"cpu-device:1\"} 0' '$work/lost.metrics'"
+check "the log says why" grep -q 'worker cpu-device:0 is unhealthy after: INTERNAL: cpu-device:0: injected device loss at batch 3' "$sortd_log"
+
+echo "$passed passed, $failed failed"
+((failed == 0))
