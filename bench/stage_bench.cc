@@ -3,7 +3,10 @@
 // request arrived as 1,499 slices, ~44 KiB each, on the dev VM), serial copy-sort-copy against
 // chunked overlap, next to the pinned copy rate of the same host measured here.
 //   stage_bench [log2_keys=24] [runs=15]
+#include <emmintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +59,8 @@ struct Config {
 
 // The ceiling of the way in: the host copy from pageable slices into pinned memory alone, with
 // `threads` threads, and again while a DMA of the same size reads another pinned buffer (as the
-// chunked path's DMA of the previous chunk does), since both draw on host memory bandwidth.
+// chunked path's DMA of the previous chunk does), since both draw on host memory bandwidth; and
+// the other side of that contest, the DMA's own rate while the threads copy without pause.
 void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
   auto pinned = PinnedBuffer::Allocate(bytes);
   auto other = PinnedBuffer::Allocate(bytes);
@@ -68,9 +72,12 @@ void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
   }
   std::memset(pinned->get(), 0, bytes);
   std::memset(other->get(), 1, bytes);
-  std::printf("| host copy, pageable slices -> pinned, %zu MiB | threads | GB/s alone | GB/s during a DMA in |\n",
+  std::printf("| host copy, pageable slices -> pinned, %zu MiB | threads | GB/s alone | GB/s during a DMA in "
+              "| DMA in GB/s during the copy |\n",
               bytes >> 20);
-  std::printf("|---|---:|---:|---:|\n");
+  std::printf("|---|---:|---:|---:|---:|\n");
+  auto start_event = CudaEvent::Create(), stop_event = CudaEvent::Create();
+  if (!start_event.ok() || !stop_event.ok()) std::exit(1);
   for (int threads : {1, 2, 4, 6, 8, 12}) {
     ThreadPool pool(threads - 1);
     const auto copy_ms = [&] {
@@ -95,7 +102,127 @@ void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
       SORTD_BENCH_CHECK(cudaStreamSynchronize(stream->get()));
       if (i >= 2) with_dma.push_back(ms);
     }
-    std::printf("| | %d | %.1f | %.1f |\n", threads, bytes / (Median(alone) * 1e6), bytes / (Median(with_dma) * 1e6));
+    std::vector<double> dma_ms;
+    for (int i = 0; i < runs + 2; ++i) {
+      std::atomic<bool> stop{false};
+      ThreadPool copiers(threads);
+      for (int p = 0; p < threads; ++p) {
+        copiers.Schedule([&, p] {
+          const size_t begin = bytes * p / threads, end = bytes * (p + 1) / threads;
+          while (!stop.load()) source.CopyTo(begin, end - begin, pinned->as<char>() + begin);
+        });
+      }
+      absl::SleepFor(absl::Milliseconds(1));  // the copies are under way
+      SORTD_BENCH_CHECK(cudaEventRecord(start_event->get(), stream->get()));
+      SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes, cudaMemcpyHostToDevice, stream->get()));
+      SORTD_BENCH_CHECK(cudaEventRecord(stop_event->get(), stream->get()));
+      SORTD_BENCH_CHECK(cudaEventSynchronize(stop_event->get()));
+      stop.store(true);
+      float ms = 0;
+      SORTD_BENCH_CHECK(cudaEventElapsedTime(&ms, start_event->get(), stop_event->get()));
+      if (i >= 2) dma_ms.push_back(ms);
+    }  // ~ThreadPool joins the copiers
+    std::printf("| | %d | %.1f | %.1f | %.1f |\n", threads, bytes / (Median(alone) * 1e6),
+                bytes / (Median(with_dma) * 1e6), bytes / (Median(dma_ms) * 1e6));
+  }
+  std::printf("\n");
+}
+
+// ByteSource::CopyTo with non-temporal stores: the bytes go to memory without the read for
+// ownership and without staying dirty in the caches the DMA then reads.
+void StreamingCopy(const ByteSource& source, size_t offset, size_t len, char* dst) {
+  size_t at = 0;
+  for (absl::string_view piece : source.pieces()) {
+    if (len == 0) break;
+    if (at + piece.size() <= offset) {
+      at += piece.size();
+      continue;
+    }
+    const size_t within = offset - at;
+    const size_t take = std::min(len, piece.size() - within);
+    const char* src = piece.data() + within;
+    size_t i = 0;
+    for (; i < take && reinterpret_cast<uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
+    for (; i + 16 <= take; i += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
+    for (; i < take; ++i) dst[i] = src[i];
+    dst += take;
+    offset += take;
+    len -= take;
+    at += piece.size();
+  }
+  _mm_sfence();
+}
+
+// The chunked way in, rebuilt outside the worker to show where its time goes: `threads` threads
+// claim `chunk`-byte pieces of the sliced input from a shared counter, copy each into pinned
+// memory and queue its DMA on one of two streams, as the worker does; with plain memcpy (the
+// worker), with non-temporal stores, and the copy alone. The DMA of the buffer just written,
+// timed alone, shows whether dirty cache lines slow the DMA down. (Non-temporal stores won up to
+// 1.4x here, in a tight loop over one input, but nothing in the worker's path on an H200, in the
+// same process or through sortd, so the worker keeps memcpy: docs/benchmarks.md.)
+void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
+  auto pinned = PinnedBuffer::Allocate(bytes);
+  auto device = DeviceBuffer::Allocate(bytes);
+  if (!pinned.ok() || !device.ok()) std::exit(1);
+  std::vector<CudaStream> streams;
+  for (int i = 0; i < 2; ++i) {
+    auto stream = CudaStream::Create();
+    if (!stream.ok()) std::exit(1);
+    streams.push_back(std::move(*stream));
+  }
+  auto start_event = CudaEvent::Create(), stop_event = CudaEvent::Create();
+  if (!start_event.ok() || !stop_event.ok()) std::exit(1);
+  std::printf("| way in, %zu MiB | threads | chunk MiB | memcpy + DMA GB/s (the worker) | streaming stores + DMA "
+              "| memcpy alone | DMA alone of the just-copied buffer |\n", bytes >> 20);
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  for (int threads : {4, 8, 12}) {
+    ThreadPool pool(threads - 1);
+    for (size_t chunk : {size_t{1} << 20, size_t{2} << 20, size_t{8} << 20}) {
+      const size_t chunks = (bytes + chunk - 1) / chunk;
+      enum Variant { kMemcpy, kStreaming, kCopyOnly };
+      double gbs[3];
+      std::vector<double> hot_dma_ms;
+      for (int v = 0; v < 3; ++v) {
+        std::vector<double> ms;
+        for (int i = 0; i < runs + 2; ++i) {
+          std::atomic<size_t> next{0};
+          const absl::Time start = absl::Now();
+          ParallelFor(&pool, threads, [&](int) {
+            SORTD_BENCH_CHECK(cudaSetDevice(0));
+            auto one = [&](size_t c) {
+              const size_t off = c * chunk, len = std::min(chunk, bytes - off);
+              if (v == kStreaming) {
+                StreamingCopy(source, off, len, pinned->as<char>() + off);
+              } else {
+                source.CopyTo(off, len, pinned->as<char>() + off);
+              }
+              if (v == kCopyOnly) return;
+              cudaStream_t stream = streams[c % 2].get();
+              SORTD_BENCH_CHECK(cudaMemcpyAsync(device->as<char>() + off, pinned->as<char>() + off, len,
+                                                cudaMemcpyHostToDevice, stream));
+            };
+            for (size_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) one(c);
+          });
+          for (CudaStream& stream : streams) SORTD_BENCH_CHECK(cudaStreamSynchronize(stream.get()));
+          if (i >= 2) ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+          if (v == kCopyOnly) {  // the DMA of what the threads just wrote, on its own
+            SORTD_BENCH_CHECK(cudaEventRecord(start_event->get(), streams[0].get()));
+            SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), pinned->get(), bytes, cudaMemcpyHostToDevice,
+                                              streams[0].get()));
+            SORTD_BENCH_CHECK(cudaEventRecord(stop_event->get(), streams[0].get()));
+            SORTD_BENCH_CHECK(cudaEventSynchronize(stop_event->get()));
+            float dma = 0;
+            SORTD_BENCH_CHECK(cudaEventElapsedTime(&dma, start_event->get(), stop_event->get()));
+            if (i >= 2) hot_dma_ms.push_back(dma);
+          }
+        }
+        gbs[v] = bytes / (Median(ms) * 1e6);
+      }
+      std::printf("| | %d | %zu | %.1f | %.1f | %.1f | %.1f |\n", threads, chunk >> 20, gbs[kMemcpy],
+                  gbs[kStreaming], gbs[kCopyOnly], bytes / (Median(hot_dma_ms) * 1e6));
+    }
   }
   std::printf("\n");
 }
@@ -161,6 +288,7 @@ int main(int argc, char** argv) {
               bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
 
   PrintHostCopyCeiling(source, bytes, runs);
+  PrintPipelineVariants(source, bytes, runs);
   PrintRegistrationCost(input, runs);
 
   const Config configs[] = {
@@ -172,6 +300,7 @@ int main(int argc, char** argv) {
       {"chunked 4 MiB, 8 copy threads", size_t{4} << 20, 8},
       {"chunked 2 MiB, 8 copy threads", size_t{2} << 20, 8},
       {"chunked 1 MiB, 8 copy threads", size_t{1} << 20, 8},
+      {"chunked 2 MiB, 12 copy threads", size_t{2} << 20, 12},
   };
   std::printf("| 2^%d u32 keys, RADIX | latency ms (median) | in: gather + DMA ms | in GB/s | sort ms | out: DMA ms | out GB/s | vs serial |\n",
               log2_keys);
