@@ -59,6 +59,16 @@ std::string DeviceDescription(int device) {
   return buf;
 }
 
+int BenchReport::Finish(const std::string& title, const std::string& device,
+                        const std::string& json_path) const {
+  PrintTable(stdout, title + " on " + device);
+  if (!json_path.empty() && !WriteJson(json_path, device)) {
+    std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 std::string Ratio(double a, double b) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2fx", b > 0 ? a / b : 0.0);

@@ -44,6 +44,9 @@ class BenchReport {
   void PrintTable(std::FILE* out, const std::string& title) const;
   // Writes {"device": ..., "date": ..., "rows": [...]}; false if the file cannot be written.
   bool WriteJson(const std::string& path, const std::string& device) const;
+  // The end of every benchmark: the table titled "TITLE on DEVICE" on stdout, then the JSON when
+  // json_path is not empty. Returns the program's exit code (1 when the JSON cannot be written).
+  int Finish(const std::string& title, const std::string& device, const std::string& json_path) const;
 
  private:
   std::vector<BenchRow> rows_;

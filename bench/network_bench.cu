@@ -309,13 +309,8 @@ int Run(int argc, char** argv) {
                 Ratio(tc.median_ms, t.median_ms) + " cub"});
   }
 
-  report.PrintTable(stdout, "Comparison networks on " + device);
-  if (!json.empty() && !report.WriteJson(json, device)) {
-    std::fprintf(stderr, "cannot write %s\n", json.c_str());
-    return 1;
-  }
   cudaStreamDestroy(stream);
-  return 0;
+  return report.Finish("Comparison networks", device, json);
 }
 
 }  // namespace

@@ -169,11 +169,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  report.PrintTable(stdout, "Radix sort vs CUB on " + device);
-  if (!json_path.empty() && !report.WriteJson(json_path, device)) {
-    std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
-    return 1;
-  }
   cudaStreamDestroy(stream);
-  return 0;
+  return report.Finish("Radix sort vs CUB", device, json_path);
 }

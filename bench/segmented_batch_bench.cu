@@ -113,13 +113,8 @@ int Run(int argc, char** argv) {
     SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
   }
-  report.PrintTable(stdout, "Batched small sorts at the server's batch shapes on " + device);
-  if (!json.empty() && !report.WriteJson(json, device)) {
-    std::fprintf(stderr, "cannot write %s\n", json.c_str());
-    return 1;
-  }
   cudaStreamDestroy(stream);
-  return 0;
+  return report.Finish("Batched small sorts at the server's batch shapes", device, json);
 }
 
 }  // namespace
