@@ -12,23 +12,18 @@
 # shellcheck source=../scripts/sortd_log.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/sortd_log.sh"
 bench_dir=$(dirname "${BASH_SOURCE[0]}")
-pid=""
+pid="" port="" mport=""
 
 start_sortd() {
   local name=$1
   shift
-  sortd --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 "${SORTD_BASE_FLAGS[@]}" "$@" \
-    2>"$out/sortd-$name.log" &
-  pid=$!
-  if port=$(sortd_log_port "$out/sortd-$name.log" "$pid") &&
-     mport=$(sortd_log_port "$out/sortd-$name.log" "$pid" "metrics port"); then
-    grep -o 'pool engine: [^,]*([^)]*)' "$out/sortd-$name.log" | head -1 || true
-    return 0
+  if ! sortd_start "$out/sortd-$name.log" sortd "${SORTD_BASE_FLAGS[@]}" "$@" 2>&1; then
+    echo "FAIL: sortd $name did not start"
+    pid=""
+    return 1
   fi
-  echo "FAIL: sortd $name did not start:"
-  cat "$out/sortd-$name.log"
-  stop_sortd
-  return 1
+  pid=$sortd_pid port=$sortd_port mport=$sortd_mport
+  grep -o 'pool engine: [^,]*([^)]*)' "$out/sortd-$name.log" | head -1 || true
 }
 
 stop_sortd() {
@@ -45,6 +40,10 @@ bench_sortd() {
   if [[ ${1:-} == --devices=* ]]; then
     devices=${1#--devices=}
     shift
+  fi
+  if [[ -z $pid ]]; then
+    echo "$name: not run (no sortd)"
+    return 1
   fi
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before"
   sortctl bench --target="127.0.0.1:$port" --progress=false --json "$@" >"$out/$name.json" 2>"$out/$name.err"

@@ -18,3 +18,26 @@ sortd_log_port() {
   done
   return 1
 }
+
+# sortd_start LOG SORTD [FLAGS...]: starts SORTD in the background on free loopback ports
+# (--listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0; FLAGS come after, so they win, and
+# --metrics_listen= turns metrics off) with its stderr in LOG, and waits until it serves. Sets
+# sortd_pid, sortd_port and sortd_mport (empty without metrics). If it does not start: prints
+# LOG on stderr, stops the process and returns 1.
+sortd_start() {
+  local log=$1 bin=$2 metrics=127.0.0.1:0 arg
+  shift 2
+  for arg in "$@"; do
+    if [[ $arg == --metrics_listen=* ]]; then metrics=${arg#--metrics_listen=}; fi
+  done
+  "$bin" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 "$@" 2>"$log" &
+  sortd_pid=$!
+  sortd_mport=""
+  if sortd_port=$(sortd_log_port "$log" "$sortd_pid") &&
+      { [[ -z $metrics ]] || sortd_mport=$(sortd_log_port "$log" "$sortd_pid" "metrics port"); }; then
+    return 0
+  fi
+  { echo "sortd did not start:"; cat "$log"; } >&2
+  kill "$sortd_pid" 2>/dev/null
+  return 1
+}

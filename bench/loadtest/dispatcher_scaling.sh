@@ -55,10 +55,8 @@ cleanup() {
 trap cleanup EXIT
 
 # shellcheck disable=SC2086  # sortd_args is a list of flags
-"$sortd" --listen=127.0.0.1:0 --metrics_listen= --enable_echo $sortd_args 2>"$work/sortd.log" &
-server_pid=$!
-port=$(sortd_log_port "$work/sortd.log" "$server_pid") ||
-  { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
+sortd_start "$work/sortd.log" "$sortd" --metrics_listen= --enable_echo $sortd_args || exit 1
+server_pid=$sortd_pid port=$sortd_port
 
 failures=0
 echo "Host: $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg). sortd $sortd_args; $sizes keys,"

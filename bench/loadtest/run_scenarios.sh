@@ -72,10 +72,8 @@ trap cleanup EXIT
 
 if [[ -n $sortd ]]; then
   # shellcheck disable=SC2086  # sortd_args is a list of flags
-  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --enable_echo $sortd_args 2>"$work/sortd.log" &
-  server_pid=$!
-  port=$(sortd_log_port "$work/sortd.log" "$server_pid") ||
-    { echo "sortd did not start:" >&2; cat "$work/sortd.log" >&2; exit 1; }
+  sortd_start "$work/sortd.log" "$sortd" --enable_echo $sortd_args || exit 1
+  server_pid=$sortd_pid port=$sortd_port
   target=127.0.0.1:$port
   grep -o 'cpu engine.*\|gpu.*' "$work/sortd.log" | head -1 >"$work/engine" || true
 fi

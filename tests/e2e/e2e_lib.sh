@@ -30,12 +30,9 @@ check() {  # check NAME COMMAND...: runs the command, counts the result
 # on another; sets $port, $mport, $pid and $sortd_log.
 start_sortd() {
   sortd_log=$work/sortd.$RANDOM.log
-  "$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu "$@" 2>"$sortd_log" &
-  pid=$!
+  sortd_start "$sortd_log" "$sortd" --engine=cpu "$@" || return 1
+  pid=$sortd_pid port=$sortd_port mport=$sortd_mport
   pids+=("$pid")
-  port=$(sortd_log_port "$sortd_log" "$pid") && mport=$(sortd_log_port "$sortd_log" "$pid" "metrics port") &&
-    return 0
-  echo "sortd did not start:"; cat "$sortd_log"; return 1
 }
 
 # scrape: sortd's /metrics text (of the last start_sortd) on stdout.

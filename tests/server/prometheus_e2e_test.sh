@@ -19,11 +19,9 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-"$sortd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --engine=cpu 2>"$work/sortd.log" &
-pids+=($!)
-port=$(sortd_log_port "$work/sortd.log" "${pids[-1]}") &&
-  mport=$(sortd_log_port "$work/sortd.log" "${pids[-1]}" "metrics port") ||
-  { cat "$work/sortd.log"; exit 1; }
+sortd_start "$work/sortd.log" "$sortd" --engine=cpu || exit 1
+pids+=("$sortd_pid")
+port=$sortd_port mport=$sortd_mport
 
 seq 1000 | "$sortctl" sort --target=127.0.0.1:$port >/dev/null
 seq 10 | "$sortctl" sort --target=127.0.0.1:$port --key_type=f64 --order=desc >/dev/null
