@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What one `sortctl bench` run cost the server, for the device scripts (bench/sortd_bench_lib.sh).
 
-  bench_summary.py snapshot PID METRICS_PORT FILE   sortd's CPU time and /metrics text, as JSON
+  bench_summary.py snapshot PID METRICS_PORT FILE before|after
+      sortd's CPU time and /metrics text, as JSON
   bench_summary.py report NAME REPORT_JSON RC BEFORE AFTER [DEVICE ...]
       one line: the client's figures, then the server's CPU per request and, from the metrics'
       deltas, the mean time in the server, per stage, and the mean launch size. With DEVICEs,
@@ -15,15 +16,26 @@ import sys
 import urllib.request
 
 
-def snapshot(pid, metrics_port, path):
+def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu_s = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-    text = ""
-    if metrics_port and metrics_port != "0":
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def snapshot(pid, metrics_port, path, when):
+    """The scrapes stay outside the CPU delta: scraped before the CPU time is read for "before",
+    after it for "after"."""
+    def scrape():
+        if not metrics_port or metrics_port == "0":
+            return ""
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
-            text = r.read().decode()
+            return r.read().decode()
+    if when == "before":
+        text = scrape()
+        cpu_s = cpu_seconds(pid)
+    else:
+        cpu_s = cpu_seconds(pid)
+        text = scrape()
     with open(path, "w") as f:
         json.dump({"cpu_s": cpu_s, "metrics": text}, f)
 
@@ -88,8 +100,8 @@ def report(name, report_path, rc, before_path, after_path, devices):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "snapshot":
-        snapshot(*sys.argv[2:5])
+    if len(sys.argv) == 6 and sys.argv[1] == "snapshot" and sys.argv[5] in ("before", "after"):
+        snapshot(*sys.argv[2:6])
     elif len(sys.argv) >= 7 and sys.argv[1] == "report":
         sys.exit(report(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]))
     else:

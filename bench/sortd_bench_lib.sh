@@ -45,10 +45,10 @@ bench_sortd() {
     echo "$name: not run (no sortd)"
     return 1
   fi
-  python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before"
+  python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before" before
   sortctl bench --target="127.0.0.1:$port" --progress=false --json "$@" >"$out/$name.json" 2>"$out/$name.err"
   local rc=$?
-  python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.after"
+  python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.after" after
   # shellcheck disable=SC2086  # device names, split on spaces
   if ! python3 "$bench_dir/bench_summary.py" report "$name" "$out/$name.json" "$rc" \
       "$out/$name.before" "$out/$name.after" $devices; then

@@ -23,7 +23,7 @@ sortd_log_port() {
 # (--listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0; FLAGS come after, so they win, and
 # --metrics_listen= turns metrics off) with its stderr in LOG, and waits until it serves. Sets
 # sortd_pid, sortd_port and sortd_mport (empty without metrics). If it does not start: prints
-# LOG on stderr, stops the process and returns 1.
+# LOG on stderr, kills the process and returns 1.
 sortd_start() {
   local log=$1 bin=$2 metrics=127.0.0.1:0 arg
   shift 2
@@ -38,6 +38,8 @@ sortd_start() {
     return 0
   fi
   { echo "sortd did not start:"; cat "$log"; } >&2
-  kill "$sortd_pid" 2>/dev/null
+  # KILL: sortd takes SIGTERM only once it serves.
+  kill -KILL "$sortd_pid" 2>/dev/null
+  wait "$sortd_pid" 2>/dev/null
   return 1
 }

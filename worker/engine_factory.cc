@@ -79,8 +79,10 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
       device_options.name = absl::StrCat("cpu-device:", d);
       device_options.staging_pool_bytes =
           options.pinned_pool_bytes > 0 ? options.pinned_pool_bytes : size_t{256} << 20;
-      device_options.max_request_bytes = device_options.staging_pool_bytes;
+      // As a GPU worker's: room for the staging layout's alignment padding.
+      device_options.max_request_bytes = device_options.staging_pool_bytes * 9 / 10;
       device_options.lose_at_batch = options.test_lose_at_batch;
+      device_options.fail_every = options.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",
                        device_options.staging_pool_bytes >> 20, " MiB"));
       devices.push_back(std::make_unique<CpuSortDevice>(device_options));
@@ -117,6 +119,7 @@ absl::StatusOr<std::unique_ptr<SortEngine>> CreateEngine(
   auto cpu = CpuEngine::Create(options.cpu);
   if (!cpu.ok()) return cpu.status();
   if (options.kind == EngineKind::kCpu) {
+    if (options.gpu.test_stand_in_devices > 0) log("--test_stand_in_gpus is ignored with --engine=cpu");
     log((*cpu)->Describe());
     return std::unique_ptr<SortEngine>(std::move(*cpu));
   }

@@ -44,6 +44,7 @@ __device__ __forceinline__ void BlockRegisterSort(const NetworkIo<Key, E>& io, t
   __syncthreads();  // the next segment reuses the tile
 }
 
+// per_block is 1 or kThreads / 32; more would leave the short segments past the last warp unsorted.
 template <typename Key, typename E, int kThreads, int kWarpItems, int kBlockItems>
 __global__ void __launch_bounds__(kThreads)
     SegmentedSortKernel(NetworkIo<Key, E> io, const uint32_t* offsets, uint32_t num_segments,

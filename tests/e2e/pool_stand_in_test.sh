@@ -54,6 +54,7 @@ check "after losing both devices, only INTERNAL errors and the CPU engine serves
   "r['requests_ok'] + r['errors'] == 300 and set(r['errors_by_code']) <= {'INTERNAL'} and
    0 < r['errors'] <= 2 * 8 and any(w.split()[0] == 'cpu' for w in r['served_by'])"
 scrape >"$work/lost.metrics"
+check "sortctl exits non-zero for the failed requests" test "$rc" -ne 0
 check "the lost devices are unhealthy in /metrics" bash -c "
   grep -q 'sortd_worker_healthy{worker=\"cpu-device:0\"} 0' '$work/lost.metrics' &&
   grep -q 'sortd_worker_healthy{worker=\"cpu-device:1\"} 0' '$work/lost.metrics'"

@@ -18,10 +18,11 @@ namespace {
 
 using kernels::DeviceSegmentedSortArgs;
 
-// `tell_longest` passes the longest length as the layout hint (one block per long segment);
-// otherwise the kernel takes one segment per warp and the block sorts the long ones in turn.
+// `hint` is the layout hint (max_segment_keys): the longest length (Longest) gives one block per
+// segment when some are longer than a warp sorts, 0 one segment per warp with the block sorting
+// the long ones in turn; any other value must sort just as correctly.
 void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<uint32_t>& lengths,
-                   Distribution dist, uint64_t seed, bool tell_longest) {
+                   Distribution dist, uint64_t seed, uint32_t hint) {
   std::vector<uint32_t> offsets(lengths.size() + 1, 0);
   for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   const size_t n = offsets.back();
@@ -31,7 +32,7 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
                                     << (spec.stable ? " stable" : "") << " segments="
                                     << lengths.size() << " n=" << n << " "
                                     << DistributionName(dist) << " seed=" << seed
-                                    << (tell_longest ? " longest told" : " longest unknown"));
+                                    << " hint=" << hint);
   const size_t kw = KeyWidth(spec.key_type);
   const size_t vw = spec.value_width;
   const std::string keys = MakeKeys(spec.key_type, n, dist, seed);
@@ -57,7 +58,7 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
       arena, DeviceArena::kOffsets,
       std::string(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 4)));
   args.num_segments = static_cast<uint32_t>(lengths.size());
-  if (tell_longest && !lengths.empty()) args.max_segment_keys = *std::max_element(lengths.begin(), lengths.end());
+  args.max_segment_keys = hint;
   size_t temp_bytes = 0;
   ASSERT_TRUE(CudaOk(kernels::SegmentedSort(nullptr, &temp_bytes, args, nullptr), "query"));
   void* temp = arena.Get(DeviceArena::kTemp, temp_bytes);
@@ -79,6 +80,10 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
                                  /*require_stable=*/true))
         << "segment " << s << " of length " << len;
   }
+}
+
+uint32_t Longest(const std::vector<uint32_t>& lengths) {
+  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
 }
 
 std::vector<uint32_t> MixedLengths(std::mt19937_64& rng, size_t count, uint32_t max_len) {
@@ -111,7 +116,8 @@ TEST(SegmentedSortTest, MixedLengthsWholeContract) {
             spec.return_indices = idx;
             spec.stable = stable;
             const Distribution dist = kAllDistributions[(c++) % std::size(kAllDistributions)];
-            CheckSegments(arena, spec, MixedLengths(rng, 37, 5000), dist, seed + c, c % 2 == 0);
+            const std::vector<uint32_t> lengths = MixedLengths(rng, 37, 5000);
+            CheckSegments(arena, spec, lengths, dist, seed + c, c % 2 == 0 ? Longest(lengths) : 0);
             if (::testing::Test::HasFailure()) return;
           }
         }
@@ -138,8 +144,8 @@ TEST(SegmentedSortTest, PathBoundaries) {
         spec.stable = variant == 1;
         const Distribution dist = kAllDistributions[(c++) % std::size(kAllDistributions)];
         const size_t count = len > 4096 ? 3 : 11;
-        for (bool tell_longest : {false, true}) {
-          CheckSegments(arena, spec, std::vector<uint32_t>(count, len), dist, seed + c, tell_longest);
+        for (uint32_t hint : {0u, len}) {
+          CheckSegments(arena, spec, std::vector<uint32_t>(count, len), dist, seed + c, hint);
           if (::testing::Test::HasFailure()) return;
         }
       }
@@ -157,7 +163,8 @@ TEST(SegmentedSortTest, AllDistributionsMixed) {
       spec.key_type = type;
       spec.return_indices = true;
       spec.value_width = 4;
-      CheckSegments(arena, spec, MixedLengths(rng, 200, 3000), dist, seed, type == KeyType::kUint32);
+      const std::vector<uint32_t> lengths = MixedLengths(rng, 200, 3000);
+      CheckSegments(arena, spec, lengths, dist, seed, type == KeyType::kUint32 ? Longest(lengths) : 0);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -166,10 +173,26 @@ TEST(SegmentedSortTest, AllDistributionsMixed) {
 TEST(SegmentedSortTest, NoSegments) {
   DeviceArena arena;
   SortSpec spec;
-  for (bool tell_longest : {false, true}) {
-    CheckSegments(arena, spec, {}, Distribution::kRandom, 1, tell_longest);
-    CheckSegments(arena, spec, {0, 0, 0}, Distribution::kRandom, 1, tell_longest);
+  for (uint32_t hint : {0u, 1000u}) {
+    CheckSegments(arena, spec, {}, Distribution::kRandom, 1, hint);
+    CheckSegments(arena, spec, {0, 0, 0}, Distribution::kRandom, 1, hint);
   }
+}
+
+// The hint only picks the layout: one that overstates (every segment short, one block each) or
+// understates (long segments, eight to a block) sorts the same.
+TEST(SegmentedSortTest, WrongHintsStillSort) {
+  DeviceArena arena;
+  const uint64_t seed = TestSeed();
+  std::mt19937_64 rng(seed ^ 0x41);
+  SortSpec spec;
+  spec.key_type = KeyType::kFloat64;
+  spec.value_width = 4;
+  spec.return_indices = true;
+  std::vector<uint32_t> short_lengths(50);
+  for (auto& len : short_lengths) len = static_cast<uint32_t>(rng() % 257);
+  CheckSegments(arena, spec, short_lengths, Distribution::kRandom, seed, 1u << 20);
+  CheckSegments(arena, spec, MixedLengths(rng, 50, 6000), Distribution::kFewUnique, seed, 1);
 }
 
 }  // namespace
@@ -188,9 +211,9 @@ TEST(SegmentedSortSanitizerTest, EveryPath) {
   spec.value_width = 8;
   for (bool tell_longest : {false, true}) {
     CheckSegments(arena, spec, {0, 1, 2, 31, 200, 256, 257, 1000, 4096, 4097, 0, 5}, Distribution::kRandom,
-                  TestSeed(), tell_longest);
+                  TestSeed(), tell_longest ? 4097 : 0);
     SortSpec keys;
-    CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(), tell_longest);
+    CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(), tell_longest ? 16385 : 0);
   }
 }
 

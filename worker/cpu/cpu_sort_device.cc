@@ -49,7 +49,7 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
     healthy_.store(false);
     return absl::InternalError(absl::StrCat(options_.name, ": injected device loss at batch ", number));
   }
-  if (options_.fail_batches.count(number) > 0) {
+  if (options_.fail_batches.count(number) > 0 || (options_.fail_every > 0 && number % options_.fail_every == 0)) {
     return absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number));
   }
   for (size_t i = 0; i < batch.size(); ++i) {

@@ -20,6 +20,7 @@ struct CpuSortDeviceOptions {
   // Fault injection (1-based batch numbers): a failed batch leaves the device healthy; at
   // lose_at_batch the device is lost for good.
   std::set<int> fail_batches;
+  int fail_every = 0;  // also every Nth batch (0: none)
   int lose_at_batch = 0;
   // Outputs go into blocks of a staging pool of this size, held until the caller drops them, as
   // a GPU worker's responses hold its pinned staging while they are sent; 0 leaves them on the heap.
