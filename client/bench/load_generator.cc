@@ -23,6 +23,8 @@
 #include "proto/status_util.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
+#include <grpcpp/generic/generic_stub.h>
+
 namespace sortd::bench {
 namespace {
 
@@ -77,6 +79,23 @@ struct Lane {
   std::atomic<uint64_t> answered{0};
   std::atomic<uint64_t> answered_errors{0};
 
+  // Response messages, reused so a large response parses into strings that already have the room
+  // (a fresh message allocated, and page-faulted, a buffer the size of the keys on every call).
+  std::unique_ptr<v1::SortResponse> TakeResponse() {
+    absl::MutexLock lock(&responses_mu);
+    if (responses.empty()) return std::make_unique<v1::SortResponse>();
+    std::unique_ptr<v1::SortResponse> response = std::move(responses.back());
+    responses.pop_back();
+    return response;
+  }
+  void ReturnResponse(std::unique_ptr<v1::SortResponse> response) {
+    response->Clear();  // keeps the strings' capacity
+    absl::MutexLock lock(&responses_mu);
+    responses.push_back(std::move(response));
+  }
+  absl::Mutex responses_mu;
+  std::vector<std::unique_ptr<v1::SortResponse>> responses ABSL_GUARDED_BY(responses_mu);
+
   // Blocks until fewer than `limit` calls are in flight; true if it had to wait.
   bool WaitForInFlightBelow(int limit) {
     if (in_flight.load(std::memory_order_seq_cst) < limit) return false;
@@ -115,7 +134,9 @@ struct Lane {
 
 struct Call {
   grpc::ClientContext context;
-  v1::SortResponse response;
+  grpc::ByteBuffer request_bytes;  // shares the pool's serialized request
+  grpc::ByteBuffer response_bytes;
+  std::unique_ptr<v1::SortResponse> response;  // the lane's, given back when the call is done
   // The pool outlives every call: the Runner returns only after every lane has drained.
   const PreparedRequest* sent = nullptr;
   std::shared_ptr<Lane> lane;
@@ -130,17 +151,22 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   std::unique_ptr<Call> call(raw_call);
   const std::shared_ptr<Lane> lane = std::move(call->lane);  // declared first: outlives the rest
   absl::Status status = FromGrpcStatus(grpc_status);
+  if (status.ok() &&
+      !grpc::SerializationTraits<v1::SortResponse>::Deserialize(&call->response_bytes, call->response.get()).ok()) {
+    status = absl::DataLossError("the response is not a SortResponse");
+  }
   // Verification runs outside any lock, on gRPC's callback threads, in parallel.
   if (status.ok() && lane->verify) {
-    status = lane->echo ? VerifyEchoResponse(*call->sent, call->response)
-                        : VerifySortResponse(*call->sent, call->response);
+    status = lane->echo ? VerifyEchoResponse(*call->sent, *call->response)
+                        : VerifySortResponse(*call->sent, *call->response);
   }
   std::string device;
   int algorithm = -1;
   if (status.ok() && !lane->echo) {
-    device = std::move(*call->response.mutable_device());
-    algorithm = call->response.algorithm();
+    device = std::move(*call->response->mutable_device());
+    algorithm = call->response->algorithm();
   }
+  lane->ReturnResponse(std::move(call->response));
   const bool measured = call->measured;
   const int64_t due_ns = call->due_ns;
   const int64_t sent_ns = call->sent_ns;
@@ -212,8 +238,11 @@ class Runner {
   BenchOptions options_;  // dispatchers resolved
   std::vector<std::shared_ptr<const PreparedRequest>> pool_;
   double mean_request_keys_ = 0;
-  std::vector<std::unique_ptr<v1::SortService::Stub>> sort_stubs_;
+  std::vector<std::unique_ptr<v1::SortService::Stub>> sort_stubs_;  // the preflight probe
   std::vector<std::unique_ptr<v1::Diagnostics::Stub>> echo_stubs_;
+  // The load: the pool's requests go out already serialized (PreparedRequest::wire).
+  std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
+  std::string method_;
   std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
   // With --requests: measured requests claimed so far, by all dispatchers together.
   std::atomic<uint64_t> measured_claimed_{0};
@@ -224,6 +253,8 @@ class Runner {
 
 absl::Status Runner::Setup() {
   pool_ = BuildRequestPool(options_);
+  method_ = options_.echo ? absl::StrCat("/", v1::Diagnostics::service_full_name(), "/Echo")
+                          : absl::StrCat("/", v1::SortService::service_full_name(), "/SortKeys");
   double keys = 0;
   for (const auto& p : pool_) keys += static_cast<double>(p->n);
   mean_request_keys_ = keys / static_cast<double>(pool_.size());
@@ -243,6 +274,7 @@ absl::Status Runner::Setup() {
     const auto& channel = (*client)->channel();
     sort_stubs_.push_back(v1::SortService::NewStub(channel));
     echo_stubs_.push_back(v1::Diagnostics::NewStub(channel));
+    raw_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
 
     // One small request per channel before the clock starts: an unreachable target or a server
     // without Echo is a setup error with a clear message, not a run full of failures.
@@ -269,14 +301,11 @@ absl::Status Runner::Setup() {
 
 void Runner::Issue(Call* call, size_t channel) {
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
-  auto done = [call](grpc::Status status) { OnDone(call, status); };
-  if (options_.echo) {
-    echo_stubs_[channel]->async()->Echo(&call->context, &call->sent->request, &call->response,
-                                        std::move(done));
-  } else {
-    sort_stubs_[channel]->async()->SortKeys(&call->context, &call->sent->request, &call->response,
-                                            std::move(done));
-  }
+  call->request_bytes = call->sent->wire;
+  call->response = call->lane->TakeResponse();
+  raw_stubs_[channel]->UnaryCall(&call->context, method_, grpc::StubOptions(), &call->request_bytes,
+                                 &call->response_bytes,
+                                 [call](grpc::Status status) { OnDone(call, status); });
 }
 
 // One dispatcher: issues its share of the load over its own channels and slots, then waits for

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <thread>
+
+#include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "proto/enum_convert.h"
 #include "worker/cpu/cpu_sort.h"
@@ -105,6 +109,12 @@ std::vector<std::shared_ptr<const PreparedRequest>> BuildRequestPool(const Bench
     r.set_return_indices(options.return_indices);
     r.set_algorithm(options.algorithm);
     p->key_checksum = KeyMultisetChecksum(r.keys(), kw);
+    bool own_buffer = false;
+    if (!grpc::SerializationTraits<v1::SortRequest>::Serialize(r, &p->wire, &own_buffer).ok()) {
+      // Only a message over 2 GiB fails; the options' limits keep requests far below that.
+      std::fprintf(stderr, "sortctl bench: cannot serialize a %zu-byte request\n", request_bytes);
+      std::abort();
+    }
     bytes += request_bytes;
     pool.push_back(std::move(p));
   }

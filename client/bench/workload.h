@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/support/byte_buffer.h>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "client/bench/bench_options.h"
@@ -16,6 +18,9 @@ namespace sortd::bench {
 
 struct PreparedRequest {
   v1::SortRequest request;
+  // `request` serialized once: every call sends these bytes (gRPC shares them, no copy), where
+  // serializing per call cost a fresh buffer the size of the keys, page faults included.
+  grpc::ByteBuffer wire;
   KeyType key_type = KeyType::kUint32;
   size_t n = 0;
   // Order-independent digest of the keys (KeyMultisetChecksum): the response must have the same.
