@@ -17,20 +17,23 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
     const PoolEngineOptions& options) {
   if (cpu == nullptr) return absl::InvalidArgumentError("the pool engine needs a CPU engine");
   std::unique_ptr<PoolEngine> engine(new PoolEngine(std::move(cpu), options));
-  std::map<std::string, int> per_device;
-  std::map<std::string, size_t> gpu_index;
+  struct Gpu {
+    size_t index;     // in gpu_of_worker_
+    int workers = 0;  // so far
+  };
+  std::map<std::string, Gpu> gpus;  // by device name
   for (auto& device : devices) {
     PoolEngine* self = engine.get();
+    Gpu& gpu = gpus.try_emplace(device->name(), Gpu{gpus.size()}).first->second;
+    engine->gpu_of_worker_.push_back(gpu.index);
     // Several workers may share one GPU: "cuda:0", "cuda:0#1", ...
-    const int index = per_device[device->name()]++;
-    const auto [gpu, added] = gpu_index.emplace(device->name(), gpu_index.size());
-    engine->gpu_of_worker_.push_back(gpu->second);
+    const int index = gpu.workers++;
     std::string name = index == 0 ? device->name() : absl::StrCat(device->name(), "#", index);
     engine->workers_.push_back(std::make_unique<DeviceWorker>(
         std::move(device), std::move(name), options.batching, options.observer,
         [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
   }
-  engine->gpu_count_ = gpu_index.size();
+  engine->gpu_count_ = gpus.size();
   return engine;
 }
 

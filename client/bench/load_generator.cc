@@ -238,9 +238,7 @@ class Runner {
   BenchOptions options_;  // dispatchers resolved
   std::vector<std::shared_ptr<const PreparedRequest>> pool_;
   double mean_request_keys_ = 0;
-  std::vector<std::unique_ptr<v1::SortService::Stub>> sort_stubs_;  // the preflight probe
-  std::vector<std::unique_ptr<v1::Diagnostics::Stub>> echo_stubs_;
-  // The load: the pool's requests go out already serialized (PreparedRequest::wire).
+  // One per channel; the pool's requests go out already serialized (PreparedRequest::wire).
   std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
   std::string method_;
   std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
@@ -272,8 +270,6 @@ absl::Status Runner::Setup() {
     auto client = client::SortClient::Create(options_.target, client_options);
     if (!client.ok()) return client.status();
     const auto& channel = (*client)->channel();
-    sort_stubs_.push_back(v1::SortService::NewStub(channel));
-    echo_stubs_.push_back(v1::Diagnostics::NewStub(channel));
     raw_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
 
     // One small request per channel before the clock starts: an unreachable target or a server
@@ -284,8 +280,9 @@ absl::Status Runner::Setup() {
     v1::SortResponse response;
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kPreflightTimeout));
-    const grpc::Status status = options_.echo ? echo_stubs_.back()->Echo(&context, probe, &response)
-                                              : sort_stubs_.back()->SortKeys(&context, probe, &response);
+    const grpc::Status status = options_.echo
+                                    ? v1::Diagnostics::NewStub(channel)->Echo(&context, probe, &response)
+                                    : v1::SortService::NewStub(channel)->SortKeys(&context, probe, &response);
     if (options_.echo && status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
       return absl::FailedPreconditionError(absl::StrCat(
           options_.target, " does not serve the Echo diagnostics RPC; start sortd with --enable_echo"));
@@ -318,7 +315,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
   Lane& lane = *lanes_[d];
   const int dispatchers = options_.dispatchers;
   std::vector<size_t> channels;  // dispatcher d owns channels d, d + D, d + 2D, ...
-  for (size_t c = d; c < sort_stubs_.size(); c += dispatchers) channels.push_back(c);
+  for (size_t c = d; c < raw_stubs_.size(); c += dispatchers) channels.push_back(c);
 
   // Open loop: this dispatcher's arrivals at rate / D. Constant: the k-th is arrival k * D + d of
   // one stream at the full rate (so D dispatchers together send exactly that stream). Poisson:

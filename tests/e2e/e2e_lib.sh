@@ -35,6 +35,12 @@ start_sortd() {
   pids+=("$pid")
 }
 
+# json_check FILE PYTHON_EXPR: the expression over the JSON report `r` must be true.
+json_check() {
+  python3 -c "import json,sys; r=json.load(open('$1')); sys.exit(0 if ($2) else 1)" ||
+    { echo "  report: $(cat "$1")"; return 1; }
+}
+
 # scrape: sortd's /metrics text (of the last start_sortd) on stdout.
 scrape() {
   python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$mport/metrics', timeout=10).read().decode())"

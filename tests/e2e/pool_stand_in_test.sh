@@ -10,10 +10,6 @@ sortd=$1
 sortctl=$2
 . "$(dirname "$0")/e2e_lib.sh"
 
-json_check() {  # json_check FILE PYTHON_EXPR: the expression over the report `r` must be true
-  python3 -c "import json,sys; r=json.load(open('$1')); sys.exit(0 if ($2) else 1)" ||
-    { echo "  report: $(cat "$1")"; return 1; }
-}
 metric() {  # metric NAME LABEL_SUBSTRING: the sum of the series of NAME whose labels contain it
   scrape | python3 -c "
 import re, sys

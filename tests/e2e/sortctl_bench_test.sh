@@ -7,12 +7,6 @@ sortd=$1
 sortctl=$2
 . "$(dirname "$0")/e2e_lib.sh"
 
-# json_check FILE PYTHON_EXPR: the expression over the report `r` must be true.
-json_check() {
-  python3 -c "import json,sys; r=json.load(open('$1')); sys.exit(0 if ($2) else 1)" ||
-    { echo "  report: $(cat "$1")"; return 1; }
-}
-
 start_sortd --enable_echo --cpu_threads=2
 good=127.0.0.1:$port
 bench=("$sortctl" bench --warmup=0s --seed=7)
