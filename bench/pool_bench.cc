@@ -1,7 +1,8 @@
 // The GPU worker pool without gRPC: client threads submit 16M-key jobs straight to the engine
 // (what sortd's handlers do once a request is parsed), in a closed loop, first on one set of GPUs
 // and then on another, so the pool's own scaling is measured apart from the transport's ceiling.
-//   pool_bench [log2_keys=24] [clients=8] [seconds=10] DEVICES... (e.g. 0 0,1)
+//   pool_bench [--workers_per_gpu=N] [--copy_threads=N] [--chunk_bytes=N] LOG2_KEYS CLIENTS SECONDS
+//              DEVICES... (e.g. 24 8 10 0 0,1); the flags default to sortd's.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -30,9 +31,8 @@ struct Result {
   uint64_t errors = 0;
 };
 
-Result Run(const std::string& devices, const ByteSource& input, const std::string& expected, size_t n,
-           int clients, absl::Duration measured) {
-  EngineOptions options;
+Result Run(EngineOptions options, const std::string& devices, const ByteSource& input, const std::string& expected,
+           size_t n, int clients, absl::Duration measured) {
   options.kind = EngineKind::kGpu;
   options.gpu.devices = *ParseDeviceList(devices);
   options.gpu.device_pool_bytes = size_t{8} << 30;
@@ -90,15 +90,43 @@ Result Run(const std::string& devices, const ByteSource& input, const std::strin
   return result;
 }
 
+// Takes the leading --name=value flags off argv; false on one it does not know.
+bool ParseFlags(int& argc, char**& argv, EngineOptions& options) {
+  while (argc > 1 && std::strncmp(argv[1], "--", 2) == 0) {
+    const char* flag = argv[1];
+    const char* eq = std::strchr(flag, '=');
+    if (eq == nullptr) return false;
+    const std::string name(flag + 2, eq);
+    const long long value = std::atoll(eq + 1);
+    if (name == "workers_per_gpu") {
+      options.gpu.workers_per_gpu = static_cast<int>(value);
+    } else if (name == "copy_threads") {
+      options.gpu.copy_threads = static_cast<int>(value);
+    } else if (name == "chunk_bytes") {
+      options.gpu.transfer_chunk_bytes = static_cast<size_t>(value);
+    } else {
+      return false;
+    }
+    --argc;
+    ++argv;
+  }
+  return true;
+}
+
 }  // namespace
 }  // namespace sortd
 
 int main(int argc, char** argv) {
   using namespace sortd;
-  if (argc < 5) {
-    std::fprintf(stderr, "usage: pool_bench LOG2_KEYS CLIENTS SECONDS DEVICES... (e.g. 24 8 10 0 0,1)\n");
+  EngineOptions options;
+  if (!ParseFlags(argc, argv, options) || argc < 5) {
+    std::fprintf(stderr,
+                 "usage: pool_bench [--workers_per_gpu=N] [--copy_threads=N] [--chunk_bytes=N] LOG2_KEYS CLIENTS "
+                 "SECONDS DEVICES... (e.g. 24 8 10 0 0,1)\n");
     return 2;
   }
+  std::printf("workers per GPU %d, copy threads %d, chunk %zu bytes\n", options.gpu.workers_per_gpu,
+              options.gpu.copy_threads, options.gpu.transfer_chunk_bytes);
   const size_t n = size_t{1} << std::atoi(argv[1]);
   const int clients = std::atoi(argv[2]);
   const absl::Duration measured = absl::Seconds(std::atoi(argv[3]));
@@ -111,7 +139,7 @@ int main(int argc, char** argv) {
   double first_rate = 0;
   for (int i = 4; i < argc; ++i) {
     std::printf("--- devices %s\n", argv[i]);
-    const Result r = Run(argv[i], input, expected, n, clients, measured);
+    const Result r = Run(options, argv[i], input, expected, n, clients, measured);
     if (first_rate == 0) first_rate = r.jobs_per_s;
     std::string served;
     for (const auto& [device, count] : r.served_by) served += device + " " + std::to_string(count) + "; ";

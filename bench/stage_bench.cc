@@ -2,7 +2,7 @@
 // CudaSortDevice::RunBatch, its input in pageable pieces the size gRPC hands over (a 64 MiB
 // request arrived as 1,499 slices, ~44 KiB each, on the dev VM), serial copy-sort-copy against
 // chunked overlap, next to the pinned copy rate of the same host measured here.
-//   stage_bench [log2_keys=24] [runs=15]
+//   stage_bench [log2_keys=24] [runs=15] [parts=ceiling,variants,register,sweep,configs]
 #include <emmintrin.h>
 
 #include <algorithm>
@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
 #include "bench/sliced_input.h"
@@ -259,6 +261,99 @@ void PrintRegistrationCost(std::vector<char>& input, int runs) {
               bytes >> 20, r, d, bytes / (d * 1e6), u, bytes / ((r + d + u) * 1e6));
 }
 
+// Median stage times of one request of n u32 keys from `source` through `device`, one at a time;
+// the first run's output is checked against `expected` (the sorted keys).
+struct StageTimes {
+  double total_ms = 0, in_ms = 0, sort_ms = 0, out_ms = 0;
+};
+
+StageTimes TimeRequests(SortDevice& device, const ByteSource& source, size_t n, const uint32_t* expected,
+                        int runs, const char* what) {
+  std::vector<double> total, in, sort, out;
+  for (int i = 0; i < runs + 3; ++i) {
+    SortJob job;
+    job.spec.key_type = KeyType::kUint32;
+    job.spec.algorithm = Algorithm::kRadix;
+    job.n = n;
+    job.keys = source;
+    SortJob* batch[] = {&job};
+    SortReport report;
+    const absl::Time start = absl::Now();
+    absl::Status status = device.RunBatch(absl::MakeSpan(batch), absl::MakeSpan(&report, 1));
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
+      std::exit(1);
+    }
+    if (i == 0 && std::memcmp(job.out_keys.data, expected, n * 4) != 0) {
+      std::fprintf(stderr, "%s: the output is not the sorted input\n", what);
+      std::exit(1);
+    }
+    if (i < 3) continue;  // warm-up
+    total.push_back(ms);
+    in.push_back(absl::ToDoubleMilliseconds(report.host_to_device));
+    sort.push_back(absl::ToDoubleMilliseconds(report.compute));
+    out.push_back(absl::ToDoubleMilliseconds(report.device_to_host));
+  }
+  return {Median(total), Median(in), Median(sort), Median(out)};
+}
+
+absl::StatusOr<std::unique_ptr<CudaSortDevice>> MakeDevice(size_t max_bytes, size_t chunk_bytes, int copy_threads) {
+  CudaSortDeviceOptions options;
+  options.device_pool_bytes = std::max<size_t>(size_t{1} << 30, 6 * max_bytes);
+  options.pinned_pool_bytes = std::max<size_t>(size_t{256} << 20, 2 * max_bytes);
+  options.transfer_chunk_bytes = chunk_bytes;
+  options.copy_threads = copy_threads;
+  return CudaSortDevice::Create(options);
+}
+
+// The chunk size for every request size the worker sees, not just 64 MiB: a request no larger
+// than one chunk is copied by all threads first and then sent in one DMA (no overlap), so the
+// chunk size decides which requests overlap at all. Reports the way in (gather + DMA) in GB/s
+// and the whole request's latency, 4 copy threads (the default).
+void PrintChunkSweep(int max_log2_keys, int runs) {
+  const size_t chunks[] = {size_t{1} << 20, size_t{2} << 20, size_t{4} << 20, size_t{8} << 20};
+  std::vector<int> sizes;
+  for (int log2 = 18; log2 <= max_log2_keys; ++log2) sizes.push_back(log2);
+  std::vector<SlicedInput> inputs(sizes.size());
+  std::vector<std::vector<uint32_t>> sorted(sizes.size());
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const size_t n = size_t{1} << sizes[s];
+    BuildSlicedRandomU32(n, 7 + s, inputs[s]);
+    sorted[s].resize(n);
+    std::memcpy(sorted[s].data(), inputs[s].bytes.data(), n * 4);
+    std::sort(sorted[s].begin(), sorted[s].end());
+  }
+  // stage[c][s]: chunk size c, request size s.
+  std::vector<std::vector<StageTimes>> stage(std::size(chunks), std::vector<StageTimes>(sizes.size()));
+  for (size_t c = 0; c < std::size(chunks); ++c) {
+    auto device = MakeDevice(size_t{4} << max_log2_keys, chunks[c], 4);
+    if (!device.ok()) {
+      std::fprintf(stderr, "chunk sweep: %s\n", device.status().ToString().c_str());
+      std::exit(1);
+    }
+    for (size_t s = 0; s < sizes.size(); ++s) {
+      stage[c][s] = TimeRequests(**device, inputs[s].source, size_t{1} << sizes[s], sorted[s].data(), runs,
+                                 "chunk sweep");
+    }
+  }
+  std::printf("| request, u32 RADIX, 4 copy threads |");
+  for (size_t chunk : chunks) std::printf(" chunk %zu MiB: in GB/s, latency ms |", chunk >> 20);
+  std::printf("\n|---|");
+  for (size_t c = 0; c < std::size(chunks); ++c) std::printf("---:|");
+  std::printf("\n");
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const size_t bytes = size_t{4} << sizes[s];
+    std::printf("| %s |", bytes >= (size_t{1} << 20) ? absl::StrCat(bytes >> 20, " MiB").c_str()
+                                                     : absl::StrCat(bytes >> 10, " KiB").c_str());
+    for (size_t c = 0; c < std::size(chunks); ++c) {
+      std::printf(" %.1f, %.3f |", bytes / (stage[c][s].in_ms * 1e6), stage[c][s].total_ms);
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 }  // namespace sortd::bench
 
@@ -267,6 +362,8 @@ int main(int argc, char** argv) {
   using namespace sortd::bench;
   const int log2_keys = argc > 1 ? std::atoi(argv[1]) : 24;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 15;
+  const std::string parts = argc > 3 ? argv[3] : "ceiling,variants,register,sweep,configs";
+  const auto part = [&](absl::string_view name) { return absl::StrContains(parts, name); };
   const size_t n = size_t{1} << log2_keys, bytes = n * 4;
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
@@ -287,9 +384,11 @@ int main(int argc, char** argv) {
   std::printf("pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
               bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
 
-  PrintHostCopyCeiling(source, bytes, runs);
-  PrintPipelineVariants(source, bytes, runs);
-  PrintRegistrationCost(input, runs);
+  if (part("ceiling")) PrintHostCopyCeiling(source, bytes, runs);
+  if (part("variants")) PrintPipelineVariants(source, bytes, runs);
+  if (part("register")) PrintRegistrationCost(input, runs);
+  if (part("sweep")) PrintChunkSweep(log2_keys, runs);
+  if (!part("configs")) return 0;
 
   const Config configs[] = {
       {"serial (one chunk, 1 copy thread)", size_t{1} << 40, 1},
@@ -307,46 +406,15 @@ int main(int argc, char** argv) {
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
   double serial_ms = 0;
   for (const Config& config : configs) {
-    CudaSortDeviceOptions options;
-    options.device_pool_bytes = std::max<size_t>(size_t{1} << 30, 6 * bytes);
-    options.pinned_pool_bytes = std::max<size_t>(size_t{256} << 20, 2 * bytes);
-    options.transfer_chunk_bytes = config.chunk_bytes;
-    options.copy_threads = config.copy_threads;
-    auto device = CudaSortDevice::Create(options);
+    auto device = MakeDevice(bytes, config.chunk_bytes, config.copy_threads);
     if (!device.ok()) {
       std::fprintf(stderr, "%s\n", device.status().ToString().c_str());
       return 1;
     }
-    std::vector<double> total, in, sort, out;
-    for (int i = 0; i < runs + 3; ++i) {
-      SortJob job;
-      job.spec.key_type = KeyType::kUint32;
-      job.spec.algorithm = Algorithm::kRadix;
-      job.n = n;
-      job.keys = source;
-      SortJob* batch[] = {&job};
-      SortReport report;
-      const absl::Time start = absl::Now();
-      absl::Status status = (*device)->RunBatch(absl::MakeSpan(batch), absl::MakeSpan(&report, 1));
-      const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-      if (!status.ok()) {
-        std::fprintf(stderr, "%s: %s\n", config.name, status.ToString().c_str());
-        return 1;
-      }
-      if (i == 0 && std::memcmp(job.out_keys.data, expected.data(), bytes) != 0) {
-        std::fprintf(stderr, "%s: the output is not the sorted input\n", config.name);
-        return 1;
-      }
-      if (i < 3) continue;  // warm-up
-      total.push_back(ms);
-      in.push_back(absl::ToDoubleMilliseconds(report.host_to_device));
-      sort.push_back(absl::ToDoubleMilliseconds(report.compute));
-      out.push_back(absl::ToDoubleMilliseconds(report.device_to_host));
-    }
-    const double t = Median(total), i_ms = Median(in), s_ms = Median(sort), o_ms = Median(out);
-    if (serial_ms == 0) serial_ms = t;
-    std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2fx |\n", config.name, t, i_ms,
-                bytes / (i_ms * 1e6), s_ms, o_ms, bytes / (o_ms * 1e6), serial_ms / t);
+    const StageTimes t = TimeRequests(**device, source, n, expected.data(), runs, config.name);
+    if (serial_ms == 0) serial_ms = t.total_ms;
+    std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2fx |\n", config.name, t.total_ms, t.in_ms,
+                bytes / (t.in_ms * 1e6), t.sort_ms, t.out_ms, bytes / (t.out_ms * 1e6), serial_ms / t.total_ms);
   }
   std::printf("\nin GB/s and out GB/s against the pinned rates above; out is DMA alone (no host copy on the way out).\n");
   return 0;

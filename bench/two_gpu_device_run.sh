@@ -110,9 +110,21 @@ if start_sortd echo --gpus=0 --enable_echo; then
 fi
 
 # The pool alone, without gRPC: 8 client threads submitting 16M-key jobs to the engine.
+# POOL_BENCH_VARIANTS: more pool_bench runs, ';'-separated, each "FLAGS... CLIENTS", e.g.
+# "--workers_per_gpu=1 16; --copy_threads=2 16" (what limits the pool on two GPUs).
 echo "=== pool_bench: the worker pool without gRPC, --gpus=0 then 0,1"
 if command -v pool_bench >/dev/null; then
   pool_bench 24 8 10 0 0,1 2>&1 | tee "$out/pool_bench.txt"
+  IFS=';' read -r -a variants <<<"${POOL_BENCH_VARIANTS:-}"
+  for variant in "${variants[@]}"; do
+    # shellcheck disable=SC2206  # flags and the client count, split on spaces
+    words=($variant)
+    ((${#words[@]} == 0)) && continue
+    clients=${words[-1]}
+    unset 'words[-1]'
+    echo "--- pool_bench ${words[*]} with $clients clients"
+    pool_bench "${words[@]}" 24 "$clients" 6 0 0,1 2>&1 | tee -a "$out/pool_bench.txt" | tail -4
+  done
 else
   echo "pool_bench is not in the bundle"
 fi
