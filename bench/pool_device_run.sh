@@ -7,8 +7,9 @@
 # 2. stage_bench: the worker's transfer path alone, serial vs chunked, against the pinned rate.
 # 3. Pool benchmarks through sortd + sortctl bench on loopback: batching on (max delay 0, 50 and
 #    200 us) and off for 1K-key requests with 1, 2 and 4 workers per GPU, next to echo of the same
-#    (the transport's ceiling); chunked vs serial transfers for 16M-key requests; sort (2 and 4
-#    workers per GPU) vs echo for 1M-key requests.
+#    (the transport's ceiling); chunked (2 MiB, the default, and 8 MiB) vs serial transfers for
+#    16M-key requests; sort (2 and 4 workers per GPU; 4 also with 8 MiB chunks) vs echo for
+#    1M-key requests.
 # POOL_RUN_SECTIONS="batch e2e" reruns only those parts (tests memcheck segmented stage batch large
 # e2e);
 # POOL_BATCH_WORKERS (default "1 2 4": workers per GPU) and POOL_BATCH_DELAYS (default "0us 50us
@@ -77,9 +78,12 @@ fi
 
 if section large; then
   echo "=== large: 16M u32 keys, one at a time: chunked overlap vs serial copy-sort-copy"
-  start_sortd chunked --transfer_chunk_bytes=$((8 << 20))
+  start_sortd chunked
   bench_sortd chunked --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
   sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
+  stop_sortd
+  start_sortd chunked_8mib --transfer_chunk_bytes=$((8 << 20))
+  bench_sortd chunked_8mib --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
   stop_sortd
   start_sortd serial --transfer_chunk_bytes=$((1 << 40)) --copy_threads=1 --workers_per_gpu=1
   bench_sortd serial --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
@@ -97,5 +101,9 @@ if section e2e; then
     [[ $w == 2 ]] && bench_sortd e2e_echo "${mid[@]}" --echo
     stop_sortd
   done
+  # The chunk size before 2 MiB: a 4 MiB request was then copied whole before its one DMA.
+  start_sortd e2e_w4_8mib --workers_per_gpu=4 --transfer_chunk_bytes=$((8 << 20))
+  bench_sortd e2e_sort_w4_8mib "${mid[@]}"
+  stop_sortd
 fi
 echo "=== done"

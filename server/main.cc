@@ -16,6 +16,7 @@
 #include "server/sortd_server.h"
 #include "worker/engine_factory.h"
 #include "worker/gpu_names.h"
+#include "worker/transfer_policy.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
@@ -30,8 +31,9 @@ ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, 0,
 ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
           "Pinned host staging per GPU worker, allocated at start-up; 0 takes min(device pool / 2, "
           "2 GiB)");
-ABSL_FLAG(uint64_t, transfer_chunk_bytes, uint64_t{8} << 20,
-          "Large transfers are split into chunks of this size so host copies overlap DMA");
+ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::TransferPolicy::kChunkBytes,
+          "Transfers larger than this are split into chunks of this size so host copies overlap "
+          "DMA (the default was chosen on an H200: worker/transfer_policy.h)");
 ABSL_FLAG(int, workers_per_gpu, 4,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort (4 against 2 on an H200: +26% "
@@ -39,7 +41,8 @@ ABSL_FLAG(int, workers_per_gpu, 4,
           "docs/benchmarks.md)");
 ABSL_FLAG(bool, gpu_blocking_wait, false,
           "GPU workers wait for their launches asleep instead of spinning a CPU core each");
-ABSL_FLAG(int, copy_threads, 4, "Threads per GPU worker for host copies into and out of pinned memory");
+ABSL_FLAG(int, copy_threads, sortd::TransferPolicy::kCopyThreads,
+          "Threads per GPU worker for host copies into and out of pinned memory");
 ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
           "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
 ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched launch");

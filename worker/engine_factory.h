@@ -12,6 +12,7 @@
 #include "worker/cost_model.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/engine.h"
+#include "worker/transfer_policy.h"
 
 namespace sortd {
 
@@ -21,11 +22,11 @@ struct GpuPoolOptions {
   std::vector<int> devices;        // empty: every visible GPU
   size_t device_pool_bytes = 0;    // per GPU; 0 derives it from the device's free memory
   size_t pinned_pool_bytes = 0;    // per GPU; 0 derives it from the device pool
-  size_t transfer_chunk_bytes = size_t{8} << 20;
+  size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
   // Workers per GPU, each with its own streams and pools, so one request's host copies overlap
   // another's transfers and sort on the same GPU.
   int workers_per_gpu = 4;  // chosen on an H200: see --workers_per_gpu in server/main.cc
-  int copy_threads = 4;  // per worker, for host <-> pinned copies
+  int copy_threads = TransferPolicy::kCopyThreads;  // per worker, for host <-> pinned copies
   bool blocking_wait = false;  // see CudaSortDeviceOptions
   BatchPolicy batching;
   CostModel cost_model;

@@ -97,13 +97,14 @@ __global__ void __launch_bounds__(kThreads)
       continue;
     }
     // The shared tile is exactly the register sort's size, so longer segments sort in scratch;
-    // the block owns the whole segment there, so block barriers order its layers.
+    // the block owns the whole segment there, so block barriers order its layers (the last
+    // layer's barrier comes before the stores). Each segment has its own range of scratch, so
+    // nothing needs a barrier before the next one.
     T* buf = scratch + base;
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) buf[i] = io.Load(base, i);
     __syncthreads();
     block::BlockNetworkSort<Network::kBitonic, E, kThreads>(buf, len);
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) io.Store(base, i, buf[i]);
-    __syncthreads();  // the next segment reuses the tile
   }
 }
 

@@ -142,10 +142,11 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
 absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
-  if (bytes <= chunk) {
-    // Nothing to overlap: the DMA goes on the compute stream, ahead of the sort, which spares
-    // the cross-stream events (a batch of small requests is a few hundred KB, and per-call costs
-    // of the CUDA API are most of its time).
+  if (bytes <= chunk || src == nullptr) {
+    // Nothing to overlap (one chunk, or bytes already staged, as a batch's are): the DMA goes on
+    // the compute stream, ahead of the sort, which spares the cross-stream events (a batch of
+    // small requests is a few hundred KB, and per-call costs of the CUDA API are most of its
+    // time).
     if (src != nullptr) HostCopy(staging, *src, 0, bytes);
     SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, compute_.get()),
                                absl::StrCat(name_, ": host-to-device copy"));
@@ -165,7 +166,7 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
     cudaError_t err = cudaSetDevice(options_.device);
     for (size_t c = next_chunk.fetch_add(1); c < chunks && err == cudaSuccess; c = next_chunk.fetch_add(1)) {
       const size_t off = c * chunk, len = std::min(chunk, bytes - off);
-      if (src != nullptr) src->CopyTo(off, len, staging + off);
+      src->CopyTo(off, len, staging + off);
       err = cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice, copy_[c % 2].get());
     }
     int expected = cudaSuccess;

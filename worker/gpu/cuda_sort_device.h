@@ -17,6 +17,7 @@
 #include "worker/gpu/cuda_resources.h"
 #include "worker/sort_device.h"
 #include "worker/staging_pool.h"
+#include "worker/transfer_policy.h"
 
 namespace sortd {
 
@@ -31,10 +32,8 @@ struct CudaSortDeviceOptions {
   // How long a batch waits for staging still held by responses being sent before it fails with
   // RESOURCE_EXHAUSTED.
   absl::Duration staging_wait = absl::Seconds(2);
-  size_t transfer_chunk_bytes = size_t{8} << 20;
-  // Threads for the host copies between gRPC's buffers and pinned staging: one core's memcpy
-  // (~10 GB/s) is slower than the DMA it feeds, so large copies are split across threads.
-  int copy_threads = 4;
+  size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
+  int copy_threads = TransferPolicy::kCopyThreads;
   // The worker waits for each launch asleep instead of spinning on its core. Spinning answers a
   // few microseconds sooner but takes a core per worker from gRPC and the answer threads.
   bool blocking_wait = false;
@@ -117,9 +116,9 @@ class CudaSortDevice : public SortDevice {
   void Recover();
 
   // Host -> device through `staging`, chunked over the copy streams: the copy threads each take
-  // the next chunk, copy it from `src` (skipped when src is null: the data is staged already) and
-  // queue its DMA, so DMAs run while later chunks are copied. The compute stream waits for all
-  // of it. One chunk's worth goes on the compute stream.
+  // the next chunk, copy it from `src` and queue its DMA, so DMAs run while later chunks are
+  // copied. The compute stream waits for all of it. One chunk's worth, or data already staged
+  // (src is null), goes in one DMA on the compute stream.
   absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
 
   // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread

@@ -1,0 +1,23 @@
+// Tuning of the GPU workers' transfer path, in one place: the server's flag defaults, the pool's
+// options and the device's options all start from these.
+#pragma once
+
+#include <cstddef>
+
+namespace sortd {
+
+struct TransferPolicy {
+  // Requests larger than one chunk are copied into pinned staging and sent chunk by chunk, so the
+  // DMA of one chunk overlaps the host copy of the next; a request of at most one chunk is copied
+  // whole, then sent in one DMA. stage_bench's chunk sweep (H200, 4 copy threads, one request at
+  // a time; docs/benchmarks.md, "fifth session"): 2 MiB is within 7% of the best chunk size at
+  // every request size from 1 to 64 MiB; 8 MiB took 19-32% longer than 2 MiB from 2 to 32 MiB
+  // (4 MiB: 0.63 against 0.51 ms) and 7% longer at 64 MiB; 1 MiB took 8% longer at 64 MiB.
+  static constexpr size_t kChunkBytes = size_t{2} << 20;
+  // Threads per worker for the host copies between gRPC's buffers and pinned staging: one core's
+  // memcpy (~10 GB/s) is slower than the DMA it feeds. 4 against 8 and 12: within 5% at 64 MiB
+  // (stage_bench), with fewer cores taken from gRPC.
+  static constexpr int kCopyThreads = 4;
+};
+
+}  // namespace sortd
