@@ -14,7 +14,8 @@
 # e2e);
 # POOL_BATCH_WORKERS (default "1 2 4": workers per GPU) and POOL_BATCH_DELAYS (default "0us 50us
 # 200us") narrow the batching sweep; POOL_BATCH_SORTD_FLAGS adds sortd flags to its batched runs;
-# SORTD_FLAGS adds flags to every sortd (--test_stand_in_gpus=1 tries the script without a GPU).
+# SORTD_FLAGS adds flags to every sortd (--test_stand_in_gpus=1 tries the script without a GPU);
+# SORTD_UNIX_SOCKET=PATH serves and drives sortd over a Unix domain socket instead of TCP.
 # Each sortctl run prints the server's CPU per request and its mean stage times (bench_summary.py).
 set -uo pipefail
 bundle=${1:-.gpu}
@@ -80,14 +81,14 @@ if section large; then
   echo "=== large: 16M u32 keys, one at a time: chunked overlap vs serial copy-sort-copy"
   start_sortd chunked
   bench_sortd chunked --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
-  sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
+  sortctl sort --target="$target" --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/chunked_timings.txt" >/dev/null
   stop_sortd
   start_sortd chunked_8mib --transfer_chunk_bytes=$((8 << 20))
   bench_sortd chunked_8mib --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
   stop_sortd
   start_sortd serial --transfer_chunk_bytes=$((1 << 40)) --copy_threads=1 --workers_per_gpu=1
   bench_sortd serial --sizes=fixed:16777216 --concurrency=1 --algorithm=radix --requests=20 --warmup=2s --seed=1
-  sortctl sort --target=127.0.0.1:$port --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/serial_timings.txt" >/dev/null
+  sortctl sort --target="$target" --format=binary --input=<(head -c $((64 << 20)) /dev/urandom) --verbose 2>"$out/serial_timings.txt" >/dev/null
   stop_sortd
   cat "$out/chunked_timings.txt" "$out/serial_timings.txt"
 fi

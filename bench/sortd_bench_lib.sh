@@ -2,8 +2,10 @@
 # Sourced by the device scripts that drive sortd with sortctl bench (pool_device_run.sh,
 # two_gpu_device_run.sh). Needs $out (the log folder); sortd and sortctl on the PATH.
 #   SORTD_BASE_FLAGS (array): flags every sortd gets before the caller's (the pool sizes).
-#   start_sortd NAME FLAGS...   starts sortd on free ports: sets $pid, $port, $mport; logs to
-#                               $out/sortd-NAME.log; fails (and says why) when it does not start
+#   SORTD_UNIX_SOCKET: when set, sortd serves on this Unix domain socket instead of TCP loopback.
+#   start_sortd NAME FLAGS...   starts sortd on free ports: sets $pid, $port, $mport and $target
+#                               (what sortctl's --target takes); logs to $out/sortd-NAME.log;
+#                               fails (and says why) when it does not start
 #   stop_sortd                  SIGTERM and wait (a drained shutdown)
 #   bench_sortd NAME [--devices="cuda:0 cuda:1"] FLAGS...
 #                               one sortctl bench run against it: JSON to $out/NAME.json, a line
@@ -12,17 +14,21 @@
 # shellcheck source=../scripts/sortd_log.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/sortd_log.sh"
 bench_dir=$(dirname "${BASH_SOURCE[0]}")
-pid="" port="" mport=""
+pid="" port="" mport="" target=""
 
 start_sortd() {
   local name=$1
   shift
-  if ! sortd_start "$out/sortd-$name.log" sortd "${SORTD_BASE_FLAGS[@]}" "$@" 2>&1; then
+  local listen=()
+  if [[ -n ${SORTD_UNIX_SOCKET:-} ]]; then listen=(--listen="unix:$SORTD_UNIX_SOCKET"); fi
+  if ! sortd_start "$out/sortd-$name.log" sortd "${listen[@]}" "${SORTD_BASE_FLAGS[@]}" "$@" 2>&1; then
     echo "FAIL: sortd $name did not start"
     pid=""
     return 1
   fi
   pid=$sortd_pid port=$sortd_port mport=$sortd_mport
+  target=127.0.0.1:$port
+  if [[ -n ${SORTD_UNIX_SOCKET:-} ]]; then target=unix:$SORTD_UNIX_SOCKET; fi
   grep -o 'pool engine: [^,]*([^)]*)' "$out/sortd-$name.log" | head -1 || true
 }
 
@@ -46,7 +52,7 @@ bench_sortd() {
     return 1
   fi
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before" before
-  sortctl bench --target="127.0.0.1:$port" --progress=false --json "$@" >"$out/$name.json" 2>"$out/$name.err"
+  sortctl bench --target="$target" --progress=false --json "$@" >"$out/$name.json" 2>"$out/$name.err"
   local rc=$?
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.after" after
   # shellcheck disable=SC2086  # device names, split on spaces

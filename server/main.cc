@@ -18,7 +18,9 @@
 #include "worker/gpu_names.h"
 #include "worker/transfer_policy.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address, host:port");
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "gRPC listen address: host:port, or unix:PATH (a Unix domain socket, for clients on the "
+          "same host)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Prometheus /metrics listen address, host:port; empty disables the endpoint");
 ABSL_FLAG(std::string, engine, "auto",

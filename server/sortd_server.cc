@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     s->engine_->Shutdown(absl::InfinitePast());
     return absl::UnavailableError(
         absl::StrCat("could not listen on ", options.listen_address,
-                     " (address in use, or not a valid host:port?)"));
+                     " (address in use, or not a valid host:port or unix:PATH?)"));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   s->PublishWorkerHealth();

@@ -61,6 +61,26 @@ check "unreachable server is UNAVAILABLE" expect_error "UNAVAILABLE" "$sortctl" 
 kill -TERM "$pid"
 wait "$pid"
 check "idle sortd exits 0 on SIGTERM" true
+
+# A Unix domain socket, for clients on the same host: sort, a verified bench; the socket file is
+# gone once sortd has exited, and a stale one (sortd killed) does not stop the next start.
+start_sortd --listen="unix:$work/sortd.sock"
+target=unix:$work/sortd.sock
+check "unix socket: health" "$sortctl" health --target="$target"
+check "unix socket: sort" expect_sorted i64 "3 -1 2" "-1 2 3"
+check "unix socket: verified bench" "$sortctl" bench --target="$target" --sizes=fixed:50000 \
+  --concurrency=4 --channels=2 --requests=40 --warmup=0s --progress=false
+kill -TERM "$pid"
+wait "$pid"
+check "unix socket: the file is removed on exit" test ! -e "$work/sortd.sock"
+start_sortd --listen="unix:$work/sortd.sock"
+kill -KILL "$pid"
+wait "$pid" || true
+check "unix socket: a killed sortd leaves its socket file" test -S "$work/sortd.sock"
+check "unix socket: a new sortd binds over it" start_sortd --listen="unix:$work/sortd.sock"
+check "unix socket: it serves" "$sortctl" health --target="$target"
+kill -TERM "$pid"
+wait "$pid"
 start_sortd --test_delay_per_job=1500ms --drain_deadline=20s
 target=127.0.0.1:$port
 seq 100000 -1 1 >"$work/desc.txt"
