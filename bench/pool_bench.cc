@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/sliced_input.h"
@@ -90,14 +91,16 @@ Result Run(EngineOptions options, const std::string& devices, const ByteSource& 
   return result;
 }
 
-// Takes the leading --name=value flags off argv; false on one it does not know.
+// Takes the leading --name=value flags off argv; false on one it does not know or a value that is
+// not a positive integer.
 bool ParseFlags(int& argc, char**& argv, EngineOptions& options) {
   while (argc > 1 && std::strncmp(argv[1], "--", 2) == 0) {
     const char* flag = argv[1];
     const char* eq = std::strchr(flag, '=');
     if (eq == nullptr) return false;
     const std::string name(flag + 2, eq);
-    const long long value = std::atoll(eq + 1);
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(eq + 1, &value) || value < 1) return false;
     if (name == "workers_per_gpu") {
       options.gpu.workers_per_gpu = static_cast<int>(value);
     } else if (name == "copy_threads") {

@@ -22,6 +22,7 @@
 #include "worker/cpu/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
+#include "worker/transfer_policy.h"
 
 namespace sortd::bench {
 namespace {
@@ -310,7 +311,7 @@ absl::StatusOr<std::unique_ptr<CudaSortDevice>> MakeDevice(size_t max_bytes, siz
 // The chunk size for every request size the worker sees, not just 64 MiB: a request no larger
 // than one chunk is copied by all threads first and then sent in one DMA (no overlap), so the
 // chunk size decides which requests overlap at all. Reports the way in (gather + DMA) in GB/s
-// and the whole request's latency, 4 copy threads (the default).
+// and the whole request's latency, with the default copy threads (TransferPolicy).
 void PrintChunkSweep(int max_log2_keys, int runs) {
   const size_t chunks[] = {size_t{1} << 20, size_t{2} << 20, size_t{4} << 20, size_t{8} << 20};
   std::vector<int> sizes;
@@ -327,7 +328,7 @@ void PrintChunkSweep(int max_log2_keys, int runs) {
   // stage[c][s]: chunk size c, request size s.
   std::vector<std::vector<StageTimes>> stage(std::size(chunks), std::vector<StageTimes>(sizes.size()));
   for (size_t c = 0; c < std::size(chunks); ++c) {
-    auto device = MakeDevice(size_t{4} << max_log2_keys, chunks[c], 4);
+    auto device = MakeDevice(size_t{4} << max_log2_keys, chunks[c], TransferPolicy::kCopyThreads);
     if (!device.ok()) {
       std::fprintf(stderr, "chunk sweep: %s\n", device.status().ToString().c_str());
       std::exit(1);
@@ -337,7 +338,7 @@ void PrintChunkSweep(int max_log2_keys, int runs) {
                                  "chunk sweep");
     }
   }
-  std::printf("| request, u32 RADIX, 4 copy threads |");
+  std::printf("| request, u32 RADIX, %d copy threads |", TransferPolicy::kCopyThreads);
   for (size_t chunk : chunks) std::printf(" chunk %zu MiB: in GB/s, latency ms |", chunk >> 20);
   std::printf("\n|---|");
   for (size_t c = 0; c < std::size(chunks); ++c) std::printf("---:|");

@@ -121,6 +121,11 @@ if command -v pool_bench >/dev/null; then
     words=($variant)
     ((${#words[@]} == 0)) && continue
     clients=${words[-1]}
+    if [[ ! $clients =~ ^[0-9]+$ ]]; then
+      echo "POOL_BENCH_VARIANTS: '$variant' does not end in a client count"
+      failures=$((failures + 1))
+      continue
+    fi
     unset 'words[-1]'
     echo "--- pool_bench ${words[*]} with $clients clients"
     pool_bench "${words[@]}" 24 "$clients" 6 0 0,1 2>&1 | tee -a "$out/pool_bench.txt" | tail -4

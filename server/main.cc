@@ -34,9 +34,10 @@ ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
           "Pinned host staging per GPU worker, allocated at start-up; 0 takes min(device pool / 2, "
           "2 GiB)");
 ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::TransferPolicy::kChunkBytes,
-          "Transfers larger than this are split into chunks of this size so host copies overlap "
-          "DMA (the default was chosen on an H200: worker/transfer_policy.h)");
-ABSL_FLAG(int, workers_per_gpu, 4,
+          "A request's input larger than this goes to the GPU in chunks of this size (larger "
+          "chunks when it would need over 64), so host copies overlap DMA (the default was "
+          "chosen on an H200: worker/transfer_policy.h)");
+ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort (4 against 2 on an H200: +26% "
           "batched and +73% unbatched 1K-key requests/s, +12% 1M-key requests/s; "

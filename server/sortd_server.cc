@@ -1,8 +1,15 @@
 #include "server/sortd_server.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -24,6 +31,27 @@ int GrpcMessageLimit(size_t payload_bytes) {
 
 // How long gRPC may take to send responses already finished when the server stops.
 constexpr absl::Duration kSendGrace = absl::Seconds(5);
+
+// gRPC unlinks the socket file at a unix: address before binding, even one a running server
+// answers on, so a second sortd would silently take the path over (and remove it from under the
+// first when it exits). A connect() tells a live socket (refuse to start) from a stale one left
+// by a killed server (gRPC replaces it) or none.
+absl::Status CheckUnixSocketFree(const std::string& address) {
+  absl::string_view path = address;
+  if (!absl::ConsumePrefix(&path, "unix:")) return absl::OkStatus();
+  absl::ConsumePrefix(&path, "//");  // unix:///abs/path names /abs/path
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return absl::OkStatus();  // gRPC says why
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  const bool live = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  if (!live) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("could not listen on ", address, ": another server is serving on ", path));
+}
 
 }  // namespace
 
@@ -52,6 +80,10 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     s->metrics_port_ = *port;
   }
 
+  if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {
+    s->engine_->Shutdown(absl::InfinitePast());
+    return free;
+  }
   grpc::EnableDefaultHealthCheckService(true);
   if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -62,25 +62,35 @@ kill -TERM "$pid"
 wait "$pid"
 check "idle sortd exits 0 on SIGTERM" true
 
-# A Unix domain socket, for clients on the same host: sort, a verified bench; the socket file is
-# gone once sortd has exited, and a stale one (sortd killed) does not stop the next start.
+# A Unix domain socket, for clients on the same host: sort, a verified bench; a second sortd may
+# not take a live socket over; the socket file is gone once sortd has exited, and a stale one
+# (sortd killed) does not stop the next start.
 start_sortd --listen="unix:$work/sortd.sock"
 target=unix:$work/sortd.sock
 check "unix socket: health" "$sortctl" health --target="$target"
 check "unix socket: sort" expect_sorted i64 "3 -1 2" "-1 2 3"
 check "unix socket: verified bench" "$sortctl" bench --target="$target" --sizes=fixed:50000 \
   --concurrency=4 --channels=2 --requests=40 --warmup=0s --progress=false
-kill -TERM "$pid"
-wait "$pid"
+first=$pid
+check "unix socket: a second sortd on a live socket refuses to start" expect_error \
+  "another server is serving on $work/sortd.sock" "$sortd" --engine=cpu --listen="unix:$work/sortd.sock" --metrics_listen=
+check "unix socket: the first still serves" "$sortctl" health --target="$target"
+kill -TERM "$first"
+wait "$first"
 check "unix socket: the file is removed on exit" test ! -e "$work/sortd.sock"
-start_sortd --listen="unix:$work/sortd.sock"
-kill -KILL "$pid"
-wait "$pid" || true
+if start_sortd --listen="unix:$work/sortd.sock"; then
+  kill -KILL "$pid"
+  wait "$pid" || true
+fi
 check "unix socket: a killed sortd leaves its socket file" test -S "$work/sortd.sock"
-check "unix socket: a new sortd binds over it" start_sortd --listen="unix:$work/sortd.sock"
-check "unix socket: it serves" "$sortctl" health --target="$target"
-kill -TERM "$pid"
-wait "$pid"
+if start_sortd --listen="unix:$work/sortd.sock"; then
+  check "unix socket: a new sortd binds over it" true
+  check "unix socket: it serves" "$sortctl" health --target="$target"
+  kill -TERM "$pid"
+  wait "$pid"
+else
+  check "unix socket: a new sortd binds over it" false
+fi
 start_sortd --test_delay_per_job=1500ms --drain_deadline=20s
 target=127.0.0.1:$port
 seq 100000 -1 1 >"$work/desc.txt"
