@@ -12,7 +12,7 @@ struct TransferPolicy {
   // whole, then sent in one DMA. stage_bench's chunk sweep, two runs on H200 hosts (one request
   // at a time, 4 copy threads; docs/benchmarks.md, "fifth session"): from 2 to 64 MiB, 2 MiB is
   // the fastest chunk or within 7% of it; 8 MiB took 14-33% longer from 2 to 32 MiB (4 MiB: 0.63
-  // against 0.51 ms). Through sortd, 1M-key requests: +3-7% requests/s. Under saturation
+  // against 0.51 ms). Through sortd, 1M-key requests: +3-10% requests/s (three runs). Under saturation
   // (pool_bench) the chunk size made no difference beyond noise.
   static constexpr size_t kChunkBytes = size_t{2} << 20;
   // Threads per worker for the host copies between gRPC's buffers and pinned staging: one core's
