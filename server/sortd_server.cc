@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 
@@ -71,6 +70,11 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   std::unique_ptr<SortdServer> s(
       new SortdServer(options, std::move(metrics), std::move(engine)));
   s->metrics_->AttachEngine(s->engine_.get());
+  // Before anything is started that a refusal would have to take down again.
+  if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {
+    s->engine_->Shutdown(absl::InfinitePast());
+    return free;
+  }
   if (!options.metrics_address.empty()) {
     absl::StatusOr<int> port = s->metrics_->StartExposer(options.metrics_address);
     if (!port.ok()) {
@@ -80,10 +84,6 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     s->metrics_port_ = *port;
   }
 
-  if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {
-    s->engine_->Shutdown(absl::InfinitePast());
-    return free;
-  }
   grpc::EnableDefaultHealthCheckService(true);
   if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
