@@ -36,8 +36,8 @@ Result Run(EngineOptions options, const std::string& devices, const ByteSource& 
            size_t n, int clients, absl::Duration measured) {
   options.kind = EngineKind::kGpu;
   options.gpu.devices = *ParseDeviceList(devices);
-  options.gpu.device_pool_bytes = size_t{8} << 30;
-  options.gpu.pinned_pool_bytes = size_t{2} << 30;
+  options.gpu.device.device_pool_bytes = size_t{8} << 30;
+  options.gpu.device.pinned_pool_bytes = size_t{2} << 30;
   auto engine = CreateEngine(options, [](const std::string& line) { std::printf("  %s\n", line.c_str()); });
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
@@ -104,9 +104,9 @@ bool ParseFlags(int& argc, char**& argv, EngineOptions& options) {
     if (name == "workers_per_gpu") {
       options.gpu.workers_per_gpu = static_cast<int>(value);
     } else if (name == "copy_threads") {
-      options.gpu.copy_threads = static_cast<int>(value);
+      options.gpu.device.copy_threads = static_cast<int>(value);
     } else if (name == "chunk_bytes") {
-      options.gpu.transfer_chunk_bytes = static_cast<size_t>(value);
+      options.gpu.device.transfer_chunk_bytes = static_cast<size_t>(value);
     } else {
       return false;
     }
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("workers per GPU %d, copy threads %d, chunk %zu bytes\n", options.gpu.workers_per_gpu,
-              options.gpu.copy_threads, options.gpu.transfer_chunk_bytes);
+              options.gpu.device.copy_threads, options.gpu.device.transfer_chunk_bytes);
   const size_t n = size_t{1} << std::atoi(argv[1]);
   const int clients = std::atoi(argv[2]);
   const absl::Duration measured = absl::Seconds(std::atoi(argv[3]));

@@ -17,10 +17,10 @@
 #include "bench/gpu_bench_harness.h"
 #include "bench/random_bits.cuh"
 #include "kernels/device_sort_args.h"
-#include "kernels/library/library_sort.h"
+#include "kernels/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
 #include "kernels/radix/radix_policy_variants.cuh"
-#include "kernels/radix/radix_sort.h"
+#include "kernels/radix_sort.h"
 
 namespace {
 

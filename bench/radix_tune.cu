@@ -14,7 +14,7 @@
 
 #include "bench/gpu_bench_harness.h"
 #include "bench/random_bits.cuh"
-#include "kernels/library/library_sort.h"
+#include "kernels/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
 
 namespace {

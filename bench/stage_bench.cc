@@ -18,10 +18,10 @@
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
 #include "bench/sliced_input.h"
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
-#include "worker/transfer_policy.h"
+#include "worker/pool/transfer_policy.h"
 
 namespace sortd::bench {
 namespace {
@@ -32,8 +32,8 @@ struct PinnedRate {
 };
 
 PinnedRate MeasurePinnedRate(size_t bytes, int runs) {
-  auto pinned = PinnedBuffer::Allocate(bytes);
-  auto device = DeviceBuffer::Allocate(bytes);
+  auto pinned = PinnedBuffer::Create(bytes);
+  auto device = DeviceBuffer::Create(bytes);
   auto stream = CudaStream::Create();
   if (!pinned.ok() || !device.ok() || !stream.ok()) {
     std::fprintf(stderr, "pinned reference: %s\n", (!pinned.ok() ? pinned.status() : !device.ok() ? device.status() : stream.status()).ToString().c_str());
@@ -64,9 +64,9 @@ struct Config {
 // chunked path's DMA of the previous chunk does), since both draw on host memory bandwidth; and
 // the other side of that contest, the DMA's own rate while the threads copy without pause.
 void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
-  auto pinned = PinnedBuffer::Allocate(bytes);
-  auto other = PinnedBuffer::Allocate(bytes);
-  auto device = DeviceBuffer::Allocate(bytes);
+  auto pinned = PinnedBuffer::Create(bytes);
+  auto other = PinnedBuffer::Create(bytes);
+  auto device = DeviceBuffer::Create(bytes);
   auto stream = CudaStream::Create();
   if (!pinned.ok() || !other.ok() || !device.ok() || !stream.ok()) {
     std::fprintf(stderr, "host copy ceiling: allocation failed\n");
@@ -165,8 +165,8 @@ void StreamingCopy(const ByteSource& source, size_t offset, size_t len, char* ds
 // 1.4x here, in a tight loop over one input, but nothing in the worker's path on an H200, in the
 // same process or through sortd, so the worker keeps memcpy: docs/benchmarks.md.)
 void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
-  auto pinned = PinnedBuffer::Allocate(bytes);
-  auto device = DeviceBuffer::Allocate(bytes);
+  auto pinned = PinnedBuffer::Create(bytes);
+  auto device = DeviceBuffer::Create(bytes);
   if (!pinned.ok() || !device.ok()) std::exit(1);
   std::vector<CudaStream> streams;
   for (int i = 0; i < 2; ++i) {
@@ -234,7 +234,7 @@ void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
 // the whole contiguous buffer is the best case, so if it costs more than the copy, so would they.
 void PrintRegistrationCost(std::vector<char>& input, int runs) {
   const size_t bytes = input.size();
-  auto device = DeviceBuffer::Allocate(bytes);
+  auto device = DeviceBuffer::Create(bytes);
   auto stream = CudaStream::Create();
   if (!device.ok() || !stream.ok()) {
     std::fprintf(stderr, "registration: allocation failed\n");

@@ -5,7 +5,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
-#include "proto/status_util.h"
+#include "rpc/status_util.h"
 
 namespace sortd::client {
 namespace {

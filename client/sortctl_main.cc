@@ -9,6 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/sortctl.h"
 #include "client/text_io.h"
@@ -86,6 +88,12 @@ int main(int argc, char** argv) {
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
       "  sortctl health [--target=localhost:50051]");
+  // --help and --helpshort list sortctl's flags (all defined under client/); --helpfull adds
+  // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::StartsWith(file, "client/"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 2) return Fail("expected one command: sort, bench or health (see --help)", 2);
   const std::string command = args[1];

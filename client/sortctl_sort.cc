@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/sortctl.h"
 #include "client/text_io.h"
-#include "proto/enum_convert.h"
+#include "rpc/enum_convert.h"
 
 ABSL_FLAG(std::string, format, "text",
           "text: numbers separated by whitespace or newlines, one per line out; binary: packed "

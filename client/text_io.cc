@@ -5,9 +5,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "rpc/enum_convert.h"
 
 namespace sortd::client {
 namespace {
@@ -71,15 +75,12 @@ bool ParseToken(const std::string& token, KeyType type, std::string& out) {
 }  // namespace
 
 absl::StatusOr<KeyType> ParseTypeName(absl::string_view name) {
-  const std::string n = absl::AsciiStrToLower(name);
-  if (n == "u32" || n == "uint32") return KeyType::kUint32;
-  if (n == "i32" || n == "int32") return KeyType::kInt32;
-  if (n == "f32" || n == "float32" || n == "float") return KeyType::kFloat32;
-  if (n == "u64" || n == "uint64") return KeyType::kUint64;
-  if (n == "i64" || n == "int64") return KeyType::kInt64;
-  if (n == "f64" || n == "float64" || n == "double") return KeyType::kFloat64;
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (std::optional<KeyType> type = KeyTypeFromName(lower)) return *type;
+  std::vector<std::string> names;
+  for (const KeyTypeInfo& info : kKeyTypeTable) names.push_back(info.short_name);
   return absl::InvalidArgumentError(
-      absl::StrCat("'", name, "' is not a type; use u32, i32, f32, u64, i64 or f64"));
+      absl::StrCat("'", name, "' is not a type; use one of ", absl::StrJoin(names, ", ")));
 }
 
 absl::StatusOr<std::string> ParseTextNumbers(absl::string_view text, KeyType type,
@@ -136,16 +137,13 @@ void AppendNumber(KeyType type, absl::string_view bytes, size_t index, std::stri
 }
 
 absl::StatusOr<v1::Algorithm> ParseAlgorithmName(absl::string_view name) {
-  if (name == "auto") return v1::ALGORITHM_AUTO;
-  if (name == "radix") return v1::ALGORITHM_RADIX;
-  if (name == "bitonic") return v1::ALGORITHM_BITONIC;
-  if (name == "odd_even_merge") return v1::ALGORITHM_ODD_EVEN_MERGE;
-  if (name == "odd_even_transposition") return v1::ALGORITHM_ODD_EVEN_TRANSPOSITION;
-  if (name == "library") return v1::ALGORITHM_LIBRARY;
-  if (name == "cpu") return v1::ALGORITHM_CPU;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "'", name,
-      "' is not one of auto, radix, bitonic, odd_even_merge, odd_even_transposition, library, cpu"));
+  if (std::optional<Algorithm> algorithm = AlgorithmFromName({name.data(), name.size()})) {
+    return ToProtoAlgorithm(*algorithm);
+  }
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : kAlgorithmTable) names.push_back(info.name);
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", name, "' is not one of ", absl::StrJoin(names, ", ")));
 }
 
 }  // namespace sortd::client

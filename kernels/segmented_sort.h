@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "worker/sort_spec.h"
+#include "kernels/util/sort_types.h"
 
 namespace sortd::kernels {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "absl/time/clock.h"
-#include "proto/status_util.h"
+#include "rpc/status_util.h"
 
 namespace sortd {
 

@@ -9,6 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -16,9 +18,8 @@
 #include "server/sortd_server.h"
 #include "worker/engine_factory.h"
 #include "worker/gpu_names.h"
-#include "worker/transfer_policy.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+ABSL_FLAG(std::string, listen, sortd::ServerOptions().listen_address,
           "gRPC listen address: host:port, or unix:PATH (a Unix domain socket, for clients on the "
           "same host)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
@@ -27,66 +28,65 @@ ABSL_FLAG(std::string, engine, "auto",
           "Sort engine: auto (the GPU pool when GPUs are present, else the CPU engine), cpu, or "
           "gpu (fail to start without a GPU)");
 ABSL_FLAG(std::string, gpus, "all", "GPUs to serve on: all, or device numbers like 0,2");
-ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, 0,
+ABSL_FLAG(uint64_t, gpu_memory_pool_bytes, sortd::CudaSortDeviceOptions().device_pool_bytes,
           "Device-memory pool per GPU worker, allocated at start-up; 0 splits half the GPU's free "
           "memory between its workers");
-ABSL_FLAG(uint64_t, pinned_pool_bytes, 0,
+ABSL_FLAG(uint64_t, pinned_pool_bytes, sortd::CudaSortDeviceOptions().pinned_pool_bytes,
           "Pinned host staging per GPU worker, allocated at start-up; 0 takes min(device pool / 2, "
           "2 GiB)");
-ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::TransferPolicy::kChunkBytes,
+ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::CudaSortDeviceOptions().transfer_chunk_bytes,
           "A request's input larger than this goes to the GPU in chunks of this size (larger "
-          "chunks when it would need over 64), so host copies overlap DMA (the default was "
-          "chosen on an H200: worker/transfer_policy.h)");
+          "chunks when it would need over 64), so host copies overlap DMA");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
-          "them), so one request's copies overlap another's sort (4 against 2 on an H200: +26% "
-          "batched and +73% unbatched 1K-key requests/s, +12% 1M-key requests/s; "
-          "docs/benchmarks.md)");
-ABSL_FLAG(bool, gpu_blocking_wait, false,
+          "them), so one request's copies overlap another's sort");
+ABSL_FLAG(bool, gpu_blocking_wait, sortd::CudaSortDeviceOptions().blocking_wait,
           "GPU workers wait for their launches asleep instead of spinning a CPU core each");
-ABSL_FLAG(int, copy_threads, sortd::TransferPolicy::kCopyThreads,
+ABSL_FLAG(int, copy_threads, sortd::CudaSortDeviceOptions().copy_threads,
           "Threads per GPU worker for host copies into and out of pinned memory");
-ABSL_FLAG(uint64_t, batchable_max_keys, 4096,
+ABSL_FLAG(uint64_t, batchable_max_keys, sortd::BatchPolicy().batchable_max_keys,
           "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
-ABSL_FLAG(uint64_t, batch_max_keys, uint64_t{1} << 20, "Most keys in one batched launch");
-ABSL_FLAG(uint64_t, batch_max_requests, 4096, "Most requests in one batched launch");
-ABSL_FLAG(absl::Duration, batch_max_delay, absl::Microseconds(50),
+ABSL_FLAG(uint64_t, batch_max_keys, sortd::BatchPolicy().max_batch_keys,
+          "Most keys in one batched launch");
+ABSL_FLAG(uint64_t, batch_max_requests, sortd::BatchPolicy().max_batch_requests,
+          "Most requests in one batched launch");
+ABSL_FLAG(absl::Duration, batch_max_delay, sortd::BatchPolicy().max_delay,
           "How long a small request may wait for others to share its launch; 0 takes what is "
-          "queued without waiting (1K-key requests, 64 in flight, H200, three runs: 0 and 50us "
-          "within noise of each other, 200us slowest; docs/benchmarks.md)");
-ABSL_FLAG(int, batch_answer_threads, 3,
+          "queued without waiting");
+ABSL_FLAG(int, batch_answer_threads, sortd::BatchPolicy().answer_threads,
           "Threads per GPU worker that answer a batch's requests while the worker runs the next "
           "batch; 0 answers on the worker's thread");
-ABSL_FLAG(uint64_t, gpu_queue_limit, 1024,
+ABSL_FLAG(uint64_t, gpu_queue_limit, sortd::BatchPolicy().max_queued_jobs,
           "Jobs each GPU worker queues before answering RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, test_gpu_fault_every, 0,
+ABSL_FLAG(int, test_gpu_fault_every, sortd::CudaSortDeviceOptions().test_transient_fault_every,
           "Testing only: every Nth batch on each GPU fails with an injected CUDA error");
-ABSL_FLAG(int, test_gpu_lose_at_batch, 0,
+ABSL_FLAG(int, test_gpu_lose_at_batch, sortd::CudaSortDeviceOptions().test_lose_at_batch,
           "Testing only: at this batch each GPU runs a trapping kernel and is lost");
-ABSL_FLAG(int, test_stand_in_gpus, 0,
+ABSL_FLAG(int, test_stand_in_gpus, sortd::GpuPoolOptions().test_stand_in_devices,
           "Testing only: serve on this many CPU stand-ins for GPUs behind the GPU pool's batcher "
           "and scheduler, instead of real GPUs (exercises and profiles that path without a GPU)");
-ABSL_FLAG(int, cpu_threads, 0, "CPU engine worker threads; 0 means one per hardware thread");
-ABSL_FLAG(uint64_t, cpu_queue_limit, 4096,
+ABSL_FLAG(int, cpu_threads, sortd::CpuEngineOptions().threads,
+          "CPU engine worker threads; 0 means one per hardware thread");
+ABSL_FLAG(uint64_t, cpu_queue_limit, sortd::CpuEngineOptions().max_queued_jobs,
           "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
-ABSL_FLAG(uint64_t, max_request_keys, uint64_t{1} << 28,
+ABSL_FLAG(uint64_t, max_request_keys, sortd::ValidationLimits().max_keys,
           "Largest request in keys; larger ones get RESOURCE_EXHAUSTED");
-ABSL_FLAG(uint64_t, max_request_bytes, uint64_t{1} << 30,
+ABSL_FLAG(uint64_t, max_request_bytes, sortd::ValidationLimits().max_request_bytes,
           "Largest request in key plus value bytes; larger ones get RESOURCE_EXHAUSTED (gRPC's "
           "own message limit is set just above it)");
-ABSL_FLAG(uint64_t, transposition_cap, 32768,
+ABSL_FLAG(uint64_t, transposition_cap, sortd::ValidationLimits().transposition_cap,
           "Largest request ODD_EVEN_TRANSPOSITION accepts (it is O(n^2)); larger ones get "
           "INVALID_ARGUMENT");
-ABSL_FLAG(absl::Duration, drain_deadline, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, drain_deadline, sortd::ServerOptions().drain_deadline,
           "On SIGTERM/SIGINT, how long accepted requests may take to finish before the rest "
           "are failed with UNAVAILABLE and the process exits 0");
-ABSL_FLAG(absl::Duration, test_delay_per_job, absl::ZeroDuration(),
+ABSL_FLAG(absl::Duration, test_delay_per_job, sortd::CpuEngineOptions().test_delay_per_job,
           "Testing only: the CPU engine waits this long before each sort, to simulate a stalled "
           "server (load-tester and drain tests)");
-ABSL_FLAG(bool, test_corrupt_output, false,
+ABSL_FLAG(bool, test_corrupt_output, sortd::CpuEngineOptions().test_corrupt_output,
           "Testing only: the CPU engine swaps two keys of every sorted output, so responses are "
           "wrong (tests that the load tester's verification catches it)");
-ABSL_FLAG(bool, enable_echo, false,
+ABSL_FLAG(bool, enable_echo, sortd::ServerOptions().enable_echo,
           "Serve the sortd.v1.Diagnostics/Echo RPC, which returns the keys unchanged; "
           "`sortctl bench --echo` uses it to measure what the transport alone carries");
 ABSL_FLAG(bool, retain_freed_memory, true,
@@ -97,7 +97,7 @@ ABSL_FLAG(bool, mutex_deadlock_detection, false,
           "Run Abseil's mutex deadlock detection (a stack trace and a global lock-graph update on "
           "every lock, gRPC's included: Debian builds Abseil without NDEBUG, so it is on unless "
           "turned off); for debugging only, it costs every request");
-ABSL_FLAG(bool, reflection, true, "Serve gRPC server reflection (for grpcurl and similar tools)");
+ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection, "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
 
@@ -111,8 +111,14 @@ void Log(const std::string& line) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "sortd: sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
+      "sorts arrays for gRPC callers (service sortd.v1.SortService).\n"
       "Usage: sortd [--listen=0.0.0.0:50051] [--engine=auto|cpu|gpu] [flags]");
+  // --help and --helpshort list sortd's own flags (all defined under server/); --helpfull adds
+  // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::StartsWith(file, "server/"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   if (!absl::GetFlag(FLAGS_mutex_deadlock_detection)) {
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
@@ -155,20 +161,20 @@ int main(int argc, char** argv) {
   }
   sortd::GpuPoolOptions& gpu = engine_options.gpu;
   gpu.devices = *devices;
-  gpu.device_pool_bytes = absl::GetFlag(FLAGS_gpu_memory_pool_bytes);
-  gpu.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
-  gpu.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
+  gpu.device.device_pool_bytes = absl::GetFlag(FLAGS_gpu_memory_pool_bytes);
+  gpu.device.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
+  gpu.device.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
   gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
-  gpu.copy_threads = absl::GetFlag(FLAGS_copy_threads);
-  gpu.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
+  gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
+  gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);
   gpu.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
   gpu.batching.max_queued_jobs = absl::GetFlag(FLAGS_gpu_queue_limit);
   gpu.batching.answer_threads = absl::GetFlag(FLAGS_batch_answer_threads);
-  gpu.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
-  gpu.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
+  gpu.device.test_transient_fault_every = absl::GetFlag(FLAGS_test_gpu_fault_every);
+  gpu.device.test_lose_at_batch = absl::GetFlag(FLAGS_test_gpu_lose_at_batch);
   gpu.test_stand_in_devices = absl::GetFlag(FLAGS_test_stand_in_gpus);
   engine_options.cpu.test_corrupt_output = absl::GetFlag(FLAGS_test_corrupt_output);
   if (engine_options.cpu.test_corrupt_output) {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "absl/time/clock.h"
-#include "proto/status_util.h"
+#include "rpc/status_util.h"
 #include "server/sort_wire.h"
 
 namespace sortd {

@@ -16,15 +16,7 @@ absl::StatusOr<KeyType> KeyTypeFromProto(int type) {
 }
 
 absl::StatusOr<Algorithm> AlgorithmFromProto(int algorithm) {
-  switch (algorithm) {
-    case v1::ALGORITHM_AUTO: return Algorithm::kAuto;
-    case v1::ALGORITHM_RADIX: return Algorithm::kRadix;
-    case v1::ALGORITHM_BITONIC: return Algorithm::kBitonic;
-    case v1::ALGORITHM_ODD_EVEN_MERGE: return Algorithm::kOddEvenMerge;
-    case v1::ALGORITHM_ODD_EVEN_TRANSPOSITION: return Algorithm::kOddEvenTransposition;
-    case v1::ALGORITHM_LIBRARY: return Algorithm::kLibrary;
-    case v1::ALGORITHM_CPU: return Algorithm::kCpu;
-  }
+  if (std::optional<Algorithm> a = FromProtoAlgorithm(algorithm)) return *a;
   return absl::InvalidArgumentError(absl::StrCat("algorithm: unknown value ", algorithm));
 }
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "absl/status/statusor.h"
-#include "proto/enum_convert.h"
+#include "rpc/enum_convert.h"
 #include "sortd/v1/sortd.pb.h"
 #include "worker/sort_spec.h"
 

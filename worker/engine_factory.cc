@@ -4,11 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "worker/cpu/cpu_sort_device.h"
-#include "worker/pool_engine.h"
+#include "worker/pool/pool_engine.h"
 
 #if SORTD_WITH_CUDA
-#include <cuda_runtime_api.h>
-
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
 #endif
@@ -33,25 +31,15 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
                                                      count.count, " visible)"));
     }
     const int workers = std::max(1, options.workers_per_gpu);
-    size_t device_pool = options.device_pool_bytes;
-    if (device_pool == 0) {
-      // Half of what is free now, shared by this GPU's workers.
-      size_t free_bytes = 0, total_bytes = 0;
-      if (cudaSetDevice(ordinal) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-        return absl::InternalError(absl::StrCat("cuda:", ordinal, ": cannot read free memory"));
-      }
-      device_pool = free_bytes / 2 / workers;
+    CudaSortDeviceOptions device_options = options.device;
+    device_options.device = ordinal;
+    if (device_options.device_pool_bytes == 0) {
+      // Read once per GPU, before its first worker takes its share.
+      absl::StatusOr<size_t> pool = DefaultDevicePoolBytes(ordinal, workers);
+      if (!pool.ok()) return pool.status();
+      device_options.device_pool_bytes = *pool;
     }
     for (int w = 0; w < workers; ++w) {
-      CudaSortDeviceOptions device_options;
-      device_options.device = ordinal;
-      device_options.device_pool_bytes = device_pool;
-      device_options.pinned_pool_bytes = options.pinned_pool_bytes;
-      device_options.transfer_chunk_bytes = options.transfer_chunk_bytes;
-      device_options.copy_threads = options.copy_threads;
-      device_options.blocking_wait = options.blocking_wait;
-      device_options.test_transient_fault_every = options.test_transient_fault_every;
-      device_options.test_lose_at_batch = options.test_lose_at_batch;
       auto device = CudaSortDevice::Create(device_options);
       if (!device.ok()) return device.status();
       WorkerStats stats;
@@ -77,12 +65,13 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
     for (int w = 0; w < std::max(1, options.workers_per_gpu); ++w) {
       CpuSortDeviceOptions device_options;
       device_options.name = absl::StrCat("cpu-device:", d);
-      device_options.staging_pool_bytes =
-          options.pinned_pool_bytes > 0 ? options.pinned_pool_bytes : size_t{256} << 20;
+      device_options.staging_pool_bytes = options.device.pinned_pool_bytes > 0
+                                              ? options.device.pinned_pool_bytes
+                                              : size_t{256} << 20;
       // As a GPU worker's: room for the staging layout's alignment padding.
       device_options.max_request_bytes = device_options.staging_pool_bytes * 9 / 10;
-      device_options.lose_at_batch = options.test_lose_at_batch;
-      device_options.fail_every = options.test_transient_fault_every;
+      device_options.lose_at_batch = options.device.test_lose_at_batch;
+      device_options.fail_every = options.device.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",
                        device_options.staging_pool_bytes >> 20, " MiB"));
       devices.push_back(std::make_unique<CpuSortDevice>(device_options));

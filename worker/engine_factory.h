@@ -8,30 +8,27 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/batch_queue.h"
-#include "worker/cost_model.h"
+#include "worker/pool/batch_queue.h"
+#include "worker/pool/cost_model.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/engine.h"
-#include "worker/transfer_policy.h"
+#include "worker/gpu/cuda_sort_device_options.h"
 
 namespace sortd {
 
 enum class EngineKind { kAuto, kCpu, kGpu };
 
 struct GpuPoolOptions {
-  std::vector<int> devices;        // empty: every visible GPU
-  size_t device_pool_bytes = 0;    // per GPU; 0 derives it from the device's free memory
-  size_t pinned_pool_bytes = 0;    // per GPU; 0 derives it from the device pool
-  size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
+  std::vector<int> devices;  // empty: every visible GPU
   // Workers per GPU, each with its own streams and pools, so one request's host copies overlap
-  // another's transfers and sort on the same GPU.
-  int workers_per_gpu = 4;  // chosen on an H200: see --workers_per_gpu in server/main.cc
-  int copy_threads = TransferPolicy::kCopyThreads;  // per worker, for host <-> pinned copies
-  bool blocking_wait = false;  // see CudaSortDeviceOptions
+  // another's transfers and sort on the same GPU. 4 beat 2 on an H200 (pool_device_run.sh,
+  // docs/benchmarks.md).
+  int workers_per_gpu = 4;
+  // Each worker's device; `device` and `workers_sharing_device` are filled in per GPU. The
+  // stand-ins take their staging size and fault injection from it too.
+  CudaSortDeviceOptions device;
   BatchPolicy batching;
   CostModel cost_model;
-  int test_transient_fault_every = 0;
-  int test_lose_at_batch = 0;
   // When > 0, the pool serves on this many CPU stand-ins for GPUs ("cpu-device:N", each with
   // workers_per_gpu workers and its staging pool) instead of discovering GPUs: the whole GPU path
   // above the device (batcher, scheduler, staging, answer threads) runs, and can be measured,

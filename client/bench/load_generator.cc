@@ -20,7 +20,7 @@
 #include "client/bench/verifier.h"
 #include "client/bench/workload.h"
 #include "client/sort_client.h"
-#include "proto/status_util.h"
+#include "rpc/status_util.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
 #include <grpcpp/generic/generic_stub.h>

@@ -10,9 +10,9 @@
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
-#include "proto/enum_convert.h"
+#include "rpc/enum_convert.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 
 namespace sortd::bench {
 namespace {

@@ -1,6 +1,6 @@
 // LibrarySort: order transform (only for key types whose bits are not already in the API's
 // order), then cub::DeviceRadixSort on the bits, then the inverse transform in place.
-#include "kernels/library/library_sort.h"
+#include "kernels/library_sort.h"
 
 #include <type_traits>
 

@@ -11,7 +11,7 @@
 
 #include "kernels/device_sort_args.h"
 #include "kernels/radix/radix_kernels.cuh"
-#include "kernels/radix/radix_sort.h"
+#include "kernels/radix_sort.h"
 #include "kernels/util/cuda_error.h"
 #include "kernels/util/elementwise_kernels.cuh"
 

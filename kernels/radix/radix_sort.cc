@@ -1,4 +1,4 @@
-#include "kernels/radix/radix_sort.h"
+#include "kernels/radix_sort.h"
 
 #include <cstdint>
 

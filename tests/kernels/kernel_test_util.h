@@ -22,7 +22,7 @@ class DeviceArena {
     if (bytes == 0) bytes = 1;
     if (buffers_[slot].size() < bytes) {
       buffers_[slot] = DeviceBuffer();  // free first: the large cases need the room
-      auto b = DeviceBuffer::Allocate(bytes);
+      auto b = DeviceBuffer::Create(bytes);
       EXPECT_TRUE(b.ok()) << b.status();
       if (!b.ok()) return nullptr;
       buffers_[slot] = std::move(*b);

@@ -16,13 +16,13 @@
 
 #include "gtest/gtest.h"
 #include "kernels/device_sort_args.h"
-#include "kernels/library/library_sort.h"
-#include "kernels/radix/radix_sort.h"
+#include "kernels/library_sort.h"
+#include "kernels/radix_sort.h"
 #include "tests/kernels/radix_sort_variants.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 
 namespace sortd {
@@ -65,7 +65,7 @@ class Buffers {
     if (bytes == 0) bytes = 1;
     if (buffers_[slot].size() < bytes) {
       buffers_[slot] = DeviceBuffer();  // free first: the 2^24 cases are large
-      auto b = DeviceBuffer::Allocate(bytes);
+      auto b = DeviceBuffer::Create(bytes);
       if (!b.ok()) return nullptr;
       buffers_[slot] = std::move(*b);
     }

@@ -8,7 +8,7 @@
 #include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/cpu/cpu_sort_device.h"
-#include "worker/pool_engine.h"
+#include "worker/pool/pool_engine.h"
 
 namespace sortd {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 #include "worker/engine.h"
 
 namespace sortd {

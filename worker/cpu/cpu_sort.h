@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 #include "worker/sort_spec.h"
 
 namespace sortd {

@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
 #include "worker/sort_device.h"
-#include "worker/staging_pool.h"
+#include "worker/pool/staging_pool.h"
 
 namespace sortd {
 

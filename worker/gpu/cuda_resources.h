@@ -5,10 +5,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace sortd {
@@ -29,85 +31,106 @@ struct CudaDeviceCount {
 };
 CudaDeviceCount CountCudaDevices();
 
-class CudaStream {
+// One move-only owner for every kind of CUDA resource: `Traits` names the handle type, how to
+// create one (returning a cudaError_t) and how to destroy it. Memory owners also keep their size.
+template <typename Traits>
+class CudaHandle {
  public:
-  static absl::StatusOr<CudaStream> Create();
-  CudaStream() = default;
-  ~CudaStream();
-  CudaStream(CudaStream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  CudaStream& operator=(CudaStream&& other) noexcept;
-  CudaStream(const CudaStream&) = delete;  // a stream has one owner that destroys it
-  CudaStream& operator=(const CudaStream&) = delete;
+  using Handle = typename Traits::Handle;
 
-  cudaStream_t get() const { return stream_; }
-  absl::Status Synchronize() const;
+  // Creates the resource; `args` go to Traits::Create (a byte count, flags, or nothing).
+  template <typename... Args>
+  static absl::StatusOr<CudaHandle> Create(Args... args) {
+    Handle handle{};
+    const cudaError_t err = Traits::Create(&handle, args...);
+    if (err != cudaSuccess) return CudaStatus(err, Traits::Describe(args...));
+    return CudaHandle(handle, Traits::Bytes(args...));
+  }
+
+  CudaHandle() = default;
+  ~CudaHandle() { Reset(); }
+  CudaHandle(CudaHandle&& other) noexcept
+      : handle_(std::exchange(other.handle_, Handle{})), bytes_(std::exchange(other.bytes_, 0)) {}
+  CudaHandle& operator=(CudaHandle&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      handle_ = std::exchange(other.handle_, Handle{});
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  CudaHandle(const CudaHandle&) = delete;  // a resource has one owner that destroys it
+  CudaHandle& operator=(const CudaHandle&) = delete;
+
+  Handle get() const { return handle_; }
+  size_t size() const { return bytes_; }  // bytes, for memory; 0 otherwise
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(handle_);
+  }
 
  private:
-  explicit CudaStream(cudaStream_t s) : stream_(s) {}
-  cudaStream_t stream_ = nullptr;
+  CudaHandle(Handle handle, size_t bytes) : handle_(handle), bytes_(bytes) {}
+  // A failed destroy cannot be acted on in a destructor, so its error is dropped.
+  void Reset() noexcept {
+    if (handle_ != Handle{}) static_cast<void>(Traits::Destroy(handle_));
+    handle_ = Handle{};
+    bytes_ = 0;
+  }
+
+  Handle handle_{};
+  size_t bytes_ = 0;
 };
 
-class CudaEvent {
- public:
+namespace cuda_traits {
+struct Stream {
+  using Handle = cudaStream_t;
+  // Non-blocking: the worker's streams never wait for the legacy default stream.
+  static cudaError_t Create(cudaStream_t* s) {
+    return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+  }
+  static cudaError_t Destroy(cudaStream_t s) { return cudaStreamDestroy(s); }
+  static std::string Describe() { return "cudaStreamCreateWithFlags"; }
+  static size_t Bytes() { return 0; }
+};
+struct Event {
+  using Handle = cudaEvent_t;
   // flags: cudaEventCreateWithFlags's (cudaEventBlockingSync makes waits sleep, not spin).
-  static absl::StatusOr<CudaEvent> Create(unsigned flags = cudaEventDefault);
-  CudaEvent() = default;
-  ~CudaEvent();
-  CudaEvent(CudaEvent&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  CudaEvent& operator=(CudaEvent&& other) noexcept;
-  CudaEvent(const CudaEvent&) = delete;  // an event has one owner that destroys it
-  CudaEvent& operator=(const CudaEvent&) = delete;
-
-  cudaEvent_t get() const { return event_; }
-
- private:
-  explicit CudaEvent(cudaEvent_t e) : event_(e) {}
-  cudaEvent_t event_ = nullptr;
+  static cudaError_t Create(cudaEvent_t* e, unsigned flags = cudaEventDefault) {
+    return cudaEventCreateWithFlags(e, flags);
+  }
+  static cudaError_t Destroy(cudaEvent_t e) { return cudaEventDestroy(e); }
+  static std::string Describe(unsigned flags = cudaEventDefault) {
+    return "cudaEventCreateWithFlags";
+  }
+  static size_t Bytes(unsigned flags = cudaEventDefault) { return 0; }
 };
-
-class DeviceBuffer {
- public:
-  static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;  // device memory has one owner that frees it
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  void* get() const { return ptr_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
-  size_t size() const { return bytes_; }
-
- private:
-  DeviceBuffer(void* p, size_t bytes) : ptr_(p), bytes_(bytes) {}
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
+struct DeviceMemory {
+  using Handle = void*;
+  static cudaError_t Create(void** p, size_t bytes) {
+    return bytes == 0 ? cudaSuccess : cudaMalloc(p, bytes);
+  }
+  static cudaError_t Destroy(void* p) { return cudaFree(p); }
+  static std::string Describe(size_t bytes) { return absl::StrCat("cudaMalloc(", bytes, " bytes)"); }
+  static size_t Bytes(size_t bytes) { return bytes; }
 };
-
-class PinnedBuffer {
- public:
-  static absl::StatusOr<PinnedBuffer> Allocate(size_t bytes);
-  PinnedBuffer() = default;
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;  // pinned memory has one owner that frees it
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  void* get() const { return ptr_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
-  size_t size() const { return bytes_; }
-
- private:
-  PinnedBuffer(void* p, size_t bytes) : ptr_(p), bytes_(bytes) {}
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
+struct PinnedMemory {
+  using Handle = void*;
+  static cudaError_t Create(void** p, size_t bytes) {
+    return bytes == 0 ? cudaSuccess : cudaMallocHost(p, bytes);
+  }
+  static cudaError_t Destroy(void* p) { return cudaFreeHost(p); }
+  static std::string Describe(size_t bytes) {
+    return absl::StrCat("cudaMallocHost(", bytes, " bytes)");
+  }
+  static size_t Bytes(size_t bytes) { return bytes; }
 };
+}  // namespace cuda_traits
+
+using CudaStream = CudaHandle<cuda_traits::Stream>;
+using CudaEvent = CudaHandle<cuda_traits::Event>;
+using DeviceBuffer = CudaHandle<cuda_traits::DeviceMemory>;  // cudaMalloc
+using PinnedBuffer = CudaHandle<cuda_traits::PinnedMemory>;  // cudaMallocHost
 
 // Makes `device` current for this thread and restores the previous device on destruction.
 class ScopedDevice {

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "kernels/library/library_sort.h"
+#include "kernels/library_sort.h"
 #include "kernels/network_sort.h"
-#include "kernels/radix/radix_sort.h"
+#include "kernels/radix_sort.h"
 #include "kernels/segmented_sort.h"
 #include "kernels/util/fault_injection.h"
 
@@ -79,6 +79,15 @@ void CudaSortDevice::HostCopy(char* dst, const ByteSource& src, size_t offset, s
   });
 }
 
+absl::StatusOr<size_t> DefaultDevicePoolBytes(int device, int workers) {
+  absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(device);
+  if (!on_device.ok()) return on_device.status();
+  size_t free_bytes = 0, total_bytes = 0;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes),
+                             absl::StrCat("cuda:", device, ": cudaMemGetInfo"));
+  return free_bytes / 2 / static_cast<size_t>(std::max(1, workers));
+}
+
 absl::StatusOr<std::unique_ptr<CudaSortDevice>> CudaSortDevice::Create(
     const CudaSortDeviceOptions& options) {
   std::unique_ptr<CudaSortDevice> d(new CudaSortDevice(options));
@@ -88,15 +97,20 @@ absl::StatusOr<std::unique_ptr<CudaSortDevice>> CudaSortDevice::Create(
 }
 
 absl::Status CudaSortDevice::Init() {
-  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device), absl::StrCat(name_, ": cudaSetDevice"));
-  size_t free_bytes = 0, total_bytes = 0;
-  SORTD_RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes), absl::StrCat(name_, ": cudaMemGetInfo"));
-  size_t device_bytes = options_.device_pool_bytes ? options_.device_pool_bytes : free_bytes / 2;
-  size_t pinned_bytes = options_.pinned_pool_bytes ? options_.pinned_pool_bytes
+  // Everything created here belongs to the device; the caller's thread keeps its own.
+  absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(options_.device);
+  if (!on_device.ok()) return on_device.status();
+  size_t device_bytes = options_.device_pool_bytes;
+  if (device_bytes == 0) {
+    absl::StatusOr<size_t> fallback = DefaultDevicePoolBytes(options_.device, 1);
+    if (!fallback.ok()) return fallback.status();
+    device_bytes = *fallback;
+  }
+  const size_t pinned_bytes = options_.pinned_pool_bytes ? options_.pinned_pool_bytes
                                                    : std::min(device_bytes / 2, size_t{2} << 30);
-  auto device_pool = DeviceBuffer::Allocate(device_bytes);
+  auto device_pool = DeviceBuffer::Create(device_bytes);
   if (!device_pool.ok()) return device_pool.status();
-  auto pinned_pool = PinnedBuffer::Allocate(pinned_bytes);
+  auto pinned_pool = PinnedBuffer::Create(pinned_bytes);
   if (!pinned_pool.ok()) return pinned_pool.status();
   device_pool_ = std::move(*device_pool);
   device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};

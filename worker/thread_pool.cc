@@ -1,4 +1,4 @@
-#include "worker/cpu/thread_pool.h"
+#include "worker/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>

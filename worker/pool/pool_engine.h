@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/batch_queue.h"
-#include "worker/cost_model.h"
-#include "worker/device_worker.h"
+#include "worker/pool/batch_queue.h"
+#include "worker/pool/cost_model.h"
+#include "worker/pool/device_worker.h"
 #include "worker/engine.h"
 
 namespace sortd {

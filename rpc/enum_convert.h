@@ -1,10 +1,11 @@
-// Engine enums -> wire enums, shared by the server (reporting what ran) and the clients.
+// Engine enums <-> wire enums, shared by the server (reading requests, reporting what ran) and the
+// clients.
 #pragma once
 
 #include <optional>
 
 #include "sortd/v1/sortd.pb.h"
-#include "worker/sort_spec.h"
+#include "kernels/util/sort_types.h"
 
 namespace sortd {
 
@@ -12,5 +13,7 @@ v1::Algorithm ToProtoAlgorithm(Algorithm algorithm);
 v1::KeyType ToProtoKeyType(KeyType type);
 // nullopt for KEY_TYPE_UNSPECIFIED and values outside the enum.
 std::optional<KeyType> FromProtoKeyType(int type);
+// nullopt for values outside the enum.
+std::optional<Algorithm> FromProtoAlgorithm(int algorithm);
 
 }  // namespace sortd

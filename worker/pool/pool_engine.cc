@@ -1,9 +1,9 @@
-#include "worker/pool_engine.h"
+#include "worker/pool/pool_engine.h"
 
 #include <map>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "worker/pool/scheduler.h"
 
 namespace sortd {
 namespace {
@@ -55,36 +55,8 @@ size_t PoolEngine::healthy_workers() const {
   return n;
 }
 
-// The least-loaded GPU first (keys queued and running on all of its workers), then its
-// least-loaded worker. Comparing workers alone would pile every request onto the first GPU for as
-// long as one of its workers is idle, leaving the others unused at moderate load. A worker whose
-// staging is held by responses still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
-  // Each worker's load is read once, so the GPU sums and the worker comparison agree.
-  // On the stack for up to 8 GPUs of 4 workers: this runs on every submit.
-  absl::InlinedVector<size_t, 32> load(workers_.size(), 0);
-  absl::InlinedVector<size_t, 8> gpu_load(gpu_count_, 0);
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    if (!workers_[i]->healthy()) continue;
-    load[i] = workers_[i]->load_keys();
-    gpu_load[gpu_of_worker_[i]] += load[i];
-  }
-  DeviceWorker* best = nullptr;
-  size_t best_gpu_load = 0, best_load = 0;
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    DeviceWorker* w = workers_[i].get();
-    if (!w->healthy() || w->device().max_request_bytes() < bytes ||
-        w->device().staging_free_bytes() < bytes) {
-      continue;
-    }
-    const size_t g = gpu_load[gpu_of_worker_[i]];
-    if (best == nullptr || g < best_gpu_load || (g == best_gpu_load && load[i] < best_load)) {
-      best = w;
-      best_gpu_load = g;
-      best_load = load[i];
-    }
-  }
-  return best;
+  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, bytes);
 }
 
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {

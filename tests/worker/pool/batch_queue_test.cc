@@ -1,6 +1,6 @@
 // BatchQueue alone: the load the scheduler reads (queued plus taken, until Finished) and which
 // queued jobs NextBatch puts together. The pool engine's tests cover it behind the scheduler.
-#include "worker/batch_queue.h"
+#include "worker/pool/batch_queue.h"
 
 #include <memory>
 

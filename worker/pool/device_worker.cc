@@ -1,4 +1,4 @@
-#include "worker/device_worker.h"
+#include "worker/pool/device_worker.h"
 
 #include <algorithm>
 #include <atomic>

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "worker/batch_queue.h"
-#include "worker/cpu/thread_pool.h"
+#include "worker/pool/batch_queue.h"
+#include "worker/thread_pool.h"
 #include "worker/sort_device.h"
 
 namespace sortd {

@@ -1,7 +1,7 @@
 // The batcher, workers and scheduler with CPU-backed devices in place of GPUs: batch formation by
 // size and by delay, compatibility, queue limits, expiry, cancellation, drain, injected faults,
 // device loss with failover, load balancing and AUTO's routing.
-#include "worker/pool_engine.h"
+#include "worker/pool/pool_engine.h"
 
 #include <thread>
 

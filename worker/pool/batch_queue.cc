@@ -1,4 +1,4 @@
-#include "worker/batch_queue.h"
+#include "worker/pool/batch_queue.h"
 
 #include "absl/time/clock.h"
 

@@ -1,4 +1,4 @@
-#include "worker/cost_model.h"
+#include "worker/pool/cost_model.h"
 
 namespace sortd {
 

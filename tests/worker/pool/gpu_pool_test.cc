@@ -8,7 +8,7 @@
 
 #include "client/sort_client.h"
 #include "gtest/gtest.h"
-#include "proto/enum_convert.h"
+#include "rpc/enum_convert.h"
 #include "server/sortd_server.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
@@ -27,8 +27,8 @@ GpuServer StartGpuServer(const GpuPoolOptions& gpu) {
   EngineOptions options;
   options.kind = EngineKind::kGpu;
   options.gpu = gpu;
-  if (options.gpu.device_pool_bytes == 0) options.gpu.device_pool_bytes = size_t{8} << 30;
-  if (options.gpu.pinned_pool_bytes == 0) options.gpu.pinned_pool_bytes = size_t{2} << 30;
+  if (options.gpu.device.device_pool_bytes == 0) options.gpu.device.device_pool_bytes = size_t{8} << 30;
+  if (options.gpu.device.pinned_pool_bytes == 0) options.gpu.device.pinned_pool_bytes = size_t{2} << 30;
   auto metrics = std::make_unique<Metrics>(BuildInfo{"test", true, ""});
   options.cpu.observer = metrics.get();
   auto engine = CreateEngine(options, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
@@ -131,7 +131,7 @@ TEST(GpuPoolTest, ManyClientsMixedRequestsEveryResponseChecked) {
 
 TEST(GpuPoolTest, LargeRequestsUseChunkedTransfers) {
   GpuPoolOptions gpu;
-  gpu.transfer_chunk_bytes = size_t{4} << 20;  // 2^24 u64 keys + values: dozens of chunks
+  gpu.device.transfer_chunk_bytes = size_t{4} << 20;  // 2^24 u64 keys + values: dozens of chunks
   GpuServer s = StartGpuServer(gpu);
   auto client = client::SortClient::Create(s.target);
   ASSERT_TRUE(client.ok());
@@ -156,7 +156,7 @@ TEST(GpuPoolTest, LargeRequestsUseChunkedTransfers) {
 
 TEST(GpuPoolTest, InjectedCudaFaultsFailOnlyTheirRequests) {
   GpuPoolOptions gpu;
-  gpu.test_transient_fault_every = 7;
+  gpu.device.test_transient_fault_every = 7;
   gpu.batching.max_delay = absl::Microseconds(300);
   GpuServer s = StartGpuServer(gpu);
   Outcome out;
@@ -185,7 +185,7 @@ TEST(GpuPoolLossTest, LostDeviceFailsOverToTheCpu) {
     GTEST_SKIP() << "set SORTD_GPU_LOSS_TEST=1 and run alone: it loses the GPU for this process";
   }
   GpuPoolOptions gpu;
-  gpu.test_lose_at_batch = 4;
+  gpu.device.test_lose_at_batch = 4;
   gpu.batching.max_delay = absl::ZeroDuration();
   GpuServer s = StartGpuServer(gpu);
   Outcome out;

@@ -1,4 +1,4 @@
-#include "proto/status_util.h"
+#include "rpc/status_util.h"
 
 #include <string>
 

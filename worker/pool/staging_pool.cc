@@ -1,4 +1,4 @@
-#include "worker/staging_pool.h"
+#include "worker/pool/staging_pool.h"
 
 #include <algorithm>
 

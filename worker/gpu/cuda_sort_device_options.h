@@ -1,0 +1,34 @@
+// How one GPU worker's device is set up. Plain C++ (no CUDA headers), so the engine options and
+// the server's flags can hold and default it in builds without CUDA.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/time/time.h"
+#include "worker/pool/transfer_policy.h"
+
+namespace sortd {
+
+struct CudaSortDeviceOptions {
+  int device = 0;
+  // Device-memory pool; 0 takes DefaultDevicePoolBytes(device, 1) at start-up.
+  size_t device_pool_bytes = 0;
+  // Pinned host staging; 0 takes min(device pool / 2, 2 GiB): with four workers per GPU, 8 GiB of
+  // the host's memory locked per GPU. A request whose keys, values and indices need more than
+  // 90% of it (about 1.8 GiB) is sorted by the CPU engine.
+  size_t pinned_pool_bytes = 0;
+  // How long a batch waits for staging still held by responses being sent before it fails with
+  // RESOURCE_EXHAUSTED.
+  absl::Duration staging_wait = absl::Seconds(2);
+  size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
+  int copy_threads = TransferPolicy::kCopyThreads;
+  // The worker waits for each launch asleep instead of spinning on its core. Spinning answers a
+  // few microseconds sooner but takes a core per worker from gRPC and the answer threads.
+  bool blocking_wait = false;
+  // Fault injection for tests: every Nth batch fails with a (non-sticky) CUDA error, and at
+  // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.
+  int test_transient_fault_every = 0;
+  int test_lose_at_batch = 0;
+};
+
+}  // namespace sortd

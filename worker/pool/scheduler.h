@@ -1,0 +1,19 @@
+// Where the pool sends a job: the least-loaded healthy GPU that can hold it, then that GPU's
+// least-loaded worker.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "worker/pool/device_worker.h"
+
+namespace sortd {
+
+// `gpu_of_worker[i]` is worker i's GPU, in [0, gpu_count). Returns null when no healthy worker can
+// hold `bytes` now.
+DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
+                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count,
+                         size_t bytes);
+
+}  // namespace sortd
