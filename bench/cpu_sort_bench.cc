@@ -1,9 +1,9 @@
 // CPU engine vs std::sort on the same data and machine: the CPU engine must beat std::sort on one
-// core (1M uint32 keys) and use the machine's cores. Prints a markdown table for docs/benchmarks.md.
-// Usage: cpu_sort_bench [max_log2=22]
+// core (1M uint32 keys) and use the machine's cores. Prints a markdown table for
+// docs/benchmarks.md. Usage: cpu_sort_bench [max_log2=22]
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +26,8 @@ double MedianMs(Fn&& fn) {
   for (int i = 0; i < kRuns; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   return ms[kRuns / 2];
@@ -68,7 +69,8 @@ void Row(const char* name, KeyType type, size_t n, uint32_t value_width, ThreadP
   const double one_ms = MedianMs([&] { run(single); });
   const double all_ms = MedianMs([&] { run(multi); });
   std::printf("| %s | 2^%d | %.2f | %.2f | %.2f | %.1fx | %.1fx |\n", name,
-              static_cast<int>(std::log2(n)), std_ms, one_ms, all_ms, std_ms / one_ms, std_ms / all_ms);
+              static_cast<int>(std::log2(n)), std_ms, one_ms, all_ms, std_ms / one_ms,
+              std_ms / all_ms);
 }
 
 }  // namespace
@@ -80,8 +82,10 @@ int main(int argc, char** argv) {
   sortd::ThreadPool pool(threads - 1);
   std::printf("CPU engine vs std::sort, %d hardware threads, median of %d runs, random keys\n\n",
               threads, sortd::kRuns);
-  std::printf("| keys | n | std::sort ms | cpu engine 1 thread ms | cpu engine %d threads ms | "
-              "speed-up 1 thread | speed-up all |\n|---|---|---:|---:|---:|---:|---:|\n", threads);
+  std::printf(
+      "| keys | n | std::sort ms | cpu engine 1 thread ms | cpu engine %d threads ms | "
+      "speed-up 1 thread | speed-up all |\n|---|---|---:|---:|---:|---:|---:|\n",
+      threads);
   using sortd::KeyType;
   for (int lg = 16; lg <= max_log2; lg += 2) {
     const size_t n = size_t{1} << lg;

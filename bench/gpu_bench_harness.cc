@@ -35,16 +35,18 @@ bool BenchReport::WriteJson(const std::string& path, const std::string& device) 
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  std::fprintf(f, "{\"device\": \"%s\", \"date\": \"%s\", \"rows\": [\n", JsonEscape(device).c_str(), date);
+  std::fprintf(f, "{\"device\": \"%s\", \"date\": \"%s\", \"rows\": [\n",
+               JsonEscape(device).c_str(), date);
   for (size_t i = 0; i < rows_.size(); ++i) {
     const BenchRow& r = rows_[i];
-    std::fprintf(f,
-                 "  {\"benchmark\": \"%s\", \"key_type\": \"%s\", \"shape\": \"%s\", \"keys\": %zu, "
-                 "\"median_ms\": %.6f, \"min_ms\": %.6f, \"runs\": %d, \"gkeys_per_s\": %.4f, "
-                 "\"note\": \"%s\"}%s\n",
-                 JsonEscape(r.benchmark).c_str(), JsonEscape(r.key_type).c_str(),
-                 JsonEscape(r.shape).c_str(), r.keys, r.median_ms, r.min_ms, r.runs,
-                 r.gkeys_per_s(), JsonEscape(r.note).c_str(), i + 1 < rows_.size() ? "," : "");
+    std::fprintf(
+        f,
+        "  {\"benchmark\": \"%s\", \"key_type\": \"%s\", \"shape\": \"%s\", \"keys\": %zu, "
+        "\"median_ms\": %.6f, \"min_ms\": %.6f, \"runs\": %d, \"gkeys_per_s\": %.4f, "
+        "\"note\": \"%s\"}%s\n",
+        JsonEscape(r.benchmark).c_str(), JsonEscape(r.key_type).c_str(),
+        JsonEscape(r.shape).c_str(), r.keys, r.median_ms, r.min_ms, r.runs, r.gkeys_per_s(),
+        JsonEscape(r.note).c_str(), i + 1 < rows_.size() ? "," : "");
   }
   std::fprintf(f, "]}\n");
   return std::fclose(f) == 0;
@@ -54,8 +56,8 @@ std::string DeviceDescription(int device) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return "unknown device";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.0f GB)", prop.name, prop.major,
-                prop.minor, prop.multiProcessorCount, prop.totalGlobalMem / 1e9);
+  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.0f GB)", prop.name, prop.major, prop.minor,
+                prop.multiProcessorCount, prop.totalGlobalMem / 1e9);
   return buf;
 }
 

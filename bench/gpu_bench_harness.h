@@ -12,14 +12,14 @@
 #include <vector>
 
 // Benchmarks are programs, not library code: a failed CUDA call ends them with its location.
-#define SORTD_BENCH_CHECK(expr)                                                              \
-  do {                                                                                       \
-    const cudaError_t sortd_bench_err_ = (expr);                                             \
-    if (sortd_bench_err_ != cudaSuccess) {                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,                     \
-                   cudaGetErrorString(sortd_bench_err_));                                    \
-      std::exit(1);                                                                          \
-    }                                                                                        \
+#define SORTD_BENCH_CHECK(expr)                                          \
+  do {                                                                   \
+    const cudaError_t sortd_bench_err_ = (expr);                         \
+    if (sortd_bench_err_ != cudaSuccess) {                               \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(sortd_bench_err_));                \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 namespace sortd::bench {
@@ -33,7 +33,7 @@ struct BenchRow {
   double min_ms = 0;
   int runs = 0;
   double gkeys_per_s() const { return median_ms > 0 ? keys / (median_ms * 1e6) : 0; }
-  std::string note;       // e.g. "1.07x cub"
+  std::string note;  // e.g. "1.07x cub"
 };
 
 class BenchReport {
@@ -46,7 +46,8 @@ class BenchReport {
   bool WriteJson(const std::string& path, const std::string& device) const;
   // The end of every benchmark: the table titled "TITLE on DEVICE" on stdout, then the JSON when
   // json_path is not empty. Returns the program's exit code (1 when the JSON cannot be written).
-  int Finish(const std::string& title, const std::string& device, const std::string& json_path) const;
+  int Finish(const std::string& title, const std::string& device,
+             const std::string& json_path) const;
 
  private:
   std::vector<BenchRow> rows_;

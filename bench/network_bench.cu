@@ -27,7 +27,9 @@ namespace {
 
 struct Device {
   void* p = nullptr;
-  ~Device() { if (p) cudaFree(p); }
+  ~Device() {
+    if (p) cudaFree(p);
+  }
 };
 
 std::string Pow2(size_t n) {
@@ -114,8 +116,10 @@ int Run(int argc, char** argv) {
         return 1;
       }
       auto naive = [&](int i) {
-        return bitonic ? NaiveNetworkSort<true>(input(i), static_cast<uint32_t*>(naive_out.p), n, stream)
-                       : NaiveNetworkSort<false>(input(i), static_cast<uint32_t*>(naive_out.p), n, stream);
+        return bitonic ? NaiveNetworkSort<true>(input(i), static_cast<uint32_t*>(naive_out.p), n,
+                                                stream)
+                       : NaiveNetworkSort<false>(input(i), static_cast<uint32_t*>(naive_out.p), n,
+                                                 stream);
       };
       const int naive_runs = n >= (size_t{1} << 28) ? 3 : kRuns;
       const TimingResult tn = TimeOnStream(stream, 1, naive_runs, naive);
@@ -185,14 +189,13 @@ int Run(int argc, char** argv) {
       nw::TileSortKernel<nw::Network::kBitonic, uint32_t, E, kT, kTile>
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
-    bad |= phase("bitonic global, 3 layers", "26 per sort", [&] {
-      nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 3, stream);
-    });
-    bad |= phase("bitonic global, 1 layer", "-", [&] {
-      nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 1, stream);
-    });
+    bad |= phase("bitonic global, 3 layers", "26 per sort",
+                 [&] { nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 3, stream); });
+    bad |= phase("bitonic global, 1 layer", "-",
+                 [&] { nw::LaunchBitonicGlobal<E, kG>(buf, n, n, p, p / 2, 1, stream); });
     bad |= phase("bitonic tile merge", "11 per sort", [&] {
-      nw::BitonicTileMergeKernel<uint32_t, E, kT, kTile><<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+      nw::BitonicTileMergeKernel<uint32_t, E, kT, kTile>
+          <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
     bad |= phase("odd-even merge tile sort", "1 per sort", [&] {
       nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile>
@@ -260,9 +263,11 @@ int Run(int argc, char** argv) {
     const size_t n = s.offsets.back();
     const auto num = static_cast<uint32_t>(s.offsets.size() - 1);
     const auto* off = static_cast<const uint32_t*>(offsets_d.p);
-    SORTD_BENCH_CHECK(cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
+    SORTD_BENCH_CHECK(
+        cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
     size_t b = 0;
-    SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off, off + 1, stream));
+    SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off,
+                                                         off + 1, stream));
     if (b > cub_temp_bytes) {
       if (cub_temp.p) cudaFree(cub_temp.p);
       cub_temp.p = nullptr;

@@ -24,7 +24,6 @@
 namespace sortd {
 namespace {
 
-
 struct Result {
   double jobs_per_s = 0;
   double keys_per_s = 0;
@@ -32,19 +31,21 @@ struct Result {
   uint64_t errors = 0;
 };
 
-Result Run(EngineOptions options, const std::string& devices, const ByteSource& input, const std::string& expected,
-           size_t n, int clients, absl::Duration measured) {
+Result Run(EngineOptions options, const std::string& devices, const ByteSource& input,
+           const std::string& expected, size_t n, int clients, absl::Duration measured) {
   options.kind = EngineKind::kGpu;
   options.gpu.devices = *ParseDeviceList(devices);
   options.gpu.device.device_pool_bytes = size_t{8} << 30;
   options.gpu.device.pinned_pool_bytes = size_t{2} << 30;
-  auto engine = CreateEngine(options, [](const std::string& line) { std::printf("  %s\n", line.c_str()); });
+  auto engine =
+      CreateEngine(options, [](const std::string& line) { std::printf("  %s\n", line.c_str()); });
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
     std::exit(1);
   }
   const absl::Duration warmup = absl::Seconds(2);
-  const absl::Time start = absl::Now(), measure_from = start + warmup, stop = measure_from + measured;
+  const absl::Time start = absl::Now(), measure_from = start + warmup,
+                   stop = measure_from + measured;
   absl::Mutex mu;
   Result result;
   uint64_t measured_jobs = 0;
@@ -59,14 +60,16 @@ Result Run(EngineOptions options, const std::string& devices, const ByteSource& 
         job->keys = input;
         std::promise<std::pair<absl::Status, std::string>> done;
         SortJob* raw = job.get();
-        job->done = [&done, raw, first, &expected](const absl::Status& s, const SortReport& report) {
+        job->done = [&done, raw, first, &expected](const absl::Status& s,
+                                                   const SortReport& report) {
           // The first answer of each client is checked whole, later ones by size and first keys:
           // a full comparison per job would slow the clients this benchmark needs fast.
           const bool right = first ? raw->out_keys.view() == expected
                                    : raw->out_keys.size == expected.size() &&
                                          std::memcmp(raw->out_keys.data, expected.data(),
                                                      std::min<size_t>(64, expected.size())) == 0;
-          done.set_value({s.ok() && !right ? absl::DataLossError("wrong output") : s, report.device});
+          done.set_value(
+              {s.ok() && !right ? absl::DataLossError("wrong output") : s, report.device});
         };
         auto answer = done.get_future();
         (*engine)->Submit(std::move(job));
@@ -124,7 +127,8 @@ int main(int argc, char** argv) {
   EngineOptions options;
   if (!ParseFlags(argc, argv, options) || argc < 5) {
     std::fprintf(stderr,
-                 "usage: pool_bench [--workers_per_gpu=N] [--copy_threads=N] [--chunk_bytes=N] LOG2_KEYS CLIENTS "
+                 "usage: pool_bench [--workers_per_gpu=N] [--copy_threads=N] [--chunk_bytes=N] "
+                 "LOG2_KEYS CLIENTS "
                  "SECONDS DEVICES... (e.g. 24 8 10 0 0,1)\n");
     return 2;
   }
@@ -136,7 +140,8 @@ int main(int argc, char** argv) {
   sortd::bench::SlicedInput sliced;
   sortd::bench::BuildSlicedRandomU32(n, 1, sliced);
   std::string expected(n * 4, '\0');
-  CpuSorter().Sort(SortSpec{}, SortInput{sliced.bytes.data(), nullptr, n}, SortOutput{expected.data(), nullptr, nullptr});
+  CpuSorter().Sort(SortSpec{}, SortInput{sliced.bytes.data(), nullptr, n},
+                   SortOutput{expected.data(), nullptr, nullptr});
   const ByteSource& input = sliced.source;
   std::vector<std::string> lines;
   double first_rate = 0;
@@ -145,14 +150,17 @@ int main(int argc, char** argv) {
     const Result r = Run(options, argv[i], input, expected, n, clients, measured);
     if (first_rate == 0) first_rate = r.jobs_per_s;
     std::string served;
-    for (const auto& [device, count] : r.served_by) served += device + " " + std::to_string(count) + "; ";
+    for (const auto& [device, count] : r.served_by)
+      served += device + " " + std::to_string(count) + "; ";
     char line[512];
-    std::snprintf(line, sizeof line, "| %s | %d | %.1f | %.3g | %s | %llu | %.2fx |", argv[i], clients,
-                  r.jobs_per_s, r.keys_per_s, served.c_str(), static_cast<unsigned long long>(r.errors),
-                  r.jobs_per_s / first_rate);
+    std::snprintf(line, sizeof line, "| %s | %d | %.1f | %.3g | %s | %llu | %.2fx |", argv[i],
+                  clients, r.jobs_per_s, r.keys_per_s, served.c_str(),
+                  static_cast<unsigned long long>(r.errors), r.jobs_per_s / first_rate);
     lines.push_back(line);
   }
-  std::printf("\n| GPUs | clients | jobs/s | keys/s | served by | errors | vs first |\n|---|---:|---:|---:|---|---:|---:|\n");
+  std::printf(
+      "\n| GPUs | clients | jobs/s | keys/s | served by | errors | vs first "
+      "|\n|---|---:|---:|---:|---|---:|---:|\n");
   for (const auto& l : lines) std::printf("%s\n", l.c_str());
   return 0;
 }

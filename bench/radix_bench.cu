@@ -37,7 +37,6 @@ cudaError_t EarlyValuesSort(void* temp, size_t* temp_bytes, const DeviceSortArgs
   });
 }
 
-
 struct Config {
   const char* name;
   KeyType key_type;
@@ -60,13 +59,21 @@ int main(int argc, char** argv) {
   int max_log2 = 28, min_log2 = 16, runs = 15;
   std::string only;  // run only configs whose name contains this (e.g. "u32" or "pairs")
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--max_log2") && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--min_log2") && i + 1 < argc) min_log2 = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+      json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--max_log2") && i + 1 < argc)
+      max_log2 = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--min_log2") && i + 1 < argc)
+      min_log2 = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--json PATH] [--min_log2 N] [--max_log2 N] [--runs N] [--only NAME]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--json PATH] [--min_log2 N] [--max_log2 N] [--runs N] [--only NAME]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -110,15 +117,17 @@ int main(int argc, char** argv) {
     for (size_t n : sizes) {
       const size_t set_bytes = n * (c.key_bytes + c.value_width);
       // At least ~512 MB of inputs in rotation (the H200's L2 is 60 MB), at most 16 sets.
-      const size_t sets = std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
+      const size_t sets =
+          std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
       DeviceMem keys_in(n * c.key_bytes * sets), keys_out(n * c.key_bytes);
       DeviceMem values_in(n * c.value_width * sets), values_out(n * c.value_width);
       const size_t words = (n * c.key_bytes * sets + 7) / 8;
-      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in.p), words, n * 131 + c.key_bytes);
+      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in.p), words,
+                                                         n * 131 + c.key_bytes);
       SORTD_BENCH_CHECK(cudaPeekAtLastError());
       if (c.value_width) {
         sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in.p),
-                                             (n * c.value_width * sets + 7) / 8, 7);
+                                                           (n * c.value_width * sets + 7) / 8, 7);
         SORTD_BENCH_CHECK(cudaPeekAtLastError());
       }
       double cub_ms = 0;

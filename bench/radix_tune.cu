@@ -39,7 +39,8 @@ struct SweepPolicy {
 
 template <typename Key, int T, int I, int M, int V = 0>
 cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStream_t stream) {
-  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, V>>(temp, bytes, args, stream);
+  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, V>>(
+      temp, bytes, args, stream);
 }
 
 struct Candidate {
@@ -47,14 +48,14 @@ struct Candidate {
   DeviceSortFn fn;
 };
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> log2s = {20, 24, 28};
   if (argc == 3 && !std::strcmp(argv[1], "--log2")) {
     log2s.clear();
-    for (char* p = std::strtok(argv[2], ","); p; p = std::strtok(nullptr, ",")) log2s.push_back(std::atoi(p));
+    for (char* p = std::strtok(argv[2], ","); p; p = std::strtok(nullptr, ","))
+      log2s.push_back(std::atoi(p));
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -73,35 +74,56 @@ int main(int argc, char** argv) {
   // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__).
   // "+early": values loaded before the look-back; "+hist6": 256x16 histogram blocks, 6 per SM.
   std::vector<Config> configs = {
-      {"u32", KeyType::kUint32, 4, 0,
-       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>},
+      {"u32",
+       KeyType::kUint32,
+       4,
+       0,
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>},
+        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>},
         {"256x24/3", &Sort<uint32_t, 256, 24, 3>}}},
-      {"u32/u32", KeyType::kUint32, 4, 4,
-       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>}, {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, 1>},
-        {"384x20/2+early", &Sort<uint32_t, 384, 20, 2, 1>}, {"256x24/3+early", &Sort<uint32_t, 256, 24, 3, 1>},
+      {"u32/u32",
+       KeyType::kUint32,
+       4,
+       4,
+       {{"384x24/2", &Sort<uint32_t, 384, 24, 2>},
+        {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, 1>},
+        {"384x20/2+early", &Sort<uint32_t, 384, 20, 2, 1>},
+        {"256x24/3+early", &Sort<uint32_t, 256, 24, 3, 1>},
         {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>}}},
-      {"u64", KeyType::kUint64, 8, 0,
-       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, 2>}}},
-      {"u64/u64", KeyType::kUint64, 8, 8,
-       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>}, {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, 1>},
+      {"u64",
+       KeyType::kUint64,
+       8,
+       0,
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
+        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, 2>}}},
+      {"u64/u64",
+       KeyType::kUint64,
+       8,
+       8,
+       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
+        {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, 1>},
         {"384x12/2+early", &Sort<uint64_t, 384, 12, 2, 1>}}},
   };
   for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
 
-  std::printf("| keys | n | candidate | median ms | Gkeys/s | vs cub |\n|---|---|---|---:|---:|---:|\n");
+  std::printf(
+      "| keys | n | candidate | median ms | Gkeys/s | vs cub |\n|---|---|---|---:|---:|---:|\n");
   for (const Config& c : configs) {
     for (int lg : log2s) {
       const size_t n = size_t{1} << lg;
       const size_t set_bytes = n * (c.key_bytes + c.value_width);
-      const size_t sets = std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
+      const size_t sets =
+          std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
       void *keys_in, *keys_out, *values_in = nullptr, *values_out = nullptr;
       SORTD_BENCH_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
       SORTD_BENCH_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
-      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in), n * c.key_bytes * sets / 8, lg);
+      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in),
+                                                         n * c.key_bytes * sets / 8, lg);
       if (c.value_width) {
         SORTD_BENCH_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
         SORTD_BENCH_CHECK(cudaMalloc(&values_out, n * c.value_width));
-        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in), n * c.value_width * sets / 8, 3);
+        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in),
+                                                           n * c.value_width * sets / 8, 3);
       }
       std::vector<double> ms;
       for (const Candidate& cand : c.candidates) {
@@ -118,7 +140,9 @@ int main(int argc, char** argv) {
         const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
           const size_t set = static_cast<size_t>(i) % sets;
           args.keys_in = static_cast<const char*>(keys_in) + set * n * c.key_bytes;
-          args.values_in = c.value_width ? static_cast<const char*>(values_in) + set * n * c.value_width : nullptr;
+          args.values_in = c.value_width
+                               ? static_cast<const char*>(values_in) + set * n * c.value_width
+                               : nullptr;
           return cand.fn(temp, &bytes, args, stream);
         });
         SORTD_BENCH_CHECK(t.error);
@@ -126,8 +150,8 @@ int main(int argc, char** argv) {
         ms.push_back(t.median_ms);
       }
       for (size_t k = 0; k < c.candidates.size(); ++k) {
-        std::printf("| %s | 2^%d | %s | %.4f | %.2f | %.2fx |\n", c.name, lg, c.candidates[k].name.c_str(),
-                    ms[k], n / (ms[k] * 1e6), ms.back() / ms[k]);
+        std::printf("| %s | 2^%d | %s | %.4f | %.2f | %.2fx |\n", c.name, lg,
+                    c.candidates[k].name.c_str(), ms[k], n / (ms[k] * 1e6), ms.back() / ms[k]);
       }
       std::fflush(stdout);
       cudaFree(keys_in);

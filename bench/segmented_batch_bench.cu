@@ -38,11 +38,12 @@ int Run(int argc, char** argv) {
     uint32_t segments;
     uint32_t len;  // 0: mixed 1..4096
   };
-  const Shape shapes[] = {{1, 1000},  {4, 1000},   {13, 1000},  {64, 1000},  {256, 1000},
+  const Shape shapes[] = {{1, 1000},    {4, 1000},    {13, 1000},    {64, 1000}, {256, 1000},
                           {1024, 1000}, {4096, 1000}, {16384, 1000}, {64, 4096}, {1024, 4096},
-                          {64, 0},    {1024, 0},   {1024, 200}};
+                          {64, 0},      {1024, 0},    {1024, 200}};
   size_t max_n = 0;
-  for (const Shape& s : shapes) max_n = std::max<size_t>(max_n, size_t{s.segments} * (s.len ? s.len : 4096));
+  for (const Shape& s : shapes)
+    max_n = std::max<size_t>(max_n, size_t{s.segments} * (s.len ? s.len : 4096));
   std::vector<uint32_t> host(max_n);
   std::mt19937_64 rng(42);
   for (auto& k : host) k = static_cast<uint32_t>(rng());
@@ -55,10 +56,12 @@ int Run(int argc, char** argv) {
   for (const Shape& s : shapes) {
     std::vector<uint32_t> offsets{0};
     std::mt19937 r(7);
-    for (uint32_t i = 0; i < s.segments; ++i) offsets.push_back(offsets.back() + (s.len ? s.len : 1 + r() % 4096));
+    for (uint32_t i = 0; i < s.segments; ++i)
+      offsets.push_back(offsets.back() + (s.len ? s.len : 1 + r() % 4096));
     const size_t n = offsets.back();
     const uint32_t longest = s.len ? s.len : 4096;
-    SORTD_BENCH_CHECK(cudaMemcpy(offsets_d.p, offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
+    SORTD_BENCH_CHECK(
+        cudaMemcpy(offsets_d.p, offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
     const auto* off = static_cast<const uint32_t*>(offsets_d.p);
     const auto* keys_in = static_cast<const uint32_t*>(in.p);
     auto* keys_out = static_cast<uint32_t*>(out.p);
@@ -71,8 +74,8 @@ int Run(int argc, char** argv) {
     size_t need = 0;
     SORTD_BENCH_CHECK(kernels::SegmentedSort(nullptr, &need, args, stream));
     size_t cub_need = 0;
-    SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, cub_need, keys_in, keys_out, n, s.segments,
-                                                         off, off + 1, stream));
+    SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, cub_need, keys_in, keys_out, n,
+                                                         s.segments, off, off + 1, stream));
     auto grow = [](Device& d, size_t& have, size_t want) {
       if (want <= have) return;
       cudaFree(d.p);
@@ -82,7 +85,8 @@ int Run(int argc, char** argv) {
     };
     grow(temp, temp_bytes, need);
     grow(cub_temp, cub_temp_bytes, cub_need);
-    const std::string name = std::to_string(s.segments) + " x " + (s.len ? std::to_string(s.len) : "1..4096");
+    const std::string name =
+        std::to_string(s.segments) + " x " + (s.len ? std::to_string(s.len) : "1..4096");
     double untold_ms = 0;
     for (bool tell : {false, true}) {
       args.max_segment_keys = tell ? longest : 0;
@@ -91,9 +95,11 @@ int Run(int argc, char** argv) {
       SORTD_BENCH_CHECK(kernels::SegmentedSort(temp.p, &tb, args, stream));
       std::vector<uint32_t> got(n), want(host.begin(), host.begin() + n);
       SORTD_BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
-      for (uint32_t i = 0; i < s.segments; ++i) std::sort(want.begin() + offsets[i], want.begin() + offsets[i + 1]);
+      for (uint32_t i = 0; i < s.segments; ++i)
+        std::sort(want.begin() + offsets[i], want.begin() + offsets[i + 1]);
       if (got != want) {
-        std::fprintf(stderr, "segmented %s (%s): WRONG RESULT\n", name.c_str(), tell ? "told" : "untold");
+        std::fprintf(stderr, "segmented %s (%s): WRONG RESULT\n", name.c_str(),
+                     tell ? "told" : "untold");
         return 1;
       }
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
@@ -102,13 +108,14 @@ int Run(int argc, char** argv) {
       });
       SORTD_BENCH_CHECK(t.error);
       if (!tell) untold_ms = t.median_ms;
-      report.Add({tell ? "segmented, longest told" : "segmented, longest unknown", "u32", name, n, t.median_ms,
-                  t.min_ms, t.runs, tell ? Ratio(untold_ms, t.median_ms) + " unknown" : ""});
+      report.Add({tell ? "segmented, longest told" : "segmented, longest unknown", "u32", name, n,
+                  t.median_ms, t.min_ms, t.runs,
+                  tell ? Ratio(untold_ms, t.median_ms) + " unknown" : ""});
     }
     const TimingResult tc = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
       size_t b = cub_temp_bytes;
-      return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, b, keys_in, keys_out, n, s.segments, off, off + 1,
-                                                stream);
+      return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, b, keys_in, keys_out, n, s.segments,
+                                                off, off + 1, stream);
     });
     SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", name, n, tc.median_ms, tc.min_ms, tc.runs, ""});

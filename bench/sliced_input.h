@@ -28,7 +28,8 @@ inline void BuildSlicedRandomU32(size_t n, uint32_t seed, SlicedInput& in) {
   }
   in.source = ByteSource();
   for (size_t at = 0; at < in.bytes.size(); at += kSliceBytes) {
-    in.source.Append(absl::string_view(in.bytes.data() + at, std::min(kSliceBytes, in.bytes.size() - at)));
+    in.source.Append(
+        absl::string_view(in.bytes.data() + at, std::min(kSliceBytes, in.bytes.size() - at)));
   }
 }
 

@@ -18,14 +18,13 @@
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
 #include "bench/sliced_input.h"
-#include "worker/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
 #include "worker/pool/transfer_policy.h"
+#include "worker/thread_pool.h"
 
 namespace sortd::bench {
 namespace {
-
 
 struct PinnedRate {
   double h2d_gbs = 0, d2h_gbs = 0;
@@ -36,7 +35,12 @@ PinnedRate MeasurePinnedRate(size_t bytes, int runs) {
   auto device = DeviceBuffer::Create(bytes);
   auto stream = CudaStream::Create();
   if (!pinned.ok() || !device.ok() || !stream.ok()) {
-    std::fprintf(stderr, "pinned reference: %s\n", (!pinned.ok() ? pinned.status() : !device.ok() ? device.status() : stream.status()).ToString().c_str());
+    std::fprintf(stderr, "pinned reference: %s\n",
+                 (!pinned.ok()   ? pinned.status()
+                  : !device.ok() ? device.status()
+                                 : stream.status())
+                     .ToString()
+                     .c_str());
     std::exit(1);
   }
   std::fill(pinned->as<char>(), pinned->as<char>() + bytes, 1);
@@ -58,7 +62,6 @@ struct Config {
   int copy_threads;
 };
 
-
 // The ceiling of the way in: the host copy from pageable slices into pinned memory alone, with
 // `threads` threads, and again while a DMA of the same size reads another pinned buffer (as the
 // chunked path's DMA of the previous chunk does), since both draw on host memory bandwidth; and
@@ -74,9 +77,11 @@ void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
   }
   std::memset(pinned->get(), 0, bytes);
   std::memset(other->get(), 1, bytes);
-  std::printf("| host copy, pageable slices -> pinned, %zu MiB | threads | GB/s alone | GB/s during a DMA in "
-              "| DMA in GB/s during the copy |\n",
-              bytes >> 20);
+  std::printf(
+      "| host copy, pageable slices -> pinned, %zu MiB | threads | GB/s alone | GB/s during a DMA "
+      "in "
+      "| DMA in GB/s during the copy |\n",
+      bytes >> 20);
   std::printf("|---|---:|---:|---:|---:|\n");
   auto start_event = CudaEvent::Create(), stop_event = CudaEvent::Create();
   if (!start_event.ok() || !stop_event.ok()) std::exit(1);
@@ -98,7 +103,8 @@ void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
     for (int i = 0; i < runs + 2; ++i) {
       // Four DMAs (about 5 ms) outlast the slowest copy, so the whole copy runs against DMA.
       for (int k = 0; k < 4; ++k) {
-        SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes, cudaMemcpyHostToDevice, stream->get()));
+        SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes,
+                                          cudaMemcpyHostToDevice, stream->get()));
       }
       const double ms = copy_ms();
       SORTD_BENCH_CHECK(cudaStreamSynchronize(stream->get()));
@@ -116,7 +122,8 @@ void PrintHostCopyCeiling(const ByteSource& source, size_t bytes, int runs) {
       }
       absl::SleepFor(absl::Milliseconds(1));  // the copies are under way
       SORTD_BENCH_CHECK(cudaEventRecord(start_event->get(), stream->get()));
-      SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes, cudaMemcpyHostToDevice, stream->get()));
+      SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), other->get(), bytes, cudaMemcpyHostToDevice,
+                                        stream->get()));
       SORTD_BENCH_CHECK(cudaEventRecord(stop_event->get(), stream->get()));
       SORTD_BENCH_CHECK(cudaEventSynchronize(stop_event->get()));
       stop.store(true);
@@ -146,7 +153,8 @@ void StreamingCopy(const ByteSource& source, size_t offset, size_t len, char* ds
     size_t i = 0;
     for (; i < take && reinterpret_cast<uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
     for (; i + 16 <= take; i += 16) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
     }
     for (; i < take; ++i) dst[i] = src[i];
     dst += take;
@@ -176,8 +184,11 @@ void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
   }
   auto start_event = CudaEvent::Create(), stop_event = CudaEvent::Create();
   if (!start_event.ok() || !stop_event.ok()) std::exit(1);
-  std::printf("| way in, %zu MiB | threads | chunk MiB | memcpy + DMA GB/s (the worker) | streaming stores + DMA "
-              "| memcpy alone | DMA alone of the just-copied buffer |\n", bytes >> 20);
+  std::printf(
+      "| way in, %zu MiB | threads | chunk MiB | memcpy + DMA GB/s (the worker) | streaming stores "
+      "+ DMA "
+      "| memcpy alone | DMA alone of the just-copied buffer |\n",
+      bytes >> 20);
   std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
   for (int threads : {4, 8, 12}) {
     ThreadPool pool(threads - 1);
@@ -202,8 +213,8 @@ void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
               }
               if (v == kCopyOnly) return;
               cudaStream_t stream = streams[c % 2].get();
-              SORTD_BENCH_CHECK(cudaMemcpyAsync(device->as<char>() + off, pinned->as<char>() + off, len,
-                                                cudaMemcpyHostToDevice, stream));
+              SORTD_BENCH_CHECK(cudaMemcpyAsync(device->as<char>() + off, pinned->as<char>() + off,
+                                                len, cudaMemcpyHostToDevice, stream));
             };
             for (size_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) one(c);
           });
@@ -211,8 +222,8 @@ void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
           if (i >= 2) ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
           if (v == kCopyOnly) {  // the DMA of what the threads just wrote, on its own
             SORTD_BENCH_CHECK(cudaEventRecord(start_event->get(), streams[0].get()));
-            SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), pinned->get(), bytes, cudaMemcpyHostToDevice,
-                                              streams[0].get()));
+            SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), pinned->get(), bytes,
+                                              cudaMemcpyHostToDevice, streams[0].get()));
             SORTD_BENCH_CHECK(cudaEventRecord(stop_event->get(), streams[0].get()));
             SORTD_BENCH_CHECK(cudaEventSynchronize(stop_event->get()));
             float dma = 0;
@@ -222,8 +233,9 @@ void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
         }
         gbs[v] = bytes / (Median(ms) * 1e6);
       }
-      std::printf("| | %d | %zu | %.1f | %.1f | %.1f | %.1f |\n", threads, chunk >> 20, gbs[kMemcpy],
-                  gbs[kStreaming], gbs[kCopyOnly], bytes / (Median(hot_dma_ms) * 1e6));
+      std::printf("| | %d | %zu | %.1f | %.1f | %.1f | %.1f |\n", threads, chunk >> 20,
+                  gbs[kMemcpy], gbs[kStreaming], gbs[kCopyOnly],
+                  bytes / (Median(hot_dma_ms) * 1e6));
     }
   }
   std::printf("\n");
@@ -245,7 +257,8 @@ void PrintRegistrationCost(std::vector<char>& input, int runs) {
     const absl::Time t0 = absl::Now();
     SORTD_BENCH_CHECK(cudaHostRegister(input.data(), bytes, cudaHostRegisterDefault));
     const absl::Time t1 = absl::Now();
-    SORTD_BENCH_CHECK(cudaMemcpyAsync(device->get(), input.data(), bytes, cudaMemcpyHostToDevice, stream->get()));
+    SORTD_BENCH_CHECK(
+        cudaMemcpyAsync(device->get(), input.data(), bytes, cudaMemcpyHostToDevice, stream->get()));
     SORTD_BENCH_CHECK(cudaStreamSynchronize(stream->get()));
     const absl::Time t2 = absl::Now();
     SORTD_BENCH_CHECK(cudaHostUnregister(input.data()));
@@ -256,9 +269,11 @@ void PrintRegistrationCost(std::vector<char>& input, int runs) {
     unreg.push_back(absl::ToDoubleMilliseconds(t3 - t2));
   }
   const double r = Median(reg), d = Median(dma), u = Median(unreg);
-  std::printf("cudaHostRegister of the request's %zu MiB (best case: one call): register %.2f ms, DMA %.2f ms "
-              "(%.1f GB/s), unregister %.2f ms; in total %.1f GB/s\n\n",
-              bytes >> 20, r, d, bytes / (d * 1e6), u, bytes / ((r + d + u) * 1e6));
+  std::printf(
+      "cudaHostRegister of the request's %zu MiB (best case: one call): register %.2f ms, DMA %.2f "
+      "ms "
+      "(%.1f GB/s), unregister %.2f ms; in total %.1f GB/s\n\n",
+      bytes >> 20, r, d, bytes / (d * 1e6), u, bytes / ((r + d + u) * 1e6));
 }
 
 // Median stage times of one request of n u32 keys from `source` through `device`, one at a time;
@@ -267,8 +282,8 @@ struct StageTimes {
   double total_ms = 0, in_ms = 0, sort_ms = 0, out_ms = 0;
 };
 
-StageTimes TimeRequests(SortDevice& device, const ByteSource& source, size_t n, const uint32_t* expected,
-                        int runs, const char* what) {
+StageTimes TimeRequests(SortDevice& device, const ByteSource& source, size_t n,
+                        const uint32_t* expected, int runs, const char* what) {
   std::vector<double> total, in, sort, out;
   for (int i = 0; i < runs + 3; ++i) {
     SortJob job;
@@ -298,7 +313,8 @@ StageTimes TimeRequests(SortDevice& device, const ByteSource& source, size_t n, 
   return {Median(total), Median(in), Median(sort), Median(out)};
 }
 
-absl::StatusOr<std::unique_ptr<CudaSortDevice>> MakeDevice(size_t max_bytes, size_t chunk_bytes, int copy_threads) {
+absl::StatusOr<std::unique_ptr<CudaSortDevice>> MakeDevice(size_t max_bytes, size_t chunk_bytes,
+                                                           int copy_threads) {
   CudaSortDeviceOptions options;
   options.device_pool_bytes = std::max<size_t>(size_t{1} << 30, 6 * max_bytes);
   options.pinned_pool_bytes = std::max<size_t>(size_t{256} << 20, 2 * max_bytes);
@@ -325,7 +341,8 @@ void PrintChunkSweep(int max_log2_keys, int runs) {
     std::sort(sorted[s].begin(), sorted[s].end());
   }
   // stage[c][s]: chunk size c, request size s.
-  std::vector<std::vector<StageTimes>> stage(std::size(chunks), std::vector<StageTimes>(sizes.size()));
+  std::vector<std::vector<StageTimes>> stage(std::size(chunks),
+                                             std::vector<StageTimes>(sizes.size()));
   for (size_t c = 0; c < std::size(chunks); ++c) {
     auto device = MakeDevice(size_t{4} << max_log2_keys, chunks[c], TransferPolicy::kCopyThreads);
     if (!device.ok()) {
@@ -333,8 +350,8 @@ void PrintChunkSweep(int max_log2_keys, int runs) {
       std::exit(1);
     }
     for (size_t s = 0; s < sizes.size(); ++s) {
-      stage[c][s] = TimeRequests(**device, inputs[s].source, size_t{1} << sizes[s], sorted[s].data(), runs,
-                                 "chunk sweep");
+      stage[c][s] = TimeRequests(**device, inputs[s].source, size_t{1} << sizes[s],
+                                 sorted[s].data(), runs, "chunk sweep");
     }
   }
   std::printf("| request, u32 RADIX, %d copy threads |", TransferPolicy::kCopyThreads);
@@ -380,8 +397,9 @@ int main(int argc, char** argv) {
   std::sort(expected.begin(), expected.end());
 
   const PinnedRate pinned = MeasurePinnedRate(bytes, runs);
-  std::printf("pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
-              bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
+  std::printf(
+      "pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
+      bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
 
   if (part("ceiling")) PrintHostCopyCeiling(source, bytes, runs);
   if (part("variants")) PrintPipelineVariants(source, bytes, runs);
@@ -400,8 +418,10 @@ int main(int argc, char** argv) {
       {"chunked 1 MiB, 8 copy threads", size_t{1} << 20, 8},
       {"chunked 2 MiB, 12 copy threads", size_t{2} << 20, 12},
   };
-  std::printf("| 2^%d u32 keys, RADIX | latency ms (median) | in: gather + DMA ms | in GB/s | sort ms | out: DMA ms | out GB/s | vs serial |\n",
-              log2_keys);
+  std::printf(
+      "| 2^%d u32 keys, RADIX | latency ms (median) | in: gather + DMA ms | in GB/s | sort ms | "
+      "out: DMA ms | out GB/s | vs serial |\n",
+      log2_keys);
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
   double serial_ms = 0;
   for (const Config& config : configs) {
@@ -412,9 +432,12 @@ int main(int argc, char** argv) {
     }
     const StageTimes t = TimeRequests(**device, source, n, expected.data(), runs, config.name);
     if (serial_ms == 0) serial_ms = t.total_ms;
-    std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2fx |\n", config.name, t.total_ms, t.in_ms,
-                bytes / (t.in_ms * 1e6), t.sort_ms, t.out_ms, bytes / (t.out_ms * 1e6), serial_ms / t.total_ms);
+    std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2fx |\n", config.name,
+                t.total_ms, t.in_ms, bytes / (t.in_ms * 1e6), t.sort_ms, t.out_ms,
+                bytes / (t.out_ms * 1e6), serial_ms / t.total_ms);
   }
-  std::printf("\nin GB/s and out GB/s against the pinned rates above; out is DMA alone (no host copy on the way out).\n");
+  std::printf(
+      "\nin GB/s and out GB/s against the pinned rates above; out is DMA alone (no host copy on "
+      "the way out).\n");
   return 0;
 }

@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
   }
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   if (channel == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("target: cannot make a channel to '", target, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target: cannot make a channel to '", target, "'"));
   }
   return std::make_unique<SortClient>(std::move(channel), options);
 }

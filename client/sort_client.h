@@ -48,11 +48,16 @@ struct SortResult {
 
 template <typename Key>
 constexpr v1::KeyType KeyTypeOf() {
-  if constexpr (std::is_same_v<Key, uint32_t>) return v1::KEY_TYPE_UINT32;
-  else if constexpr (std::is_same_v<Key, int32_t>) return v1::KEY_TYPE_INT32;
-  else if constexpr (std::is_same_v<Key, float>) return v1::KEY_TYPE_FLOAT32;
-  else if constexpr (std::is_same_v<Key, uint64_t>) return v1::KEY_TYPE_UINT64;
-  else if constexpr (std::is_same_v<Key, int64_t>) return v1::KEY_TYPE_INT64;
+  if constexpr (std::is_same_v<Key, uint32_t>)
+    return v1::KEY_TYPE_UINT32;
+  else if constexpr (std::is_same_v<Key, int32_t>)
+    return v1::KEY_TYPE_INT32;
+  else if constexpr (std::is_same_v<Key, float>)
+    return v1::KEY_TYPE_FLOAT32;
+  else if constexpr (std::is_same_v<Key, uint64_t>)
+    return v1::KEY_TYPE_UINT64;
+  else if constexpr (std::is_same_v<Key, int64_t>)
+    return v1::KEY_TYPE_INT64;
   else {
     static_assert(std::is_same_v<Key, double>, "sortd keys are u32, i32, f32, u64, i64 or f64");
     return v1::KEY_TYPE_FLOAT64;
@@ -62,7 +67,7 @@ constexpr v1::KeyType KeyTypeOf() {
 class SortClient {
  public:
   static absl::StatusOr<std::unique_ptr<SortClient>> Create(const std::string& target,
-                                                           const ClientOptions& options = {});
+                                                            const ClientOptions& options = {});
   SortClient(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options);
 
   absl::Status SortRaw(const v1::SortRequest& request, v1::SortResponse* response);

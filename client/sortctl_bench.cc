@@ -7,15 +7,16 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "client/bench/load_generator.h"
 #include "client/bench/report.h"
 #include "client/sortctl.h"
 
 ABSL_FLAG(int, concurrency, 16, "bench: requests in flight at most (closed loop: always)");
-ABSL_FLAG(int, channels, 1, "bench: gRPC channels (separate connections) the requests are spread over");
+ABSL_FLAG(int, channels, 1,
+          "bench: gRPC channels (separate connections) the requests are spread over");
 ABSL_FLAG(int, dispatchers, 0,
           "bench: threads issuing requests, each over its own channels with its own share of "
           "--concurrency (and of --rate); at most --channels. 0: min(channels, concurrency, 4, "
@@ -25,7 +26,8 @@ ABSL_FLAG(double, rate, 0,
           "from each request's due time, so a stalled server shows in the percentiles");
 ABSL_FLAG(std::string, arrival, "constant", "bench: open-loop arrivals, constant or poisson");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "bench: measured time (after the warm-up)");
-ABSL_FLAG(uint64_t, requests, 0, "bench: stop after this many measured requests instead of --duration");
+ABSL_FLAG(uint64_t, requests, 0,
+          "bench: stop after this many measured requests instead of --duration");
 ABSL_FLAG(absl::Duration, warmup, absl::Seconds(1), "bench: warm-up, sent but not counted");
 ABSL_FLAG(std::string, sizes, "fixed:1000",
           "bench: keys per request: fixed:N, uniform:A-B or loguniform:A-B");

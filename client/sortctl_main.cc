@@ -15,8 +15,9 @@
 #include "client/sortctl.h"
 #include "client/text_io.h"
 
-ABSL_FLAG(std::string, target, "localhost:50051",
-          "Server address: host:port, ipv4:a:p,b:p (with --lb_policy=round_robin) or dns:///name:port");
+ABSL_FLAG(
+    std::string, target, "localhost:50051",
+    "Server address: host:port, ipv4:a:p,b:p (with --lb_policy=round_robin) or dns:///name:port");
 ABSL_FLAG(std::string, lb_policy, "", "gRPC load-balancing policy, e.g. round_robin");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "Deadline of each call, e.g. 10s (bench: 60s when not set)");
@@ -51,7 +52,8 @@ absl::StatusOr<SortFlags> ParseSortFlags() {
   }
   flags.algorithm = *algorithm;
   const std::string order = absl::GetFlag(FLAGS_order);
-  if (order != "asc" && order != "desc") return absl::InvalidArgumentError("--order must be asc or desc");
+  if (order != "asc" && order != "desc")
+    return absl::InvalidArgumentError("--order must be asc or desc");
   flags.descending = order == "desc";
   return flags;
 }
@@ -91,7 +93,9 @@ int main(int argc, char** argv) {
   // --help and --helpshort list sortctl's flags (all defined under client/); --helpfull adds
   // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::StartsWith(file, "client/"); };
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StartsWith(file, "client/");
+  };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);

@@ -17,7 +17,8 @@ ABSL_FLAG(std::string, format, "text",
           "little-endian values in and out");
 ABSL_FLAG(std::string, input, "-", "Keys file, - for stdin");
 ABSL_FLAG(std::string, values, "", "Values file (same format), permuted with the keys");
-ABSL_FLAG(std::string, value_type, "u32", "Type of the values: u32, i32, f32 (4 bytes) or u64, i64, f64 (8 bytes)");
+ABSL_FLAG(std::string, value_type, "u32",
+          "Type of the values: u32, i32, f32 (4 bytes) or u64, i64, f64 (8 bytes)");
 ABSL_FLAG(std::string, values_out, "",
           "Write the permuted values here (binary format: required with --values; text format: "
           "default is a second column on stdout)");
@@ -55,8 +56,8 @@ absl::StatusOr<std::string> ReadArray(const std::string& path, KeyType type, boo
   if (!binary) return client::ParseTextNumbers(*raw, type, what);
   if (raw->size() % KeyWidth(type) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", raw->size(),
-                                                   " bytes is not a multiple of ",
-                                                   KeyWidth(type), " (", KeyTypeName(type), ")"));
+                                                   " bytes is not a multiple of ", KeyWidth(type),
+                                                   " (", KeyTypeName(type), ")"));
   }
   return raw;
 }
@@ -107,9 +108,11 @@ int RunSort() {
   if (!status.ok()) return FailStatus(status);
   if (absl::GetFlag(FLAGS_verbose)) {
     const auto& t = response.timings();
-    std::fprintf(stderr, "sortctl: %s on %s; queued %.3f ms, transfer %.3f ms, compute %.3f ms, total %.3f ms\n",
-                 v1::Algorithm_Name(response.algorithm()).c_str(), response.device().c_str(),
-                 t.queued_ns() / 1e6, t.transfer_ns() / 1e6, t.compute_ns() / 1e6, t.total_ns() / 1e6);
+    std::fprintf(
+        stderr,
+        "sortctl: %s on %s; queued %.3f ms, transfer %.3f ms, compute %.3f ms, total %.3f ms\n",
+        v1::Algorithm_Name(response.algorithm()).c_str(), response.device().c_str(),
+        t.queued_ns() / 1e6, t.transfer_ns() / 1e6, t.compute_ns() / 1e6, t.total_ns() / 1e6);
   }
 
   const bool values_column = !values_path.empty() && absl::GetFlag(FLAGS_values_out).empty();
@@ -124,7 +127,8 @@ int RunSort() {
         out += '\n';
       }
     }
-    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_values_out), out); !s.ok()) return FailStatus(s);
+    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_values_out), out); !s.ok())
+      return FailStatus(s);
   }
   if (!absl::GetFlag(FLAGS_indices_out).empty()) {
     std::string out;
@@ -136,7 +140,8 @@ int RunSort() {
         out += '\n';
       }
     }
-    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_indices_out), out); !s.ok()) return FailStatus(s);
+    if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_indices_out), out); !s.ok())
+      return FailStatus(s);
   }
   if (binary) {
     std::fwrite(response.keys().data(), 1, response.keys().size(), stdout);

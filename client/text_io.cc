@@ -103,8 +103,8 @@ absl::StatusOr<std::string> ParseTextNumbers(absl::string_view text, KeyType typ
     while (j < text.size() && !absl::ascii_isspace(static_cast<unsigned char>(text[j]))) ++j;
     const std::string token(text.substr(i, j - i));
     if (!ParseToken(token, type, out)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " line ", line, ": '", token,
-                                                     "' is not a valid ", KeyTypeName(type)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " line ", line, ": '", token, "' is not a valid ", KeyTypeName(type)));
     }
     i = j;
   }
@@ -115,10 +115,30 @@ void AppendNumber(KeyType type, absl::string_view bytes, size_t index, std::stri
   const char* p = bytes.data() + index * KeyWidth(type);
   char buf[64];
   switch (type) {
-    case KeyType::kUint32: { uint32_t v; std::memcpy(&v, p, 4); absl::StrAppend(&out, v); return; }
-    case KeyType::kInt32: { int32_t v; std::memcpy(&v, p, 4); absl::StrAppend(&out, v); return; }
-    case KeyType::kUint64: { uint64_t v; std::memcpy(&v, p, 8); absl::StrAppend(&out, v); return; }
-    case KeyType::kInt64: { int64_t v; std::memcpy(&v, p, 8); absl::StrAppend(&out, v); return; }
+    case KeyType::kUint32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      absl::StrAppend(&out, v);
+      return;
+    }
+    case KeyType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      absl::StrAppend(&out, v);
+      return;
+    }
+    case KeyType::kUint64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      absl::StrAppend(&out, v);
+      return;
+    }
+    case KeyType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      absl::StrAppend(&out, v);
+      return;
+    }
     case KeyType::kFloat32: {
       float v;
       std::memcpy(&v, p, 4);

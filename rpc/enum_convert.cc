@@ -7,8 +7,12 @@ namespace {
 
 // Engine enum value -> wire enum value, indexed by the engine enum.
 constexpr v1::Algorithm kProtoAlgorithm[] = {
-    v1::ALGORITHM_AUTO,    v1::ALGORITHM_RADIX,   v1::ALGORITHM_BITONIC,
-    v1::ALGORITHM_ODD_EVEN_MERGE, v1::ALGORITHM_ODD_EVEN_TRANSPOSITION, v1::ALGORITHM_LIBRARY,
+    v1::ALGORITHM_AUTO,
+    v1::ALGORITHM_RADIX,
+    v1::ALGORITHM_BITONIC,
+    v1::ALGORITHM_ODD_EVEN_MERGE,
+    v1::ALGORITHM_ODD_EVEN_TRANSPOSITION,
+    v1::ALGORITHM_LIBRARY,
     v1::ALGORITHM_CPU,
 };
 constexpr v1::KeyType kProtoKeyType[] = {

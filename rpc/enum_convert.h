@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "sortd/v1/sortd.pb.h"
 #include "kernels/util/sort_types.h"
+#include "sortd/v1/sortd.pb.h"
 
 namespace sortd {
 

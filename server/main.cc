@@ -44,8 +44,9 @@ ABSL_FLAG(bool, gpu_blocking_wait, sortd::CudaSortDeviceOptions().blocking_wait,
           "GPU workers wait for their launches asleep instead of spinning a CPU core each");
 ABSL_FLAG(int, copy_threads, sortd::CudaSortDeviceOptions().copy_threads,
           "Threads per GPU worker for host copies into and out of pinned memory");
-ABSL_FLAG(uint64_t, batchable_max_keys, sortd::BatchPolicy().batchable_max_keys,
-          "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
+ABSL_FLAG(
+    uint64_t, batchable_max_keys, sortd::BatchPolicy().batchable_max_keys,
+    "Requests of at most this many keys (AUTO or BITONIC) may be sorted together in one launch");
 ABSL_FLAG(uint64_t, batch_max_keys, sortd::BatchPolicy().max_batch_keys,
           "Most keys in one batched launch");
 ABSL_FLAG(uint64_t, batch_max_requests, sortd::BatchPolicy().max_batch_requests,
@@ -97,7 +98,8 @@ ABSL_FLAG(bool, mutex_deadlock_detection, false,
           "Run Abseil's mutex deadlock detection (a stack trace and a global lock-graph update on "
           "every lock, gRPC's included: Debian builds Abseil without NDEBUG, so it is on unless "
           "turned off); for debugging only, it costs every request");
-ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection, "Serve gRPC server reflection (for grpcurl and similar tools)");
+ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection,
+          "Serve gRPC server reflection (for grpcurl and similar tools)");
 
 namespace {
 
@@ -116,7 +118,9 @@ int main(int argc, char** argv) {
   // --help and --helpshort list sortd's own flags (all defined under server/); --helpfull adds
   // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::StartsWith(file, "server/"); };
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StartsWith(file, "server/");
+  };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
@@ -200,8 +204,9 @@ int main(int argc, char** argv) {
     Log(absl::StrCat("cannot start: ", server.status().ToString()));
     return 1;
   }
-  Log(absl::StrCat("serving sortd.v1.SortService", options.enable_echo ? " and Diagnostics/Echo" : "",
-                   " on ", options.listen_address, " (port ", (*server)->port(), ")"));
+  Log(absl::StrCat("serving sortd.v1.SortService",
+                   options.enable_echo ? " and Diagnostics/Echo" : "", " on ",
+                   options.listen_address, " (port ", (*server)->port(), ")"));
   if ((*server)->metrics_port() != 0) {
     Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
                      (*server)->metrics_port(), ")"));

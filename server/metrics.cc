@@ -61,17 +61,18 @@ class Metrics::EngineCollector : public prometheus::Collectable {
       f.type = prometheus::MetricType::Gauge;
       return f;
     };
-    prometheus::MetricFamily queue = family("sortd_queue_depth", "Jobs waiting in a worker's queue.");
+    prometheus::MetricFamily queue =
+        family("sortd_queue_depth", "Jobs waiting in a worker's queue.");
     prometheus::MetricFamily in_flight =
         family("sortd_in_flight_requests", "Requests a worker is sorting right now.");
-    prometheus::MetricFamily healthy =
-        family("sortd_worker_healthy", "1 when a worker takes work, 0 when it is marked unhealthy.");
-    prometheus::MetricFamily dev_used = family(
-        "sortd_device_memory_pool_bytes", "Device-memory pool bytes in use, per GPU worker.");
-    prometheus::MetricFamily dev_cap = family(
-        "sortd_device_memory_pool_capacity_bytes", "Device-memory pool capacity, per GPU worker.");
-    prometheus::MetricFamily pin_used =
-        family("sortd_pinned_memory_pool_bytes", "Pinned host staging bytes in use, per GPU worker.");
+    prometheus::MetricFamily healthy = family(
+        "sortd_worker_healthy", "1 when a worker takes work, 0 when it is marked unhealthy.");
+    prometheus::MetricFamily dev_used = family("sortd_device_memory_pool_bytes",
+                                               "Device-memory pool bytes in use, per GPU worker.");
+    prometheus::MetricFamily dev_cap = family("sortd_device_memory_pool_capacity_bytes",
+                                              "Device-memory pool capacity, per GPU worker.");
+    prometheus::MetricFamily pin_used = family("sortd_pinned_memory_pool_bytes",
+                                               "Pinned host staging bytes in use, per GPU worker.");
     prometheus::MetricFamily pin_cap = family("sortd_pinned_memory_pool_capacity_bytes",
                                               "Pinned host staging capacity, per GPU worker.");
     for (const WorkerStats& s : stats) {
@@ -85,7 +86,8 @@ class Metrics::EngineCollector : public prometheus::Collectable {
         pin_cap.metric.push_back(GaugeMetric(s.worker, s.pinned_bytes_capacity));
       }
     }
-    prometheus::MetricFamily build = family("sortd_build_info", "Always 1; labels describe the build.");
+    prometheus::MetricFamily build =
+        family("sortd_build_info", "Always 1; labels describe the build.");
     prometheus::ClientMetric info;
     info.label = {{"version", build_.version},
                   {"cuda", build_.cuda ? "on" : "off"},
@@ -125,35 +127,42 @@ Metrics::Metrics(const BuildInfo& build)
       requests_({"method", "code", "key_type", "algorithm"},
                 AddTo(prometheus::BuildCounter()
                           .Name("sortd_requests_total")
-                          .Help("RPCs finished, by method, gRPC status code, key type and the algorithm that ran.")
+                          .Help("RPCs finished, by method, gRPC status code, key type and the "
+                                "algorithm that ran.")
                           .Register(*registry_))),
-      request_latency_({"method"}, AddTo(prometheus::BuildHistogram()
-                                             .Name("sortd_request_duration_seconds")
-                                             .Help("Time from an RPC's arrival until its response was complete.")
-                                             .Register(*registry_),
-                                         LatencyBuckets())),
+      request_latency_(
+          {"method"}, AddTo(prometheus::BuildHistogram()
+                                .Name("sortd_request_duration_seconds")
+                                .Help("Time from an RPC's arrival until its response was complete.")
+                                .Register(*registry_),
+                            LatencyBuckets())),
       keys_sorted_({"key_type"}, AddTo(prometheus::BuildCounter()
                                            .Name("sortd_keys_sorted_total")
                                            .Help("Keys sorted successfully, by key type.")
                                            .Register(*registry_))),
-      bytes_sorted_({"key_type"}, AddTo(prometheus::BuildCounter()
-                                            .Name("sortd_sorted_bytes_total")
-                                            .Help("Key and value bytes sorted successfully, by key type.")
-                                            .Register(*registry_))),
-      launch_requests_({"worker"}, AddTo(prometheus::BuildHistogram()
-                                             .Name("sortd_launch_requests")
-                                             .Help("Requests sorted together by one launch (batch size in requests).")
-                                             .Register(*registry_),
-                                         PowersOf(2, 4096))),
+      bytes_sorted_({"key_type"},
+                    AddTo(prometheus::BuildCounter()
+                              .Name("sortd_sorted_bytes_total")
+                              .Help("Key and value bytes sorted successfully, by key type.")
+                              .Register(*registry_))),
+      launch_requests_(
+          {"worker"},
+          AddTo(prometheus::BuildHistogram()
+                    .Name("sortd_launch_requests")
+                    .Help("Requests sorted together by one launch (batch size in requests).")
+                    .Register(*registry_),
+                PowersOf(2, 4096))),
       launch_keys_({"worker"}, AddTo(prometheus::BuildHistogram()
                                          .Name("sortd_launch_keys")
                                          .Help("Keys sorted by one launch (batch size in keys).")
                                          .Register(*registry_),
                                      PowersOf(4, double(1u << 30)))) {
-  auto& stages = prometheus::BuildHistogram()
-                     .Name("sortd_stage_duration_seconds")
-                     .Help("Time per stage of successful sorts: queue, host_to_device, compute, device_to_host.")
-                     .Register(*registry_);
+  auto& stages =
+      prometheus::BuildHistogram()
+          .Name("sortd_stage_duration_seconds")
+          .Help(
+              "Time per stage of successful sorts: queue, host_to_device, compute, device_to_host.")
+          .Register(*registry_);
   const char* names[] = {"queue", "host_to_device", "compute", "device_to_host"};
   for (size_t i = 0; i < stage_latency_.size(); ++i) {
     stage_latency_[i] = &stages.Add({{"stage", names[i]}}, LatencyBuckets());
@@ -171,7 +180,8 @@ absl::StatusOr<int> Metrics::StartExposer(const std::string& address) {
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(engine_collector_);
   const std::vector<int> ports = exposer_->GetListeningPorts();
-  if (ports.empty()) return absl::UnavailableError("metrics exposer on " + address + " has no port");
+  if (ports.empty())
+    return absl::UnavailableError("metrics exposer on " + address + " has no port");
   return ports.front();
 }
 

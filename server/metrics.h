@@ -59,13 +59,14 @@ class Metrics : public EngineObserver {
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<EngineCollector> engine_collector_;
   // Looked up once per label set: see series_cache.h.
-  SeriesCache<prometheus::Counter, 4> requests_;  // method, code, key_type, algorithm
+  SeriesCache<prometheus::Counter, 4> requests_;           // method, code, key_type, algorithm
   SeriesCache<prometheus::Histogram, 1> request_latency_;  // method
-  std::array<prometheus::Histogram*, 4> stage_latency_;  // queue, host_to_device, compute, device_to_host
-  SeriesCache<prometheus::Counter, 1> keys_sorted_;  // key_type
-  SeriesCache<prometheus::Counter, 1> bytes_sorted_;  // key_type
+  std::array<prometheus::Histogram*, 4>
+      stage_latency_;  // queue, host_to_device, compute, device_to_host
+  SeriesCache<prometheus::Counter, 1> keys_sorted_;        // key_type
+  SeriesCache<prometheus::Counter, 1> bytes_sorted_;       // key_type
   SeriesCache<prometheus::Histogram, 1> launch_requests_;  // worker
-  SeriesCache<prometheus::Histogram, 1> launch_keys_;  // worker
+  SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -55,7 +55,9 @@ class SeriesCache {
   struct Eq {
     using is_transparent = void;
     template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const { return View(a) == View(b); }
+    bool operator()(const A& a, const B& b) const {
+      return View(a) == View(b);
+    }
   };
   static Values View(const Values& v) { return v; }
   static Values View(const Key& k) {

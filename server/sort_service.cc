@@ -28,7 +28,8 @@ void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* 
 }
 
 // Zero or one key is already sorted: answered in the handler without queueing.
-grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request, absl::Time arrival) {
+grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request,
+                                 absl::Time arrival) {
   OutputBytes indices;
   if (job.spec.return_indices && job.n == 1) {
     indices = OutputBytes::Allocate(4);
@@ -36,8 +37,8 @@ grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame
   }
   v1::SortResponse fields;
   FillReport(SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}}, arrival, &fields);
-  return BuildSortResponse(fields, OutputBytes::CopyOf(request.keys), OutputBytes::CopyOf(request.values),
-                           indices);
+  return BuildSortResponse(fields, OutputBytes::CopyOf(request.keys),
+                           OutputBytes::CopyOf(request.values), indices);
 }
 
 }  // namespace
@@ -66,7 +67,8 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   if (!validated.ok()) return refuse(validated.status());
   if (validated->n <= 1) {
     *response = AnswerTrivially(*validated, *request, arrival);
-    metrics_->RecordRequest("SortKeys", absl::StatusCode::kOk, key_type, "none", absl::Now() - arrival);
+    metrics_->RecordRequest("SortKeys", absl::StatusCode::kOk, key_type, "none",
+                            absl::Now() - arrival);
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
@@ -84,12 +86,13 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   // the job's input points into, live as long as the callback.
   SortJob* const finished = job.get();
   job->done = [this, reactor, response, finished, arrival, key_type, n = validated->n, bytes,
-               slices = std::move(request->slices)](
-                  const absl::Status& status, const SortReport& report) {
+               slices = std::move(request->slices)](const absl::Status& status,
+                                                    const SortReport& report) {
     if (status.ok()) {
       v1::SortResponse fields;
       FillReport(report, arrival, &fields);
-      *response = BuildSortResponse(fields, finished->out_keys, finished->out_values, finished->out_indices);
+      *response = BuildSortResponse(fields, finished->out_keys, finished->out_values,
+                                    finished->out_indices);
       metrics_->RecordSort(key_type, report, n, bytes);
     }  // a failed job's partial output is never sent
     metrics_->RecordRequest("SortKeys", status.code(), key_type,

@@ -54,7 +54,8 @@ class WireReader {
 
  private:
   absl::string_view Piece() const {
-    return absl::string_view(reinterpret_cast<const char*>(slices_[piece_].begin()), slices_[piece_].size());
+    return absl::string_view(reinterpret_cast<const char*>(slices_[piece_].begin()),
+                             slices_[piece_].size());
   }
   void SkipEmpty() {
     while (piece_ < slices_.size() && offset_ == slices_[piece_].size()) {
@@ -88,7 +89,8 @@ void AppendBytesField(uint32_t field, const OutputBytes& bytes, std::vector<grpc
   AppendVarint(uint64_t{field} << 3 | kWireLengthDelimited, header);
   AppendVarint(bytes.size, header);
   slices.emplace_back(header);
-  slices.emplace_back(bytes.data, bytes.size, &ReleaseOwner, new std::shared_ptr<char>(bytes.owner));
+  slices.emplace_back(bytes.data, bytes.size, &ReleaseOwner,
+                      new std::shared_ptr<char>(bytes.owner));
 }
 
 }  // namespace
@@ -110,9 +112,11 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     if (!tag.ok()) return tag.status();
     const uint64_t field = *tag >> 3;
     const uint32_t wire_type = *tag & 7;
-    if (field == 0) return absl::InvalidArgumentError("request is not a SortRequest: field number 0");
+    if (field == 0)
+      return absl::InvalidArgumentError("request is not a SortRequest: field number 0");
     absl::Status status;
-    if (wire_type == kWireLengthDelimited && (field == kRequestKeysField || field == kRequestValuesField)) {
+    if (wire_type == kWireLengthDelimited &&
+        (field == kRequestKeysField || field == kRequestValuesField)) {
       absl::StatusOr<uint64_t> len = reader.Varint(nullptr);
       if (!len.ok()) return len.status();
       other_fields.resize(field_start);  // the bulk fields stay out of what protobuf parses
@@ -129,7 +133,8 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("request is not a SortRequest: field ", field, " has wire type ", wire_type,
-                       wire_type == 3 || wire_type == 4 ? " (a group, which sortd does not accept)" : " (invalid)"));
+                       wire_type == 3 || wire_type == 4 ? " (a group, which sortd does not accept)"
+                                                        : " (invalid)"));
     }
     if (!status.ok()) return status;
   }

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
@@ -40,7 +40,8 @@ absl::Status CheckUnixSocketFree(const std::string& address) {
   if (!absl::ConsumePrefix(&path, "unix:")) return absl::OkStatus();
   absl::ConsumePrefix(&path, "//");  // unix:///abs/path names /abs/path
   sockaddr_un addr{};
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return absl::OkStatus();  // gRPC says why
+  if (path.empty() || path.size() >= sizeof(addr.sun_path))
+    return absl::OkStatus();  // gRPC says why
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -67,8 +68,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     std::unique_ptr<SortEngine> engine) {
   if (engine == nullptr) return absl::InvalidArgumentError("no engine given to the server");
   if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
-  std::unique_ptr<SortdServer> s(
-      new SortdServer(options, std::move(metrics), std::move(engine)));
+  std::unique_ptr<SortdServer> s(new SortdServer(options, std::move(metrics), std::move(engine)));
   s->metrics_->AttachEngine(s->engine_.get());
   // Before anything is started that a refusal would have to take down again.
   if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {
@@ -103,7 +103,8 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   s->PublishWorkerHealth();
   SortdServer* raw = s.get();
   s->health_thread_ = std::thread([raw] {
-    while (!raw->stop_health_.WaitForNotificationWithTimeout(raw->options_.worker_health_interval)) {
+    while (
+        !raw->stop_health_.WaitForNotificationWithTimeout(raw->options_.worker_health_interval)) {
       raw->PublishWorkerHealth();
     }
   });

@@ -12,8 +12,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
-#include "server/metrics.h"
 #include "server/echo_service.h"
+#include "server/metrics.h"
 #include "server/sort_service.h"
 #include "server/validation.h"
 #include "worker/engine.h"
@@ -41,8 +41,8 @@ class SortdServer {
  public:
   // `metrics` is the engine's observer too (create it first and hand it to the engine).
   static absl::StatusOr<std::unique_ptr<SortdServer>> Start(const ServerOptions& options,
-                                                           std::unique_ptr<Metrics> metrics,
-                                                           std::unique_ptr<SortEngine> engine);
+                                                            std::unique_ptr<Metrics> metrics,
+                                                            std::unique_ptr<SortEngine> engine);
   ~SortdServer();  // shuts down (with the drain deadline) if Shutdown was not called
   SortdServer(const SortdServer&) = delete;  // owns a running server
   SortdServer& operator=(const SortdServer&) = delete;

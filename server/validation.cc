@@ -43,9 +43,9 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
   const size_t width = KeyWidth(spec.key_type);
   const size_t key_bytes = shape.key_bytes;
   if (key_bytes % width != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "keys: ", key_bytes, " bytes is not a multiple of the ", KeyTypeName(spec.key_type),
-        " key width (", width, " bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("keys: ", key_bytes, " bytes is not a multiple of the ",
+                     KeyTypeName(spec.key_type), " key width (", width, " bytes)"));
   }
   job.n = key_bytes / width;
 
@@ -57,8 +57,9 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
   spec.value_width = vw;
   const size_t value_bytes = shape.value_bytes;
   if (vw == 0 && value_bytes != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "values: ", value_bytes, " bytes were sent but value_width is 0; set value_width to 4 or 8"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("values: ", value_bytes,
+                     " bytes were sent but value_width is 0; set value_width to 4 or 8"));
   }
   if (vw != 0 && value_bytes != job.n * vw) {
     return absl::InvalidArgumentError(absl::StrCat("values: ", value_bytes, " bytes, but ", job.n,
@@ -67,9 +68,9 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
   }
 
   if (job.n > limits.max_keys) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "keys: ", job.n, " keys exceed this server's limit of ", limits.max_keys,
-        " per request (--max_request_keys)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("keys: ", job.n, " keys exceed this server's limit of ", limits.max_keys,
+                     " per request (--max_request_keys)"));
   }
   if (key_bytes + value_bytes > limits.max_request_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(

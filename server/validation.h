@@ -42,8 +42,8 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& request
 // A whole message (the echo path, tests).
 inline absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& request,
                                                         const ValidationLimits& limits) {
-  return ValidateSortRequest(SortRequestShape{request, request.keys().size(), request.values().size()},
-                             limits);
+  return ValidateSortRequest(
+      SortRequestShape{request, request.keys().size(), request.values().size()}, limits);
 }
 
 }  // namespace sortd

@@ -9,9 +9,9 @@ absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now, absl::Time 
     return absl::CancelledError("the client cancelled the request before it was sorted");
   }
   if (now >= job.deadline) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "the request's deadline passed after ", absl::FormatDuration(now - job.arrival),
-        " in the queue, before it was sorted"));
+    return absl::DeadlineExceededError(absl::StrCat("the request's deadline passed after ",
+                                                    absl::FormatDuration(now - job.arrival),
+                                                    " in the queue, before it was sorted"));
   }
   if (now > drain_deadline) {
     return absl::UnavailableError(

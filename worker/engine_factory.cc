@@ -19,7 +19,8 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
     const GpuPoolOptions& options, const std::function<void(const std::string&)>& log) {
 #if SORTD_WITH_CUDA
   const CudaDeviceCount count = CountCudaDevices();
-  if (count.count == 0) return absl::FailedPreconditionError(absl::StrCat("no usable GPU: ", count.reason.ToString()));
+  if (count.count == 0)
+    return absl::FailedPreconditionError(absl::StrCat("no usable GPU: ", count.reason.ToString()));
   std::vector<int> ordinals = options.devices;
   if (ordinals.empty()) {
     for (int i = 0; i < count.count; ++i) ordinals.push_back(i);
@@ -27,8 +28,8 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
   std::vector<std::unique_ptr<SortDevice>> devices;
   for (int ordinal : ordinals) {
     if (ordinal < 0 || ordinal >= count.count) {
-      return absl::InvalidArgumentError(absl::StrCat("--gpus: device ", ordinal, " does not exist (",
-                                                     count.count, " visible)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--gpus: device ", ordinal, " does not exist (", count.count, " visible)"));
     }
     const int workers = std::max(1, options.workers_per_gpu);
     CudaSortDeviceOptions device_options = options.device;
@@ -44,15 +45,17 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       if (!device.ok()) return device.status();
       WorkerStats stats;
       (*device)->FillStats(stats);
-      log(absl::StrCat((*device)->name(), " worker ", w, ": device pool ", stats.device_bytes_capacity >> 20,
-                       " MiB, pinned staging ", stats.pinned_bytes_capacity >> 20,
-                       " MiB, largest request ", (*device)->max_request_bytes() >> 20, " MiB"));
+      log(absl::StrCat((*device)->name(), " worker ", w, ": device pool ",
+                       stats.device_bytes_capacity >> 20, " MiB, pinned staging ",
+                       stats.pinned_bytes_capacity >> 20, " MiB, largest request ",
+                       (*device)->max_request_bytes() >> 20, " MiB"));
       devices.push_back(std::move(*device));
     }
   }
   return devices;
 #else
-  return absl::FailedPreconditionError("this build of sortd has no CUDA (built with SORTD_CUDA=OFF)");
+  return absl::FailedPreconditionError(
+      "this build of sortd has no CUDA (built with SORTD_CUDA=OFF)");
 #endif
 }
 
@@ -96,7 +99,8 @@ absl::StatusOr<std::vector<int>> ParseDeviceList(const std::string& text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     int ordinal;
     if (!absl::SimpleAtoi(part, &ordinal) || ordinal < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--gpus: '", part, "' is not a device number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--gpus: '", part, "' is not a device number"));
     }
     devices.push_back(ordinal);
   }
@@ -108,7 +112,8 @@ absl::StatusOr<std::unique_ptr<SortEngine>> CreateEngine(
   auto cpu = CpuEngine::Create(options.cpu);
   if (!cpu.ok()) return cpu.status();
   if (options.kind == EngineKind::kCpu) {
-    if (options.gpu.test_stand_in_devices > 0) log("--test_stand_in_gpus is ignored with --engine=cpu");
+    if (options.gpu.test_stand_in_devices > 0)
+      log("--test_stand_in_gpus is ignored with --engine=cpu");
     log((*cpu)->Describe());
     return std::unique_ptr<SortEngine>(std::move(*cpu));
   }

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/pool/batch_queue.h"
-#include "worker/pool/cost_model.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/engine.h"
 #include "worker/gpu/cuda_sort_device_options.h"
+#include "worker/pool/batch_queue.h"
+#include "worker/pool/cost_model.h"
 
 namespace sortd {
 

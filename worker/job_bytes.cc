@@ -36,7 +36,8 @@ void ByteSource::CopyTo(size_t offset, size_t len, char* dst) const {
 OutputBytes OutputBytes::Allocate(size_t size) {
   OutputBytes out;
   out.size = size;
-  out.owner = std::shared_ptr<char>(new char[std::max<size_t>(size, 1)], std::default_delete<char[]>());
+  out.owner =
+      std::shared_ptr<char>(new char[std::max<size_t>(size, 1)], std::default_delete<char[]>());
   out.data = out.owner.get();
   return out;
 }

@@ -31,7 +31,7 @@ class ByteSource {
 
  private:
   std::vector<absl::string_view> pieces_;
-  std::vector<size_t> starts_;             // starts_[i]: offset of pieces_[i], for CopyTo's search
+  std::vector<size_t> starts_;  // starts_[i]: offset of pieces_[i], for CopyTo's search
   size_t size_ = 0;
 };
 

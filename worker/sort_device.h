@@ -29,7 +29,8 @@ class SortDevice {
   // streams and buffers, unless healthy() now returns false (the device is lost).
   // RESOURCE_EXHAUSTED means the device's pools could not take the batch now; nothing of it ran
   // on the device, and the caller may run its jobs elsewhere (their outputs are to be ignored).
-  virtual absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) = 0;
+  virtual absl::Status RunBatch(absl::Span<SortJob* const> batch,
+                                absl::Span<SortReport> reports) = 0;
 
   virtual bool healthy() const = 0;
 

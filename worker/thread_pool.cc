@@ -30,9 +30,8 @@ void ThreadPool::WorkLoop() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](ThreadPool* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
-            return p->stopping_ || !p->tasks_.empty();
-          },
+          +[](ThreadPool* p)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) { return p->stopping_ || !p->tasks_.empty(); },
           this));
       if (tasks_.empty()) return;  // stopping and drained
       task = std::move(tasks_.front());
@@ -81,9 +80,8 @@ void ParallelFor(ThreadPool* pool, int num_tasks, absl::FunctionRef<void(int)> f
   RunTasks(*state);
   absl::MutexLock lock(&state->mu);
   state->mu.Await(absl::Condition(
-      +[](ParallelForState* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) {
-        return s->finished == s->num_tasks;
-      },
+      +[](ParallelForState* s)
+           ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) { return s->finished == s->num_tasks; },
       state.get()));
 }
 

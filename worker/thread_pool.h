@@ -15,7 +15,7 @@ namespace sortd {
 class ThreadPool {
  public:
   explicit ThreadPool(int num_threads);
-  ~ThreadPool();  // runs what is queued, then joins
+  ~ThreadPool();                           // runs what is queued, then joins
   ThreadPool(const ThreadPool&) = delete;  // owns threads
   ThreadPool& operator=(const ThreadPool&) = delete;
 

@@ -12,8 +12,8 @@ namespace sortd::bench {
 namespace {
 
 absl::Status SizeError(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--sizes: '", text, "' ", why, "; use fixed:N, uniform:A-B or loguniform:A-B"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--sizes: '", text, "' ", why, "; use fixed:N, uniform:A-B or loguniform:A-B"));
 }
 
 }  // namespace
@@ -64,7 +64,8 @@ absl::StatusOr<Arrival> ParseArrival(absl::string_view text) {
 absl::Status ValidateBenchOptions(const BenchOptions& o) {
   if (o.target.empty()) return absl::InvalidArgumentError("--target: empty; use host:port");
   if (o.concurrency < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--concurrency must be >= 1, got ", o.concurrency));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--concurrency must be >= 1, got ", o.concurrency));
   }
   if (o.channels < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--channels must be >= 1, got ", o.channels));
@@ -74,16 +75,17 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
         absl::StrCat("--dispatchers must be >= 0 (0 picks a default), got ", o.dispatchers));
   }
   if (o.dispatchers > o.channels) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dispatchers=", o.dispatchers, " is more than --channels=", o.channels,
-        ": each dispatcher issues over channels of its own"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dispatchers=", o.dispatchers, " is more than --channels=", o.channels,
+                     ": each dispatcher issues over channels of its own"));
   }
   if (o.dispatchers > o.concurrency) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dispatchers=", o.dispatchers, " is more than --concurrency=", o.concurrency,
-        ": each dispatcher needs at least one slot of its own"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dispatchers=", o.dispatchers, " is more than --concurrency=", o.concurrency,
+                     ": each dispatcher needs at least one slot of its own"));
   }
-  if (o.rate < 0) return absl::InvalidArgumentError(absl::StrCat("--rate must be >= 0, got ", o.rate));
+  if (o.rate < 0)
+    return absl::InvalidArgumentError(absl::StrCat("--rate must be >= 0, got ", o.rate));
   if (o.requests == 0 && o.duration <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("give a --duration > 0 or a --requests count");
   }

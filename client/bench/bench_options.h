@@ -32,8 +32,8 @@ absl::StatusOr<Arrival> ParseArrival(absl::string_view text);
 struct Progress {
   absl::Duration elapsed;  // since the start, warm-up included
   bool warming_up = false;
-  uint64_t completed = 0;  // requests answered (OK or not), warm-up included
-  uint64_t errors = 0;     // of those, failed or wrong
+  uint64_t completed = 0;   // requests answered (OK or not), warm-up included
+  uint64_t errors = 0;      // of those, failed or wrong
   double current_rate = 0;  // answers per second over the last interval
 };
 

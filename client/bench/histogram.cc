@@ -19,7 +19,7 @@ int LatencyHistogram::BucketOf(int64_t v) {
   if (v < 2 * kSub) return static_cast<int>(std::max<int64_t>(v, 0));
   const int exponent = 63 - __builtin_clzll(static_cast<uint64_t>(v));
   if (exponent > kMaxExponent) return kBuckets - 1;
-  const int shift = exponent - kSubBits;  // >= 1 here
+  const int shift = exponent - kSubBits;    // >= 1 here
   const int64_t sub = (v >> shift) - kSub;  // in [0, 128)
   return static_cast<int>((shift + 1) * kSub + sub);
 }

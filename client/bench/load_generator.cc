@@ -151,8 +151,9 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   std::unique_ptr<Call> call(raw_call);
   const std::shared_ptr<Lane> lane = std::move(call->lane);  // declared first: outlives the rest
   absl::Status status = FromGrpcStatus(grpc_status);
-  if (status.ok() &&
-      !grpc::SerializationTraits<v1::SortResponse>::Deserialize(&call->response_bytes, call->response.get()).ok()) {
+  if (status.ok() && !grpc::SerializationTraits<v1::SortResponse>::Deserialize(
+                          &call->response_bytes, call->response.get())
+                          .ok()) {
     status = absl::DataLossError("the response is not a SortResponse");
   }
   // Verification runs outside any lock, on gRPC's callback threads, in parallel.
@@ -280,12 +281,13 @@ absl::Status Runner::Setup() {
     v1::SortResponse response;
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kPreflightTimeout));
-    const grpc::Status status = options_.echo
-                                    ? v1::Diagnostics::NewStub(channel)->Echo(&context, probe, &response)
-                                    : v1::SortService::NewStub(channel)->SortKeys(&context, probe, &response);
+    const grpc::Status status =
+        options_.echo ? v1::Diagnostics::NewStub(channel)->Echo(&context, probe, &response)
+                      : v1::SortService::NewStub(channel)->SortKeys(&context, probe, &response);
     if (options_.echo && status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.target, " does not serve the Echo diagnostics RPC; start sortd with --enable_echo"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.target,
+                       " does not serve the Echo diagnostics RPC; start sortd with --enable_echo"));
     }
     if (!status.ok()) {
       return absl::Status(FromGrpcStatus(status).code(),
@@ -466,17 +468,17 @@ BenchResult Runner::Run() {
     }
     for (const Lane::ServedBy& s : lane->served_by) {
       const std::string where =
-          s.algorithm < 0 ? "echo"
-                          : absl::StrCat(s.device, " ",
-                                         v1::Algorithm_Name(static_cast<v1::Algorithm>(s.algorithm)));
+          s.algorithm < 0
+              ? "echo"
+              : absl::StrCat(s.device, " ",
+                             v1::Algorithm_Name(static_cast<v1::Algorithm>(s.algorithm)));
       result.served_by[where] += s.count;
     }
     last_measured_done_ns = std::max(last_measured_done_ns, lane->last_measured_done_ns);
   }
   // A duration run measures at least its duration, even when the last answer came early.
-  const int64_t window_end = options_.requests > 0
-                                 ? last_measured_done_ns
-                                 : std::max(last_measured_done_ns, clock.end_ns);
+  const int64_t window_end =
+      options_.requests > 0 ? last_measured_done_ns : std::max(last_measured_done_ns, clock.end_ns);
   result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - clock.warmup_end_ns));
   return result;
 }

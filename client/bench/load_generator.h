@@ -15,9 +15,9 @@
 namespace sortd::bench {
 
 struct BenchResult {
-  BenchOptions options;  // as run
-  size_t distinct_requests = 0;     // in the generated pool
-  double mean_request_keys = 0;     // over the pool
+  BenchOptions options;          // as run
+  size_t distinct_requests = 0;  // in the generated pool
+  double mean_request_keys = 0;  // over the pool
 
   // Measurement window: from the end of the warm-up to the last measured answer.
   absl::Duration measured;
@@ -43,7 +43,8 @@ struct BenchResult {
   // Whether the load generator itself was the limit. busiest_dispatcher: the largest fraction of
   // its run a dispatcher thread spent on the CPU (near 1: it never waited for a slot or a due
   // time, so the offered load was bounded by the tester; add --dispatchers and --channels).
-  // client_cpu: this process's CPU time over the run (all threads: dispatchers, gRPC, verification).
+  // client_cpu: this process's CPU time over the run (all threads: dispatchers, gRPC,
+  // verification).
   double busiest_dispatcher = 0;
   absl::Duration client_cpu;
 

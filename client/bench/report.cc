@@ -88,8 +88,8 @@ std::string LoopName(const BenchOptions& o) {
 std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
-                      SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m", o.channels,
-                      " d", EffectiveDispatchers(o));
+                      SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
+                      o.channels, " d", EffectiveDispatchers(o));
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -103,9 +103,10 @@ std::string FormatTextReport(const BenchResult& r) {
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
                  : "closed loop";
   const int dispatchers = EffectiveDispatchers(o);
-  absl::StrAppendFormat(&out, "  load       %s, at most %d in flight over %d channel%s, %d dispatcher%s\n",
-                        loop, o.concurrency, o.channels, o.channels == 1 ? "" : "s", dispatchers,
-                        dispatchers == 1 ? "" : "s");
+  absl::StrAppendFormat(
+      &out, "  load       %s, at most %d in flight over %d channel%s, %d dispatcher%s\n", loop,
+      o.concurrency, o.channels, o.channels == 1 ? "" : "s", dispatchers,
+      dispatchers == 1 ? "" : "s");
   absl::StrAppendFormat(
       &out,
       "  requests   keys %s, values %d B, sizes %s (%d distinct, mean %.0f keys), order %s%s%s, "
@@ -119,10 +120,12 @@ std::string FormatTextReport(const BenchResult& r) {
                         r.warmup_errors ? absl::StrCat("; ", r.warmup_errors, " FAILED") : "");
   absl::StrAppendFormat(&out, "  measured   %.3f s: %d ok, %d errors\n",
                         absl::ToDoubleSeconds(r.measured), r.ok, r.errors());
-  absl::StrAppendFormat(&out, "  throughput %.1f requests/s, %s keys/s, %.2f MB/s (keys+values sent)\n",
-                        r.requests_per_second(), Human(r.keys_per_second()), r.megabytes_per_second());
   absl::StrAppendFormat(
-      &out, "  client     busiest dispatcher on the CPU %.0f%% of the run; %.1f us client CPU/request\n",
+      &out, "  throughput %.1f requests/s, %s keys/s, %.2f MB/s (keys+values sent)\n",
+      r.requests_per_second(), Human(r.keys_per_second()), r.megabytes_per_second());
+  absl::StrAppendFormat(
+      &out,
+      "  client     busiest dispatcher on the CPU %.0f%% of the run; %.1f us client CPU/request\n",
       100 * r.busiest_dispatcher, r.client_cpu_us_per_request());
   if (r.busiest_dispatcher >= kTesterBoundBusy) {
     out += "             THE LOAD GENERATOR MAY BE THE LIMIT: add --dispatchers (and --channels)\n";
@@ -145,7 +148,8 @@ std::string FormatTextReport(const BenchResult& r) {
   }
   if (!r.served_by.empty()) {
     std::vector<std::string> parts;
-    for (const auto& [where, count] : r.served_by) parts.push_back(absl::StrCat(where, ": ", count));
+    for (const auto& [where, count] : r.served_by)
+      parts.push_back(absl::StrCat(where, ": ", count));
     absl::StrAppend(&out, "  served by  ", absl::StrJoin(parts, ", "), "\n");
   }
   if (r.errors_by_code.empty()) {
@@ -168,7 +172,8 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
   f.push_back(absl::StrFormat("\"rate\": %g", o.rate));
-  f.push_back(absl::StrCat("\"arrival\": ", JsonString(o.arrival == Arrival::kPoisson ? "poisson" : "constant")));
+  f.push_back(absl::StrCat("\"arrival\": ",
+                           JsonString(o.arrival == Arrival::kPoisson ? "poisson" : "constant")));
   f.push_back(absl::StrFormat("\"concurrency\": %d, \"channels\": %d, \"dispatchers\": %d",
                               o.concurrency, o.channels, EffectiveDispatchers(o)));
   f.push_back(absl::StrCat("\"key_type\": ", JsonString(KeyTypeName(o.key_type))));
@@ -186,7 +191,8 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrFormat("\"measured_s\": %.4f", absl::ToDoubleSeconds(r.measured)));
   f.push_back(absl::StrFormat("\"requests_ok\": %d, \"errors\": %d", r.ok, r.errors()));
   f.push_back(absl::StrFormat("\"requests_per_s\": %.2f, \"keys_per_s\": %.1f, \"mb_per_s\": %.3f",
-                              r.requests_per_second(), r.keys_per_second(), r.megabytes_per_second()));
+                              r.requests_per_second(), r.keys_per_second(),
+                              r.megabytes_per_second()));
   f.push_back(absl::StrCat("\"latency_ms\": ", LatencyJson(r.corrected)));
   f.push_back(absl::StrCat("\"uncorrected_latency_ms\": ", LatencyJson(r.uncorrected)));
   f.push_back(absl::StrFormat("\"late_sends\": %d", r.late_sends));
@@ -220,15 +226,17 @@ std::string CsvHeader() {
 std::string FormatCsvRow(const BenchResult& r) {
   const BenchOptions& o = r.options;
   std::vector<std::string> errors;
-  for (const auto& [code, count] : r.errors_by_code) errors.push_back(absl::StrCat(code, "=", count));
+  for (const auto& [code, count] : r.errors_by_code)
+    errors.push_back(absl::StrCat(code, "=", count));
   std::string row = absl::StrFormat(
       "%s,%s,%s,%d,%s,%.0f,%s,%g,%d,%d,%d,%d,%.4f,%d,%d,%.2f,%.1f,%.3f", CsvField(DescribeLoad(o)),
       o.echo ? "echo" : "sort", KeyTypeName(o.key_type), o.value_width, SizeSpecName(o.sizes),
       r.mean_request_keys, o.rate > 0 ? "open" : "closed", o.rate, o.concurrency, o.channels,
-      EffectiveDispatchers(o), o.seed, absl::ToDoubleSeconds(r.measured), r.ok, r.errors(), r.requests_per_second(),
-      r.keys_per_second(), r.megabytes_per_second());
+      EffectiveDispatchers(o), o.seed, absl::ToDoubleSeconds(r.measured), r.ok, r.errors(),
+      r.requests_per_second(), r.keys_per_second(), r.megabytes_per_second());
   for (const LatencyHistogram* h : {&r.corrected, &r.uncorrected}) {
-    for (const Quantile& q : kQuantiles) absl::StrAppendFormat(&row, ",%.4f", Ms(h->Percentile(q.q)));
+    for (const Quantile& q : kQuantiles)
+      absl::StrAppendFormat(&row, ",%.4f", Ms(h->Percentile(q.q)));
     absl::StrAppendFormat(&row, ",%.4f", Ms(h->max()));
   }
   absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")));

@@ -36,7 +36,8 @@ absl::Status VerifyTyped(const PreparedRequest& sent, const v1::SortResponse& r)
   const size_t n = sent.n;
   const uint32_t vw = q.value_width();
   if (r.keys().size() != n * sizeof(Bits)) {
-    return Wrong(absl::StrCat("response has ", r.keys().size(), " key bytes, sent ", n * sizeof(Bits)));
+    return Wrong(
+        absl::StrCat("response has ", r.keys().size(), " key bytes, sent ", n * sizeof(Bits)));
   }
   if (vw != 0 && r.values().size() != n * vw) {
     return Wrong(absl::StrCat("response has ", r.values().size(), " value bytes, sent ", n * vw));
@@ -79,14 +80,16 @@ absl::Status VerifyTyped(const PreparedRequest& sent, const v1::SortResponse& r)
                                 ", its value came from input ", from_value));
     }
     const uint64_t i = q.return_indices() ? from_index : from_value;
-    if (i >= n) return Wrong(absl::StrCat("output ", j, " names input position ", i, " (n = ", n, ")"));
+    if (i >= n)
+      return Wrong(absl::StrCat("output ", j, " names input position ", i, " (n = ", n, ")"));
     if (seen[i]) return Wrong(absl::StrCat("input position ", i, " is returned twice"));
     seen[i] = true;
     if (Load<Bits>(r.keys(), j) != Load<Bits>(q.keys(), i)) {
       return Wrong(absl::StrCat("output key ", j, " is not input key ", i,
                                 vw != 0 ? ", whose value it carries" : ", as its index says"));
     }
-    if (q.stable() && j > 0 && Load<Bits>(r.keys(), j - 1) == Load<Bits>(r.keys(), j) && previous > i) {
+    if (q.stable() && j > 0 && Load<Bits>(r.keys(), j - 1) == Load<Bits>(r.keys(), j) &&
+        previous > i) {
       return Wrong(absl::StrCat("not stable: equal keys at outputs ", j - 1, " and ", j,
                                 " come from inputs ", previous, " and ", i));
     }

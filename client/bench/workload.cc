@@ -27,10 +27,8 @@ uint64_t Mix(uint64_t x) {
 
 uint64_t DrawSize(const SizeSpec& spec, SplitMix64& rng) {
   switch (spec.kind) {
-    case SizeSpec::Kind::kFixed:
-      return spec.min;
-    case SizeSpec::Kind::kUniform:
-      return spec.min + rng.Next() % (spec.max - spec.min + 1);
+    case SizeSpec::Kind::kFixed: return spec.min;
+    case SizeSpec::Kind::kUniform: return spec.min + rng.Next() % (spec.max - spec.min + 1);
     case SizeSpec::Kind::kLogUniform: {
       const double lo = std::log(static_cast<double>(spec.min));
       const double hi = std::log(static_cast<double>(spec.max) + 1);
@@ -88,8 +86,9 @@ std::vector<std::shared_ptr<const PreparedRequest>> BuildRequestPool(const Bench
   const size_t max_requests = std::max<size_t>(1, options.pool_requests);
   // A fixed size needs only a few distinct requests; varying sizes need enough to follow the
   // distribution. Either way stop at the byte budget, but always make at least one.
-  const size_t wanted =
-      options.sizes.kind == SizeSpec::Kind::kFixed ? std::min<size_t>(max_requests, 16) : max_requests;
+  const size_t wanted = options.sizes.kind == SizeSpec::Kind::kFixed
+                            ? std::min<size_t>(max_requests, 16)
+                            : max_requests;
   while (pool.size() < wanted) {
     const size_t n = DrawSize(options.sizes, rng);
     const size_t request_bytes = n * (kw + options.value_width);

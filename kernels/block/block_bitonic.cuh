@@ -48,8 +48,8 @@ __device__ __forceinline__ void ShuffleLayers(typename E::T (&e)[kItems], uint32
 
 // Layers (p, k) for k = min(k_first, kItems/2) .. 1 inside each thread; flip when k == p.
 template <typename E, int kItems, bool kCheck>
-__device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint32_t len,
-                                               uint32_t p, uint32_t k_first) {
+__device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint32_t len, uint32_t p,
+                                               uint32_t k_first) {
   const uint32_t base = threadIdx.x * kItems;
 #pragma unroll
   for (int k = kItems / 2; k >= 1; k >>= 1) {
@@ -75,8 +75,8 @@ __device__ __forceinline__ void RegisterLayers(typename E::T (&e)[kItems], uint3
 // registers; s is shared scratch of the tile's size for the strides beyond one warp.
 template <typename E, int kThreads, int kItems, bool kCheck>
 __device__ __forceinline__ void BlockBitonicLayersRegsImpl(typename E::T (&e)[kItems],
-                                                       typename E::T* s, uint32_t len, uint32_t p,
-                                                       uint32_t k_first) {
+                                                           typename E::T* s, uint32_t len,
+                                                           uint32_t p, uint32_t k_first) {
   constexpr uint32_t kWarpSpan = 32 * kItems;
   uint32_t k = k_first;
   if (k >= kWarpSpan) {
@@ -95,9 +95,8 @@ __device__ __forceinline__ void BlockBitonicLayersRegsImpl(typename E::T (&e)[kI
 }
 
 template <typename E, int kThreads, int kItems>
-__device__ __forceinline__ void BlockBitonicLayersRegs(typename E::T (&e)[kItems],
-                                                       typename E::T* s, uint32_t len, uint32_t p,
-                                                       uint32_t k_first) {
+__device__ __forceinline__ void BlockBitonicLayersRegs(typename E::T (&e)[kItems], typename E::T* s,
+                                                       uint32_t len, uint32_t p, uint32_t k_first) {
   if (len == kThreads * kItems) {
     BlockBitonicLayersRegsImpl<E, kThreads, kItems, false>(e, s, len, p, k_first);
   } else {

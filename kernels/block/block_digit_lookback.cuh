@@ -12,10 +12,12 @@
 namespace sortd::kernels::block {
 
 // Publishes the count early so that successors can skip past this tile before it is finished.
-__device__ __forceinline__ void PublishAggregate(uint32_t* status, uint32_t tile, uint32_t first_tile,
-                                                 uint32_t digit, uint32_t count) {
+__device__ __forceinline__ void PublishAggregate(uint32_t* status, uint32_t tile,
+                                                 uint32_t first_tile, uint32_t digit,
+                                                 uint32_t count) {
   const uint32_t flag = tile == first_tile ? radix::kStatusInclusive : radix::kStatusAggregate;
-  radix::StoreRelaxed(status + static_cast<size_t>(tile) * radix::kRadixDigits + digit, flag | count);
+  radix::StoreRelaxed(status + static_cast<size_t>(tile) * radix::kRadixDigits + digit,
+                      flag | count);
 }
 
 // Returns the count of `digit` in tiles [first_tile, tile) and publishes this tile's inclusive

@@ -9,7 +9,8 @@
 //   CountDigits()   thread d < 256 turns warp counts of digit d into cross-warp offsets and
 //                   returns the tile's count of d;
 //   SetDigitStart() thread d adds the tile offset of digit d (the exclusive scan of counts);
-//   RankInWarps()   peers by 8 ballots (warp::MatchAny); each peer group's leader fetch-adds the group size to its
+//   RankInWarps()   peers by 8 ballots (warp::MatchAny); each peer group's leader fetch-adds the
+//   group size to its
 //                   warp's running offset: ranks are tile positions, stable by input order.
 #pragma once
 
@@ -28,7 +29,9 @@ struct PackedRanks {
   __device__ __forceinline__ void Set(int j, uint32_t rank) {  // j ascending, compile-time
     words[j / 2] = j % 2 == 0 ? rank : words[j / 2] | (rank << 16);
   }
-  __device__ __forceinline__ uint32_t Get(int j) const { return (words[j / 2] >> (16 * (j % 2))) & 0xFFFFu; }
+  __device__ __forceinline__ uint32_t Get(int j) const {
+    return (words[j / 2] >> (16 * (j % 2))) & 0xFFFFu;
+  }
 };
 
 template <int kBlockThreads, int kItems>

@@ -14,17 +14,17 @@ cudaError_t CubSortTyped(void* temp, size_t* temp_bytes, const Bits* keys_in, Bi
   size_t& bytes = *temp_bytes;
   constexpr int kEndBit = sizeof(Bits) * 8;
   if constexpr (sizeof(Value) == 1) {  // keys only
-    return descending ? cub::DeviceRadixSort::SortKeysDescending(temp, bytes, keys_in, keys_out, n, 0,
-                                                                 kEndBit, stream)
-                      : cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_out, n, 0, kEndBit,
-                                                       stream);
+    return descending ? cub::DeviceRadixSort::SortKeysDescending(temp, bytes, keys_in, keys_out, n,
+                                                                 0, kEndBit, stream)
+                      : cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_out, n, 0,
+                                                       kEndBit, stream);
   } else {
     const Value* vin = static_cast<const Value*>(values_in);
     Value* vout = static_cast<Value*>(values_out);
-    return descending ? cub::DeviceRadixSort::SortPairsDescending(temp, bytes, keys_in, keys_out, vin,
-                                                                  vout, n, 0, kEndBit, stream)
-                      : cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, vin, vout, n,
-                                                        0, kEndBit, stream);
+    return descending ? cub::DeviceRadixSort::SortPairsDescending(temp, bytes, keys_in, keys_out,
+                                                                  vin, vout, n, 0, kEndBit, stream)
+                      : cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, vin, vout,
+                                                        n, 0, kEndBit, stream);
   }
 }
 
@@ -48,7 +48,7 @@ cudaError_t CubSortBits(void* temp, size_t* temp_bytes, const Bits* keys_in, Bit
 
 }  // namespace sortd::kernels::library
 
-#define SORTD_INSTANTIATE_CUB_SORT(Bits, NumItems)                                               \
-  template cudaError_t sortd::kernels::library::CubSortBits<Bits, NumItems>(                     \
-      void*, size_t*, const Bits*, Bits*, uint32_t, const void*, void*, NumItems, bool,           \
+#define SORTD_INSTANTIATE_CUB_SORT(Bits, NumItems)                                      \
+  template cudaError_t sortd::kernels::library::CubSortBits<Bits, NumItems>(            \
+      void*, size_t*, const Bits*, Bits*, uint32_t, const void*, void*, NumItems, bool, \
       cudaStream_t);

@@ -13,7 +13,7 @@ namespace sortd::kernels::library {
 // NumItems picks CUB's offset type: 32-bit where n allows (faster), 64-bit beyond.
 template <typename Bits, typename NumItems>
 cudaError_t CubSortBits(void* temp, size_t* temp_bytes, const Bits* keys_in, Bits* keys_out,
-                        uint32_t value_width, const void* values_in, void* values_out,
-                        NumItems n, bool descending, cudaStream_t stream);
+                        uint32_t value_width, const void* values_in, void* values_out, NumItems n,
+                        bool descending, cudaStream_t stream);
 
 }  // namespace sortd::kernels::library

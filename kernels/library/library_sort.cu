@@ -53,8 +53,8 @@ cudaError_t LibrarySortTyped(void* temp, size_t* temp_bytes, const DeviceSortArg
   Bits* keys_out = static_cast<Bits*>(args.keys_out);
   if (kTransform) {
     Bits* ordered = reinterpret_cast<Bits*>(base + keys_offset);
-    OrderTransformKernel<Key, true><<<ElementwiseBlocks(n), kElementwiseThreads, 0, stream>>>(
-        sort_in, ordered, n);
+    OrderTransformKernel<Key, true>
+        <<<ElementwiseBlocks(n), kElementwiseThreads, 0, stream>>>(sort_in, ordered, n);
     SORTD_CUDA_TRY_LAUNCH();
     sort_in = ordered;
   }
@@ -70,8 +70,8 @@ cudaError_t LibrarySortTyped(void* temp, size_t* temp_bytes, const DeviceSortArg
   SORTD_CUDA_TRY(CubSort<Bits>(base, &cub_bytes, sort_in, keys_out, carried, vin, vout, n,
                                args.descending, stream));
   if (kTransform) {
-    OrderTransformKernel<Key, false><<<ElementwiseBlocks(n), kElementwiseThreads, 0, stream>>>(
-        keys_out, keys_out, n);
+    OrderTransformKernel<Key, false>
+        <<<ElementwiseBlocks(n), kElementwiseThreads, 0, stream>>>(keys_out, keys_out, n);
     SORTD_CUDA_TRY_LAUNCH();
   }
   if (argsort && args.value_width != 0) {

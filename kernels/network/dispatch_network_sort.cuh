@@ -7,9 +7,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <utility>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/device_sort_args.h"
 #include "kernels/network/network_elem.cuh"
@@ -38,14 +38,18 @@ inline unsigned BlocksFor(size_t threads, int per_block) {
 template <typename Key, typename E, typename Args>
 NetworkIo<Key, E> MakeIo(const Args& a) {
   using Bits = typename KeyTraits<Key>::Bits;
-  return NetworkIo<Key, E>{static_cast<const Bits*>(a.keys_in), static_cast<Bits*>(a.keys_out),
-                           a.values_in, a.values_out, a.indices_out, a.value_width,
+  return NetworkIo<Key, E>{static_cast<const Bits*>(a.keys_in),
+                           static_cast<Bits*>(a.keys_out),
+                           a.values_in,
+                           a.values_out,
+                           a.indices_out,
+                           a.value_width,
                            DirectionMask<Bits>(a.descending)};
 }
 
 template <typename E, int kLayers, int kThreads>
-cudaError_t LaunchBitonicGlobalLayers(typename E::T* buf, size_t n, size_t span, size_t p,
-                                      size_t k, cudaStream_t stream) {
+cudaError_t LaunchBitonicGlobalLayers(typename E::T* buf, size_t n, size_t span, size_t p, size_t k,
+                                      cudaStream_t stream) {
   constexpr int kVec = kGlobalVec<typename E::T>;
   const unsigned blocks = BlocksFor((span / kVec) >> kLayers, kThreads);
   if (k == p) {
@@ -102,15 +106,17 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   const size_t span = NextPow2(n);
 
   if constexpr (kNet == Network::kTransposition) {
-    LoadElementsKernel<Key, E, kGThreads><<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
+    LoadElementsKernel<Key, E, kGThreads>
+        <<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
     SORTD_CUDA_TRY_LAUNCH();
     const unsigned blocks = BlocksFor(n / 2 + 1, kGThreads);
     for (size_t phase = 0; phase < n; ++phase) {
-      TranspositionPhaseKernel<E, kGThreads><<<blocks, kGThreads, 0, stream>>>(
-          buf, n, static_cast<uint32_t>(phase & 1));
+      TranspositionPhaseKernel<E, kGThreads>
+          <<<blocks, kGThreads, 0, stream>>>(buf, n, static_cast<uint32_t>(phase & 1));
       SORTD_CUDA_TRY_LAUNCH();
     }
-    StoreElementsKernel<Key, E, kGThreads><<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
+    StoreElementsKernel<Key, E, kGThreads>
+        <<<BlocksFor(n, kGThreads), kGThreads, 0, stream>>>(io, buf, n);
     SORTD_CUDA_TRY_LAUNCH();
     return cudaSuccess;
   } else {
@@ -150,7 +156,8 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
           const size_t rows = (n + s - 1) / s;
           const size_t threads = (s / kRowVec) * ((rows + kRowOut - 1) / kRowOut);
           OddEvenMergeRowsKernel<E, kRowLayers, kRowOut, kRowVec, kGThreads>
-              <<<BlocksFor(threads, kGThreads), kGThreads, 0, stream>>>(buf, other, n, p, s, layers);
+              <<<BlocksFor(threads, kGThreads), kGThreads, 0, stream>>>(buf, other, n, p, s,
+                                                                        layers);
           SORTD_CUDA_TRY_LAUNCH();
           std::swap(buf, other);
           k = s / 2;

@@ -316,9 +316,14 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
-__device__ __forceinline__ void Unpack(T v, T (&e)[1]) { e[0] = v; }
+__device__ __forceinline__ void Unpack(T v, T (&e)[1]) {
+  e[0] = v;
+}
 template <typename T>
-__device__ __forceinline__ void Unpack(uint2 v, T (&e)[2]) { e[0] = v.x; e[1] = v.y; }
+__device__ __forceinline__ void Unpack(uint2 v, T (&e)[2]) {
+  e[0] = v.x;
+  e[1] = v.y;
+}
 template <typename T, int kVec>
 __device__ __forceinline__ VecOf<T, kVec> Pack(const T (&e)[kVec]) {
   if constexpr (kVec == 1) {
@@ -350,7 +355,8 @@ struct RowLayers {
         }
       }
     }
-    if constexpr (kJ > 0) RowLayers<E, kJ - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
+    if constexpr (kJ > 0)
+      RowLayers<E, kJ - 1, kRows, kVec>::Apply(e, w0, s, r, n, rmask, full, layers);
   }
 };
 

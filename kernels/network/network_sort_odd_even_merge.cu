@@ -1,5 +1,5 @@
-// Host entry point of OddEvenMergeSort; its kernels are instantiated here, one network per file so the
-// build compiles the three in parallel.
+// Host entry point of OddEvenMergeSort; its kernels are instantiated here, one network per file so
+// the build compiles the three in parallel.
 #include "kernels/network/dispatch_network_sort.cuh"
 #include "kernels/network_sort.h"
 

@@ -46,7 +46,8 @@ struct AgentHistogram {
         if (!valid[j]) continue;
         const Bits ordered = KeyTraits<Key>::ToOrdered(k[j]) ^ mask;
 #pragma unroll
-        for (int p = 0; p < kPasses; ++p) atomicAdd(&s.counts[p][Digit(ordered, p * kRadixBits)], 1u);
+        for (int p = 0; p < kPasses; ++p)
+          atomicAdd(&s.counts[p][Digit(ordered, p * kRadixBits)], 1u);
       }
     }
     __syncthreads();
@@ -77,12 +78,14 @@ struct AgentHistogram {
     for (int p = 0; p < kPasses; ++p) {
       unsigned long long c = 0;
       if (threadIdx.x < kRadixDigits) {
-        c = *static_cast<volatile unsigned long long*>(&sc.histogram[p * kRadixDigits + threadIdx.x]);
+        c = *static_cast<volatile unsigned long long*>(
+            &sc.histogram[p * kRadixDigits + threadIdx.x]);
       }
       unsigned long long total;
       const unsigned long long exclusive = Scan(s.scan).Scan(c, &total);
       if (threadIdx.x < kRadixDigits) {
-        sc.bases[static_cast<size_t>(p) * (sc.portions + 1) * kRadixDigits + threadIdx.x] = exclusive;
+        sc.bases[static_cast<size_t>(p) * (sc.portions + 1) * kRadixDigits + threadIdx.x] =
+            exclusive;
       }
       const bool one_digit = __syncthreads_or(threadIdx.x < kRadixDigits && c == b.n);
       if (threadIdx.x == 0) s.active[p] = !one_digit;

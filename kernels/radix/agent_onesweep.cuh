@@ -33,7 +33,8 @@ struct AgentOnesweep {
       Value values[kTile];
     } exchange;
     typename Scan::TempStorage scan;
-    Offset scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit (mod 2^bits)
+    Offset scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit (mod
+                                        // 2^bits)
     uint32_t tile;
   };
 
@@ -43,8 +44,8 @@ struct AgentOnesweep {
                             : static_cast<T*>(sel == kSelAlt ? alt : out);
   }
 
-  __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc, int pass,
-                             uint32_t portion) {
+  __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc,
+                             int pass, uint32_t portion) {
     const PassPlan plan = sc.plan[pass];
     const size_t status_stride = static_cast<size_t>(sc.num_tiles) * kRadixDigits;
     uint32_t* status = sc.status + (pass & 1) * status_stride;
@@ -52,14 +53,17 @@ struct AgentOnesweep {
     const uint32_t first_tile = portion * sc.portion_tiles;
     if (!plan.active) {
       const uint32_t tile = first_tile + blockIdx.x;
-      if (threadIdx.x < kRadixDigits) status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
+      if (threadIdx.x < kRadixDigits)
+        status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
       return;
     }
-    if (threadIdx.x == 0) s.tile = first_tile + atomicAdd(&sc.tile_counters[pass * sc.portions + portion], 1u);
+    if (threadIdx.x == 0)
+      s.tile = first_tile + atomicAdd(&sc.tile_counters[pass * sc.portions + portion], 1u);
     __syncthreads();
     const uint32_t tile = s.tile;
     // The next pass's status array was last used by the previous pass, which has finished.
-    if (threadIdx.x < kRadixDigits) status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
+    if (threadIdx.x < kRadixDigits)
+      status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
 
     const int shift = pass * kRadixBits;
     const Bits mask = static_cast<Bits>(b.mask);
@@ -82,7 +86,8 @@ struct AgentOnesweep {
     if (plan.first) {
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {
-        if (valid == kTile || seg + j * 32 < b.n) keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
+        if (valid == kTile || seg + j * 32 < b.n)
+          keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
       }
     }
 
@@ -94,7 +99,8 @@ struct AgentOnesweep {
     // Padding slots are all digit 255; they must not reach the look-back. Counts go out before
     // ranking so that successors rarely wait on this tile.
     const uint32_t published = threadIdx.x == kRadixDigits - 1 ? count - (kTile - valid) : count;
-    if (threadIdx.x < kRadixDigits) block::PublishAggregate(status, tile, first_tile, threadIdx.x, published);
+    if (threadIdx.x < kRadixDigits)
+      block::PublishAggregate(status, tile, first_tile, threadIdx.x, published);
     uint32_t total;
     const uint32_t start = Scan(s.scan).Scan(count, &total);
     rank.SetDigitStart(start);
@@ -124,7 +130,8 @@ struct AgentOnesweep {
     // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
     if (threadIdx.x < kRadixDigits) {
       const uint32_t exclusive = block::LookBack(status, tile, first_tile, threadIdx.x, published);
-      const uint64_t* bases = sc.bases + (static_cast<size_t>(pass) * (sc.portions + 1) + portion) * kRadixDigits;
+      const uint64_t* bases =
+          sc.bases + (static_cast<size_t>(pass) * (sc.portions + 1) + portion) * kRadixDigits;
       const uint64_t global = bases[threadIdx.x] + exclusive;
       s.scatter_base[threadIdx.x] = static_cast<Offset>(global - start);
       if (tile == first_tile + sc.portion_tiles - 1 || tile == sc.num_tiles - 1) {
@@ -142,7 +149,8 @@ struct AgentOnesweep {
         const Bits key = s.exchange.keys[i];
         const uint32_t d = Digit(key, shift);
         slot_digits[k / 4] |= d << (8 * (k % 4));
-        dst[static_cast<Offset>(s.scatter_base[d] + i)] = plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
+        dst[static_cast<Offset>(s.scatter_base[d] + i)] =
+            plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
       }
     }
     if (kValueBytes == 0) return;
@@ -159,7 +167,8 @@ struct AgentOnesweep {
     for (int k = 0; k < kItems; ++k) {
       const uint32_t i = threadIdx.x + k * kThreads;
       if (valid == kTile || i < valid) {
-        vdst[static_cast<Offset>(s.scatter_base[(slot_digits[k / 4] >> (8 * (k % 4))) & 0xFF] + i)] = s.exchange.values[i];
+        vdst[static_cast<Offset>(s.scatter_base[(slot_digits[k / 4] >> (8 * (k % 4))) & 0xFF] +
+                                 i)] = s.exchange.values[i];
       }
     }
   }

@@ -30,7 +30,7 @@ struct OnesweepLayout {
   size_t total = 0;
 
   OnesweepLayout(char* base, size_t n, uint32_t carried_value_bytes) {
-    const size_t kTile = carried_value_bytes == 0 ? Policy::template Onesweep<0>::kTileItems
+    const size_t kTile = carried_value_bytes == 0   ? Policy::template Onesweep<0>::kTileItems
                          : carried_value_bytes == 4 ? Policy::template Onesweep<4>::kTileItems
                                                     : Policy::template Onesweep<8>::kTileItems;
     const size_t tiles = (n + kTile - 1) / kTile;
@@ -80,10 +80,12 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
   SORTD_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t hist_tiles = (b.n + Histogram::kTileItems - 1) / Histogram::kTileItems;
   const size_t max_blocks = static_cast<size_t>(sms) * Policy::kHistogramBlocksPerSm;
-  const unsigned hist_blocks = static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
+  const unsigned hist_blocks =
+      static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
   HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
   SORTD_CUDA_TRY_LAUNCH();
-  constexpr size_t kSmem = sizeof(typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep>::TempStorage);
+  constexpr size_t kSmem =
+      sizeof(typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep>::TempStorage);
   if (kSmem > 48 * 1024) {
     SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Offset, Policy>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
@@ -91,7 +93,8 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
   for (int pass = 0; pass < sc.passes; ++pass) {
     for (uint32_t portion = 0; portion < sc.portions; ++portion) {
       const uint32_t first = portion * sc.portion_tiles;
-      const uint32_t tiles = sc.num_tiles - first < sc.portion_tiles ? sc.num_tiles - first : sc.portion_tiles;
+      const uint32_t tiles =
+          sc.num_tiles - first < sc.portion_tiles ? sc.num_tiles - first : sc.portion_tiles;
       OnesweepKernel<Key, kValueBytes, Offset, Policy>
           <<<tiles, Onesweep::kBlockThreads, kSmem, stream>>>(b, sc, pass, portion);
       SORTD_CUDA_TRY_LAUNCH();
@@ -101,8 +104,9 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
 }
 
 template <typename Key, typename Offset, typename Policy>
-cudaError_t LaunchOnesweepOffset(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
-                                 uint32_t carried_value_bytes, cudaStream_t stream) {
+cudaError_t LaunchOnesweepOffset(const RadixBuffers& b, const RadixScratch& sc,
+                                 size_t control_bytes, uint32_t carried_value_bytes,
+                                 cudaStream_t stream) {
   switch (carried_value_bytes) {
     case 0: return LaunchOnesweep<Key, 0, Offset, Policy>(b, sc, control_bytes, stream);
     case 4: return LaunchOnesweep<Key, 4, Offset, Policy>(b, sc, control_bytes, stream);
@@ -118,8 +122,10 @@ cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const De
   // Small multi-pass inputs switch to the policy's small-tile schedule; the query call takes the
   // same branch (it depends on n only), so the scratch size always matches.
   if constexpr (Policy::kSmallInputKeys != 0) {
-    if (args.n > static_cast<size_t>(Policy::SingleTile::kTileItems) && args.n < Policy::kSmallInputKeys) {
-      return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args, stream);
+    if (args.n > static_cast<size_t>(Policy::SingleTile::kTileItems) &&
+        args.n < Policy::kSmallInputKeys) {
+      return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args,
+                                                                            stream);
     }
   }
   if (temp_bytes == nullptr || !ShapeSupported(args)) return cudaErrorInvalidValue;
@@ -156,9 +162,10 @@ cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const De
     detail::OnesweepLayout<Bits, Policy> layout(static_cast<char*>(temp), args.n, carried);
     b.keys_alt = layout.keys_alt;
     b.values_alt = layout.values_alt;
-    err = args.n <= UINT32_MAX
-              ? LaunchOnesweepOffset<Key, uint32_t, Policy>(b, layout.scratch, layout.control_bytes, carried, stream)
-              : LaunchOnesweepOffset<Key, uint64_t, Policy>(b, layout.scratch, layout.control_bytes, carried, stream);
+    err = args.n <= UINT32_MAX ? LaunchOnesweepOffset<Key, uint32_t, Policy>(
+                                     b, layout.scratch, layout.control_bytes, carried, stream)
+                               : LaunchOnesweepOffset<Key, uint64_t, Policy>(
+                                     b, layout.scratch, layout.control_bytes, carried, stream);
   }
   if (err != cudaSuccess) return err;
   if (argsort && args.value_width != 0) {
@@ -181,16 +188,15 @@ RadixSortTiles Tiles() {
   using Small = typename Policy::SmallInputs;
   return {static_cast<size_t>(Policy::SingleTile::kTileItems),
           static_cast<size_t>(Small::template Onesweep<0>::kTileItems),
-          static_cast<size_t>(Small::template Onesweep<4>::kTileItems),
-          Policy::kSmallInputKeys,
+          static_cast<size_t>(Small::template Onesweep<4>::kTileItems), Policy::kSmallInputKeys,
           static_cast<size_t>(Policy::template Onesweep<0>::kTileItems)};
 }
 
 }  // namespace sortd::kernels::radix
 
 // Explicit instantiation for one key type, used once per radix_sort_<type>.cu.
-#define SORTD_INSTANTIATE_RADIX_SORT(Key)                                                       \
-  template cudaError_t sortd::kernels::radix::DispatchRadixSort<Key>(                           \
-      void* temp, size_t* temp_bytes, const sortd::kernels::DeviceSortArgs& args,               \
-      cudaStream_t stream);                                                                     \
+#define SORTD_INSTANTIATE_RADIX_SORT(Key)                                         \
+  template cudaError_t sortd::kernels::radix::DispatchRadixSort<Key>(             \
+      void* temp, size_t* temp_bytes, const sortd::kernels::DeviceSortArgs& args, \
+      cudaStream_t stream);                                                       \
   template sortd::kernels::RadixSortTiles sortd::kernels::radix::Tiles<Key>();

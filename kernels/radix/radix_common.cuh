@@ -61,7 +61,8 @@ struct RadixScratch {
   uint32_t* done_blocks = nullptr;          // histogram blocks finished, same memset
   PassPlan* plan = nullptr;                 // [passes]
   uint64_t* bases = nullptr;                // [passes][portions + 1][256] digit offsets
-  uint32_t* status = nullptr;               // [2][num_tiles][256]: [0] zeroed by the histogram kernel, [1] by pass 0
+  uint32_t* status =
+      nullptr;  // [2][num_tiles][256]: [0] zeroed by the histogram kernel, [1] by pass 0
 };
 
 __device__ __forceinline__ uint32_t LoadRelaxed(const uint32_t* p) {

@@ -20,7 +20,7 @@ inline constexpr uint32_t kMaxPortionKeys = (uint32_t{1} << 30) - 1;
 template <int kThreads, int kItems, int kMinBlocksPerSm = 1, bool kLoadValuesEarly = false>
 struct TilePolicy {
   static constexpr int kBlockThreads = kThreads;
-  static constexpr int kMinBlocks = kMinBlocksPerSm;  // __launch_bounds__: caps registers
+  static constexpr int kMinBlocks = kMinBlocksPerSm;      // __launch_bounds__: caps registers
   static constexpr bool kEarlyValues = kLoadValuesEarly;  // one-sweep: values load before look-back
   static constexpr int kItemsPerThread = kItems;
   static constexpr int kTileItems = kThreads * kItems;

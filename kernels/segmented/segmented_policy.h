@@ -23,7 +23,7 @@ struct SegmentedPolicy {
   // allowed 3 blocks per SM and ran 4096-key segments at 41.9 Gkeys/s on an H200 (0.89x CUB).
   // Longer segments are sorted by their block in scratch memory.
   template <typename T>
-  static constexpr uint32_t kTileBytes = kThreads * kBlockItems<T> * sizeof(T);
+  static constexpr uint32_t kTileBytes = kThreads* kBlockItems<T> * sizeof(T);
 };
 
 }  // namespace sortd::kernels::segmented

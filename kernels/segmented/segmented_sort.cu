@@ -37,7 +37,7 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   const uint32_t per_block = a.max_segment_keys > P::kWarpCap ? 1 : P::kThreads / 32;
   const unsigned blocks = (a.num_segments + per_block - 1) / per_block;
   kernel<<<blocks, P::kThreads, kTileBytes, stream>>>(io, a.segment_offsets, a.num_segments,
-                                                          per_block, scratch);
+                                                      per_block, scratch);
   SORTD_CUDA_TRY_LAUNCH();
   return cudaSuccess;
 }

@@ -5,9 +5,9 @@
 #include <cuda_runtime_api.h>
 
 // Evaluates a cudaError_t expression and returns it from the enclosing function on failure.
-#define SORTD_CUDA_TRY(expr)                   \
-  do {                                         \
-    const cudaError_t sortd_err_ = (expr);     \
+#define SORTD_CUDA_TRY(expr)                          \
+  do {                                                \
+    const cudaError_t sortd_err_ = (expr);            \
     if (sortd_err_ != cudaSuccess) return sortd_err_; \
   } while (0)
 

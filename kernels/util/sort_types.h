@@ -33,9 +33,12 @@ struct KeyTypeInfo {
   const char* alias;  // "" when none
 };
 inline constexpr KeyTypeInfo kKeyTypeTable[] = {
-    {KeyType::kUint32, 4, "uint32", "u32", ""},    {KeyType::kInt32, 4, "int32", "i32", ""},
-    {KeyType::kFloat32, 4, "float32", "f32", "float"}, {KeyType::kUint64, 8, "uint64", "u64", ""},
-    {KeyType::kInt64, 8, "int64", "i64", ""},      {KeyType::kFloat64, 8, "float64", "f64", "double"},
+    {KeyType::kUint32, 4, "uint32", "u32", ""},
+    {KeyType::kInt32, 4, "int32", "i32", ""},
+    {KeyType::kFloat32, 4, "float32", "f32", "float"},
+    {KeyType::kUint64, 8, "uint64", "u64", ""},
+    {KeyType::kInt64, 8, "int64", "i64", ""},
+    {KeyType::kFloat64, 8, "float64", "f64", "double"},
 };
 inline constexpr KeyType kAllKeyTypes[] = {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32,
                                            KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64};

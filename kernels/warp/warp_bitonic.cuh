@@ -45,11 +45,13 @@ __device__ __forceinline__ void WarpBitonicSort(typename E::T (&e)[kItems], uint
       const bool flip = k == p;
       if (k >= kItems) {
         // Partner in another lane: the flip layer pairs item i with the partner's kItems-1-i.
-        const int lane_mask = flip ? static_cast<int>((2 * p) / kItems - 1) : static_cast<int>(k / kItems);
+        const int lane_mask =
+            flip ? static_cast<int>((2 * p) / kItems - 1) : static_cast<int>(k / kItems);
         const bool lower = lane < (lane ^ static_cast<uint32_t>(lane_mask));
         T recv[kItems];
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) recv[i] = ShuffleXor(e[flip ? kItems - 1 - i : i], lane_mask);
+        for (int i = 0; i < kItems; ++i)
+          recv[i] = ShuffleXor(e[flip ? kItems - 1 - i : i], lane_mask);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
           const uint32_t x = base + i;

@@ -24,7 +24,8 @@ using ::testing::Not;
 TEST(LatencyHistogramTest, EveryValueIsWithinOnePercentOfItsBucketBounds) {
   std::mt19937_64 rng(testing::TestSeed());
   for (int i = 0; i < 200000; ++i) {
-    const int64_t v = static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(0, 45)(rng)));
+    const int64_t v =
+        static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(0, 45)(rng)));
     const int b = LatencyHistogram::BucketOf(v);
     const int64_t lo = LatencyHistogram::BucketLowerBound(b);
     const int64_t hi = LatencyHistogram::BucketUpperBound(b);
@@ -64,7 +65,8 @@ TEST(SizeSpecTest, ParsesEveryKindAndRejectsNonsense) {
   ASSERT_TRUE(log.ok());
   EXPECT_EQ(log->kind, SizeSpec::Kind::kLogUniform);
   EXPECT_EQ(SizeSpecName(*log), "loguniform:10-1000000");
-  for (const char* bad : {"1000", "fixed:", "uniform:5", "uniform:9-3", "loguniform:0-10", "gauss:1-2"}) {
+  for (const char* bad :
+       {"1000", "fixed:", "uniform:5", "uniform:9-3", "loguniform:0-10", "gauss:1-2"}) {
     EXPECT_FALSE(ParseSizeSpec(bad).ok()) << bad;
   }
 }
@@ -167,16 +169,17 @@ TEST(RequestPoolTest, SameSeedSameRequestsAndSizesStayInRange) {
 // A correct response made by the CPU sorter, the reference the server itself uses.
 v1::SortResponse SortWithCpu(const PreparedRequest& p) {
   const v1::SortRequest& q = p.request;
-  SortSpec spec{p.key_type, q.value_width(), q.order() == v1::SORT_ORDER_DESCENDING, q.stable(),
-                q.return_indices(), Algorithm::kCpu};
+  SortSpec spec{p.key_type, q.value_width(),    q.order() == v1::SORT_ORDER_DESCENDING,
+                q.stable(), q.return_indices(), Algorithm::kCpu};
   v1::SortResponse r;
   r.mutable_keys()->resize(q.keys().size());
   r.mutable_values()->resize(q.values().size());
   if (q.return_indices()) r.mutable_indices()->resize(p.n * 4);
   CpuSorter sorter;
-  sorter.Sort(spec, SortInput{q.keys().data(), q.value_width() ? q.values().data() : nullptr, p.n},
-              SortOutput{r.mutable_keys()->data(), q.value_width() ? r.mutable_values()->data() : nullptr,
-                         q.return_indices() ? r.mutable_indices()->data() : nullptr});
+  sorter.Sort(
+      spec, SortInput{q.keys().data(), q.value_width() ? q.values().data() : nullptr, p.n},
+      SortOutput{r.mutable_keys()->data(), q.value_width() ? r.mutable_values()->data() : nullptr,
+                 q.return_indices() ? r.mutable_indices()->data() : nullptr});
   return r;
 }
 

@@ -13,8 +13,8 @@
 namespace sortd::bench {
 namespace {
 
-using ::testing::HasSubstr;
 using sortd::testing::TestServer;
+using ::testing::HasSubstr;
 
 BenchOptions SmallRun(const std::string& target) {
   BenchOptions o;

@@ -10,8 +10,8 @@ namespace {
 TEST(RoundRobinTest, OneClientSpreadsRequestsOverThreeInstances) {
   testing::TestServer servers[3] = {testing::TestServer::Start(), testing::TestServer::Start(),
                                     testing::TestServer::Start()};
-  const std::string target = absl::StrCat("ipv4:", servers[0].target, ",", servers[1].target, ",",
-                                          servers[2].target);
+  const std::string target =
+      absl::StrCat("ipv4:", servers[0].target, ",", servers[1].target, ",", servers[2].target);
   client::ClientOptions options;
   options.load_balancing_policy = "round_robin";
   auto client = client::SortClient::Create(target, options);
@@ -20,7 +20,8 @@ TEST(RoundRobinTest, OneClientSpreadsRequestsOverThreeInstances) {
   // ready so the first calls are not all sent to the first subchannel that came up.
   ASSERT_TRUE((*client)->channel()->WaitForConnected(std::chrono::system_clock::now() +
                                                      std::chrono::seconds(10)));
-  const std::string keys = testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 3);
+  const std::string keys =
+      testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 3);
   v1::SortRequest request;
   request.set_key_type(v1::KEY_TYPE_UINT32);
   request.set_keys(keys);

@@ -51,9 +51,10 @@ TEST(TextIoTest, ErrorsNameTheLineAndToken) {
 
 TEST(TextIoTest, PrintedFloatsRoundTripBitExactly) {
   for (KeyType type : {KeyType::kFloat32, KeyType::kFloat64}) {
-    const std::string in = type == KeyType::kFloat32
-                               ? ParseTextNumbers("0.1 3.4028235e38 1e-45 -2.5", type, "k").value()
-                               : ParseTextNumbers("0.1 1.7976931348623157e308 5e-324 -2.5", type, "k").value();
+    const std::string in =
+        type == KeyType::kFloat32
+            ? ParseTextNumbers("0.1 3.4028235e38 1e-45 -2.5", type, "k").value()
+            : ParseTextNumbers("0.1 1.7976931348623157e308 5e-324 -2.5", type, "k").value();
     std::string text;
     for (size_t i = 0; i < in.size() / KeyWidth(type); ++i) {
       AppendNumber(type, in, i, text);

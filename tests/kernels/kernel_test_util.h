@@ -36,14 +36,15 @@ class DeviceArena {
 
 inline ::testing::AssertionResult CudaOk(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << cudaGetErrorName(e) << " "
-                                       << cudaGetErrorString(e);
+  return ::testing::AssertionFailure()
+         << what << ": " << cudaGetErrorName(e) << " " << cudaGetErrorString(e);
 }
 
 inline void* Upload(DeviceArena& arena, DeviceArena::Slot slot, const std::string& bytes) {
   void* d = arena.Get(slot, bytes.size());
   if (d && !bytes.empty()) {
-    EXPECT_TRUE(CudaOk(cudaMemcpy(d, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "upload"));
+    EXPECT_TRUE(
+        CudaOk(cudaMemcpy(d, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "upload"));
   }
   return d;
 }

@@ -29,11 +29,11 @@ const NamedSort kTransposition{"transposition", kernels::OddEvenTranspositionSor
 // Sorts on the GPU and checks everything; the stream is the default one, synchronised at the end.
 void CheckOne(DeviceArena& arena, const NamedSort& sort, const SortSpec& spec, size_t n,
               Distribution dist, uint64_t seed) {
-  SCOPED_TRACE(::testing::Message() << sort.name << " " << KeyTypeName(spec.key_type)
-                                    << (spec.descending ? " desc" : " asc") << " values="
-                                    << spec.value_width << (spec.return_indices ? " idx" : "")
-                                    << (spec.stable ? " stable" : "") << " n=" << n << " "
-                                    << DistributionName(dist) << " seed=" << seed);
+  SCOPED_TRACE(::testing::Message()
+               << sort.name << " " << KeyTypeName(spec.key_type)
+               << (spec.descending ? " desc" : " asc") << " values=" << spec.value_width
+               << (spec.return_indices ? " idx" : "") << (spec.stable ? " stable" : "")
+               << " n=" << n << " " << DistributionName(dist) << " seed=" << seed);
   const size_t kw = KeyWidth(spec.key_type);
   const std::string keys = MakeKeys(spec.key_type, n, dist, seed);
   const std::string values = spec.value_width ? MakeValues(spec.value_width, n) : std::string();

@@ -6,7 +6,8 @@
 // Test names by cost, so compute-sanitizer can take the small ones:
 //   GpuSort/SmallSizes.*   n <= 100003, the full cross product
 //   GpuSort/Sanitize.*     a few small sizes, for memcheck and racecheck
-//   GpuSort/LargeSizes.*   2^20 (all shapes) and 2^24 + 7 (every type and order, two request shapes)
+//   GpuSort/LargeSizes.*   2^20 (all shapes) and 2^24 + 7 (every type and order, two request
+//   shapes)
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -22,8 +23,8 @@
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 namespace {
@@ -50,12 +51,14 @@ struct Shape {
   uint32_t value_width;
   bool indices;
 };
-constexpr Shape kAllShapes[] = {{0, false}, {4, false}, {8, false}, {0, true}, {4, true}, {8, true}};
+constexpr Shape kAllShapes[] = {{0, false}, {4, false}, {8, false},
+                                {0, true},  {4, true},  {8, true}};
 
-#define ASSERT_CUDA_OK(expr)                                                                \
-  do {                                                                                      \
-    const cudaError_t e_ = (expr);                                                          \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorName(e_) << " " << cudaGetErrorString(e_); \
+#define ASSERT_CUDA_OK(expr)                                                   \
+  do {                                                                         \
+    const cudaError_t e_ = (expr);                                             \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorName(e_) << " " \
+                               << cudaGetErrorString(e_);                      \
   } while (0)
 
 // Device buffers grown on demand and reused across cases.
@@ -109,7 +112,8 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
       SortSpec keys_only = spec;
       keys_only.value_width = 0;
       keys_only.return_indices = false;
-      cpu_.Sort(keys_only, SortInput{keys.data(), nullptr, n}, SortOutput{expected.data(), nullptr, nullptr});
+      cpu_.Sort(keys_only, SortInput{keys.data(), nullptr, n},
+                SortOutput{expected.data(), nullptr, nullptr});
     }
 
     const size_t vbytes = n * shape.value_width;
@@ -118,10 +122,13 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     void* d_values_in = buffers_.Get(2, vbytes);
     void* d_values_out = buffers_.Get(3, vbytes);
     void* d_indices = buffers_.Get(4, n * 4);
-    ASSERT_TRUE(d_keys_in && d_keys_out && d_values_in && d_values_out && d_indices) << "device allocation failed";
+    ASSERT_TRUE(d_keys_in && d_keys_out && d_values_in && d_values_out && d_indices)
+        << "device allocation failed";
     cudaStream_t s = stream_.get();
     ASSERT_CUDA_OK(cudaMemcpyAsync(d_keys_in, keys.data(), keys.size(), cudaMemcpyHostToDevice, s));
-    if (vbytes) ASSERT_CUDA_OK(cudaMemcpyAsync(d_values_in, values.data(), vbytes, cudaMemcpyHostToDevice, s));
+    if (vbytes)
+      ASSERT_CUDA_OK(
+          cudaMemcpyAsync(d_values_in, values.data(), vbytes, cudaMemcpyHostToDevice, s));
     ASSERT_CUDA_OK(cudaMemsetAsync(d_keys_out, testing::kPoisonByte, keys.size(), s));
     if (vbytes) ASSERT_CUDA_OK(cudaMemsetAsync(d_values_out, testing::kPoisonByte, vbytes, s));
     if (shape.indices) ASSERT_CUDA_OK(cudaMemsetAsync(d_indices, testing::kPoisonByte, n * 4, s));
@@ -145,24 +152,42 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     ASSERT_CUDA_OK(cudaMemsetAsync(d_temp, testing::kPoisonByte, temp_bytes, s));
     ASSERT_CUDA_OK(GetParam().fn(d_temp, &temp_bytes, args, s));
 
-    std::string out_keys(keys.size(), '\0'), out_values(vbytes, '\0'), out_indices(shape.indices ? n * 4 : 0, '\0');
-    ASSERT_CUDA_OK(cudaMemcpyAsync(out_keys.data(), d_keys_out, keys.size(), cudaMemcpyDeviceToHost, s));
-    if (vbytes) ASSERT_CUDA_OK(cudaMemcpyAsync(out_values.data(), d_values_out, vbytes, cudaMemcpyDeviceToHost, s));
-    if (shape.indices) ASSERT_CUDA_OK(cudaMemcpyAsync(out_indices.data(), d_indices, n * 4, cudaMemcpyDeviceToHost, s));
+    std::string out_keys(keys.size(), '\0'), out_values(vbytes, '\0'),
+        out_indices(shape.indices ? n * 4 : 0, '\0');
+    ASSERT_CUDA_OK(
+        cudaMemcpyAsync(out_keys.data(), d_keys_out, keys.size(), cudaMemcpyDeviceToHost, s));
+    if (vbytes)
+      ASSERT_CUDA_OK(
+          cudaMemcpyAsync(out_values.data(), d_values_out, vbytes, cudaMemcpyDeviceToHost, s));
+    if (shape.indices)
+      ASSERT_CUDA_OK(
+          cudaMemcpyAsync(out_indices.data(), d_indices, n * 4, cudaMemcpyDeviceToHost, s));
     ASSERT_CUDA_OK(cudaStreamSynchronize(s));
 
-    EXPECT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
-                                          {out_keys, out_values, out_indices}, /*require_stable=*/true))
+    EXPECT_TRUE(testing::VerifySortResult(
+        spec, keys, values, expected, {out_keys, out_values, out_indices}, /*require_stable=*/true))
         << GetParam().name << " " << what;
   }
 
   std::vector<size_t> SmallSizes(KeyType type) const {
     const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
-    std::vector<size_t> sizes = {0, 1, 2, 255, 256, 257, t.single_tile_max - 1, t.single_tile_max,
-                                 t.single_tile_max + 1, t.onesweep_tile - 1, t.onesweep_tile,
-                                 t.onesweep_tile + 1, 3 * t.onesweep_tile + 5, 100003};
+    std::vector<size_t> sizes = {0,
+                                 1,
+                                 2,
+                                 255,
+                                 256,
+                                 257,
+                                 t.single_tile_max - 1,
+                                 t.single_tile_max,
+                                 t.single_tile_max + 1,
+                                 t.onesweep_tile - 1,
+                                 t.onesweep_tile,
+                                 t.onesweep_tile + 1,
+                                 3 * t.onesweep_tile + 5,
+                                 100003};
     if (t.onesweep_pairs_tile != t.onesweep_tile) {
-      sizes.insert(sizes.end(), {t.onesweep_pairs_tile - 1, t.onesweep_pairs_tile, t.onesweep_pairs_tile + 1});
+      sizes.insert(sizes.end(),
+                   {t.onesweep_pairs_tile - 1, t.onesweep_pairs_tile, t.onesweep_pairs_tile + 1});
     }
     return sizes;
   }
@@ -266,7 +291,9 @@ TEST_P(GpuSortTest, QueryAndArgumentErrors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GpuSort, GpuSortTest, ::testing::ValuesIn(kEngines),
-                         [](const ::testing::TestParamInfo<Engine>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Engine>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace sortd

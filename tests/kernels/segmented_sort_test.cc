@@ -26,13 +26,11 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
   std::vector<uint32_t> offsets(lengths.size() + 1, 0);
   for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   const size_t n = offsets.back();
-  SCOPED_TRACE(::testing::Message() << KeyTypeName(spec.key_type)
-                                    << (spec.descending ? " desc" : " asc") << " values="
-                                    << spec.value_width << (spec.return_indices ? " idx" : "")
-                                    << (spec.stable ? " stable" : "") << " segments="
-                                    << lengths.size() << " n=" << n << " "
-                                    << DistributionName(dist) << " seed=" << seed
-                                    << " hint=" << hint);
+  SCOPED_TRACE(::testing::Message()
+               << KeyTypeName(spec.key_type) << (spec.descending ? " desc" : " asc")
+               << " values=" << spec.value_width << (spec.return_indices ? " idx" : "")
+               << (spec.stable ? " stable" : "") << " segments=" << lengths.size() << " n=" << n
+               << " " << DistributionName(dist) << " seed=" << seed << " hint=" << hint);
   const size_t kw = KeyWidth(spec.key_type);
   const size_t vw = spec.value_width;
   const std::string keys = MakeKeys(spec.key_type, n, dist, seed);
@@ -54,9 +52,9 @@ void CheckSegments(DeviceArena& arena, const SortSpec& spec, const std::vector<u
   }
   args.descending = spec.descending;
   args.stable = spec.stable;
-  args.segment_offsets = static_cast<const uint32_t*>(Upload(
-      arena, DeviceArena::kOffsets,
-      std::string(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 4)));
+  args.segment_offsets = static_cast<const uint32_t*>(
+      Upload(arena, DeviceArena::kOffsets,
+             std::string(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 4)));
   args.num_segments = static_cast<uint32_t>(lengths.size());
   args.max_segment_keys = hint;
   size_t temp_bytes = 0;
@@ -132,8 +130,8 @@ TEST(SegmentedSortTest, PathBoundaries) {
   DeviceArena arena;
   const uint64_t seed = TestSeed();
   int c = 0;
-  for (uint32_t len : {1u, 2u, 31u, 32u, 33u, 255u, 256u, 257u, 1023u, 1024u, 1025u, 2047u, 2048u, 2049u,
-                       4095u, 4096u, 4097u, 8193u}) {
+  for (uint32_t len : {1u, 2u, 31u, 32u, 33u, 255u, 256u, 257u, 1023u, 1024u, 1025u, 2047u, 2048u,
+                       2049u, 4095u, 4096u, 4097u, 8193u}) {
     for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64, KeyType::kFloat64}) {
       for (int variant = 0; variant < 2; ++variant) {
         SortSpec spec;
@@ -164,7 +162,8 @@ TEST(SegmentedSortTest, AllDistributionsMixed) {
       spec.return_indices = true;
       spec.value_width = 4;
       const std::vector<uint32_t> lengths = MixedLengths(rng, 200, 3000);
-      CheckSegments(arena, spec, lengths, dist, seed, type == KeyType::kUint32 ? Longest(lengths) : 0);
+      CheckSegments(arena, spec, lengths, dist, seed,
+                    type == KeyType::kUint32 ? Longest(lengths) : 0);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -210,10 +209,11 @@ TEST(SegmentedSortSanitizerTest, EveryPath) {
   spec.return_indices = true;
   spec.value_width = 8;
   for (bool tell_longest : {false, true}) {
-    CheckSegments(arena, spec, {0, 1, 2, 31, 200, 256, 257, 1000, 4096, 4097, 0, 5}, Distribution::kRandom,
-                  TestSeed(), tell_longest ? 4097 : 0);
+    CheckSegments(arena, spec, {0, 1, 2, 31, 200, 256, 257, 1000, 4096, 4097, 0, 5},
+                  Distribution::kRandom, TestSeed(), tell_longest ? 4097 : 0);
     SortSpec keys;
-    CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(), tell_longest ? 16385 : 0);
+    CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(),
+                  tell_longest ? 16385 : 0);
   }
 }
 

@@ -59,7 +59,8 @@ TEST(MetricsTest, ExactCountsAfterAKnownSequence) {
   ASSERT_GT(t.server->metrics_port(), 0);
   auto client = t.Client();
   v1::SortResponse response;
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->SortRaw(Request(KeyType::kUint32, 100), &response).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(client->SortRaw(Request(KeyType::kUint32, 100), &response).ok());
   v1::SortRequest with_values = Request(KeyType::kFloat64, 50);
   with_values.set_value_width(4);
   with_values.set_values(std::string(200, 'v'));
@@ -75,15 +76,22 @@ TEST(MetricsTest, ExactCountsAfterAKnownSequence) {
   const std::string http = HttpGet(t.server->metrics_port(), "/metrics");
   ASSERT_THAT(http, HasSubstr("200 OK"));
   for (const std::string& text : {http, t.server->metrics().Scrape()}) {
-    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"cpu\",code=\"OK\",key_type=\"uint32\",method=\"SortKeys\"} 3\n"));
-    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"cpu\",code=\"OK\",key_type=\"float64\",method=\"SortKeys\"} 1\n"));
-    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"OK\",key_type=\"int64\",method=\"SortKeys\"} 1\n"));
-    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"INVALID_ARGUMENT\",key_type=\"uint32\",method=\"SortKeys\"} 2\n"));
-    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"INVALID_ARGUMENT\",key_type=\"invalid\",method=\"SortKeys\"} 1\n"));
+    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"cpu\",code=\"OK\",key_type=\"uint32\","
+                       "method=\"SortKeys\"} 3\n"));
+    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"cpu\",code=\"OK\",key_type=\"float64\","
+                       "method=\"SortKeys\"} 1\n"));
+    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"OK\",key_type=\"int64\","
+                       "method=\"SortKeys\"} 1\n"));
+    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"INVALID_ARGUMENT\",key_type="
+                       "\"uint32\",method=\"SortKeys\"} 2\n"));
+    EXPECT_LINE(text, ("sortd_requests_total{algorithm=\"none\",code=\"INVALID_ARGUMENT\",key_type="
+                       "\"invalid\",method=\"SortKeys\"} 1\n"));
     EXPECT_LINE(text, ("sortd_request_duration_seconds_count{method=\"SortKeys\"} 8\n"));
-    EXPECT_LINE(text, ("sortd_request_duration_seconds_bucket{method=\"SortKeys\",le=\"+Inf\"} 8\n"));
+    EXPECT_LINE(text,
+                ("sortd_request_duration_seconds_bucket{method=\"SortKeys\",le=\"+Inf\"} 8\n"));
     for (const char* stage : {"queue", "host_to_device", "compute", "device_to_host"}) {
-      EXPECT_LINE(text, (std::string("sortd_stage_duration_seconds_count{stage=\"") + stage + "\"} 4\n"));
+      EXPECT_LINE(text,
+                  (std::string("sortd_stage_duration_seconds_count{stage=\"") + stage + "\"} 4\n"));
     }
     EXPECT_LINE(text, ("sortd_keys_sorted_total{key_type=\"uint32\"} 300\n"));
     EXPECT_LINE(text, ("sortd_keys_sorted_total{key_type=\"float64\"} 50\n"));
@@ -107,8 +115,9 @@ TEST(MetricsTest, ConcurrentRecordsLandInOneSeriesEach) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const char* key_type = key_types[(t + i) % 3];
-        metrics.RecordRequest("SortKeys", i % 2 == 0 ? absl::StatusCode::kOk : absl::StatusCode::kResourceExhausted,
-                              key_type, "bitonic", absl::Microseconds(i));
+        metrics.RecordRequest(
+            "SortKeys", i % 2 == 0 ? absl::StatusCode::kOk : absl::StatusCode::kResourceExhausted,
+            key_type, "bitonic", absl::Microseconds(i));
         metrics.RecordSort(key_type, SortReport{}, 10, 40);
         metrics.OnLaunch(t % 2 == 0 ? "cuda:0" : "cuda:1", 2, 20);
       }
@@ -117,27 +126,33 @@ TEST(MetricsTest, ConcurrentRecordsLandInOneSeriesEach) {
   for (auto& thread : threads) thread.join();
   const std::string text = metrics.Scrape();
   const int total = kThreads * kPerThread;
-  EXPECT_LINE(text, absl::StrCat("sortd_request_duration_seconds_count{method=\"SortKeys\"} ", total, "\n"));
+  EXPECT_LINE(text, absl::StrCat("sortd_request_duration_seconds_count{method=\"SortKeys\"} ",
+                                 total, "\n"));
   double ok = 0, keys = 0;
   for (const char* key_type : key_types) {
     for (const char* code : {"OK", "RESOURCE_EXHAUSTED"}) {
-      const std::string prefix = absl::StrCat("sortd_requests_total{algorithm=\"bitonic\",code=\"", code,
-                                              "\",key_type=\"", key_type, "\",method=\"SortKeys\"} ");
+      const std::string prefix =
+          absl::StrCat("sortd_requests_total{algorithm=\"bitonic\",code=\"", code, "\",key_type=\"",
+                       key_type, "\",method=\"SortKeys\"} ");
       const size_t at = text.find(prefix);
       ASSERT_NE(at, std::string::npos) << prefix;
       ok += std::stod(text.substr(at + prefix.size()));
       EXPECT_EQ(text.find(prefix, at + 1), std::string::npos) << "two series for " << prefix;
     }
-    const std::string prefix = absl::StrCat("sortd_keys_sorted_total{key_type=\"", key_type, "\"} ");
+    const std::string prefix =
+        absl::StrCat("sortd_keys_sorted_total{key_type=\"", key_type, "\"} ");
     const size_t at = text.find(prefix);
     ASSERT_NE(at, std::string::npos) << prefix;
     keys += std::stod(text.substr(at + prefix.size()));
   }
   EXPECT_EQ(ok, total);
   EXPECT_EQ(keys, 10.0 * total);
-  EXPECT_LINE(text, absl::StrCat("sortd_stage_duration_seconds_count{stage=\"compute\"} ", total, "\n"));
-  EXPECT_LINE(text, absl::StrCat("sortd_launch_keys_sum{worker=\"cuda:0\"} ", 20 * total / 2, "\n"));
-  EXPECT_LINE(text, absl::StrCat("sortd_launch_requests_count{worker=\"cuda:1\"} ", total / 2, "\n"));
+  EXPECT_LINE(text,
+              absl::StrCat("sortd_stage_duration_seconds_count{stage=\"compute\"} ", total, "\n"));
+  EXPECT_LINE(text,
+              absl::StrCat("sortd_launch_keys_sum{worker=\"cuda:0\"} ", 20 * total / 2, "\n"));
+  EXPECT_LINE(text,
+              absl::StrCat("sortd_launch_requests_count{worker=\"cuda:1\"} ", total / 2, "\n"));
 }
 
 TEST(MetricsTest, BadListenAddressFailsStartClearly) {

@@ -19,15 +19,17 @@ struct CountingCache {
   prometheus::Family<prometheus::Counter>& family =
       prometheus::BuildCounter().Name("test_total").Help("test").Register(registry);
   std::atomic<int> adds{0};
-  SeriesCache<prometheus::Counter, 2> cache{{"a", "b"}, [this](const prometheus::Labels& labels) -> prometheus::Counter& {
-                                              ++adds;
-                                              return family.Add(labels);
-                                            }};
+  SeriesCache<prometheus::Counter, 2> cache{
+      {"a", "b"}, [this](const prometheus::Labels& labels) -> prometheus::Counter& {
+        ++adds;
+        return family.Add(labels);
+      }};
 };
 
 TEST(SeriesCacheTest, AddsEachLabelSetOnceAcrossThreads) {
   CountingCache c;
-  const std::vector<std::array<absl::string_view, 2>> sets = {{"x", "1"}, {"x", "2"}, {"y", "1"}, {"ab", ""}, {"a", "b"}};
+  const std::vector<std::array<absl::string_view, 2>> sets = {
+      {"x", "1"}, {"x", "2"}, {"y", "1"}, {"ab", ""}, {"a", "b"}};
   constexpr int kThreads = 8, kRounds = 1000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {

@@ -19,8 +19,8 @@
 namespace sortd {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::AsyncCall;
+using ::testing::HasSubstr;
 using testing::TestServer;
 using testing::WaitFor;
 
@@ -94,9 +94,10 @@ TEST(SortServiceTest, LargeRequestsInManySlicesSortWhole) {
   v1::SortResponse response;
   ASSERT_TRUE(client->SortRaw(request, &response).ok());
   SortSpec spec{KeyType::kInt32, 4, true, true, true, Algorithm::kAuto};
-  EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(),
-                                        testing::ReferenceSortKeys(KeyType::kInt32, request.keys(), true),
-                                        {response.keys(), response.values(), response.indices()}, true));
+  EXPECT_TRUE(
+      testing::VerifySortResult(spec, request.keys(), request.values(),
+                                testing::ReferenceSortKeys(KeyType::kInt32, request.keys(), true),
+                                {response.keys(), response.values(), response.indices()}, true));
 }
 
 // Bytes that are not a SortRequest get INVALID_ARGUMENT saying so, and the server goes on.
@@ -104,19 +105,23 @@ TEST(SortServiceTest, MalformedBytesAreInvalidArgument) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
   grpc::GenericStub generic(client->channel());
-  for (const std::string& bytes : {std::string("\x12\x08" "abc", 5), std::string("\x0b", 1)}) {
+  for (const std::string& bytes : {std::string("\x12\x08"
+                                               "abc",
+                                               5),
+                                   std::string("\x0b", 1)}) {
     grpc::Slice slice(bytes.data(), bytes.size());
     grpc::ByteBuffer request(&slice, 1), reply;
     grpc::ClientContext context;
     std::promise<grpc::Status> done;
-    generic.UnaryCall(&context, "/sortd.v1.SortService/SortKeys", grpc::StubOptions(), &request, &reply,
-                      [&done](grpc::Status s) { done.set_value(std::move(s)); });
+    generic.UnaryCall(&context, "/sortd.v1.SortService/SortKeys", grpc::StubOptions(), &request,
+                      &reply, [&done](grpc::Status s) { done.set_value(std::move(s)); });
     const grpc::Status status = done.get_future().get();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_THAT(status.error_message(), HasSubstr("not a SortRequest"));
   }
   v1::SortResponse response;
-  EXPECT_TRUE(client->SortRaw(MakeRequest(KeyType::kUint32, 100, 0, false, false, false), &response).ok());
+  EXPECT_TRUE(
+      client->SortRaw(MakeRequest(KeyType::kUint32, 100, 0, false, false, false), &response).ok());
 }
 
 TEST(SortServiceTest, TypedHelpers) {

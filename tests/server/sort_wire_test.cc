@@ -10,14 +10,18 @@
 namespace sortd {
 namespace {
 
-std::string Gather(const ByteSource& source) { return std::string(OutputBytes::CopyOf(source).view()); }
+std::string Gather(const ByteSource& source) {
+  return std::string(OutputBytes::CopyOf(source).view());
+}
 
 // The message's bytes cut at random points into slices, as gRPC might hand them over.
 grpc::ByteBuffer Sliced(const std::string& bytes, uint64_t seed, size_t max_piece) {
   std::mt19937_64 rng(seed);
   std::vector<grpc::Slice> slices;
   for (size_t at = 0; at < bytes.size();) {
-    const size_t len = max_piece >= bytes.size() ? bytes.size() : std::min(bytes.size() - at, 1 + rng() % max_piece);
+    const size_t len = max_piece >= bytes.size()
+                           ? bytes.size()
+                           : std::min(bytes.size() - at, 1 + rng() % max_piece);
     slices.emplace_back(bytes.data() + at, len);
     at += len;
   }
@@ -85,10 +89,10 @@ TEST(SortWireTest, ALaterKeysFieldReplacesAnEarlierOneAsInProtobuf) {
 TEST(SortWireTest, UnknownFieldsOfEveryWireTypeAreSkipped) {
   const v1::SortRequest sent = FullRequest();
   std::string bytes = sent.SerializeAsString();
-  bytes += std::string("\xa0\x06\x96\x01", 4);                        // field 100, varint 150
-  bytes += std::string("\xa9\x06", 2) + std::string(8, '\x01');       // field 101, fixed64
-  bytes += std::string("\xb2\x06\x03xyz", 6);                         // field 102, 3 bytes
-  bytes += std::string("\xbd\x06", 2) + std::string(4, '\x02');       // field 103, fixed32
+  bytes += std::string("\xa0\x06\x96\x01", 4);                   // field 100, varint 150
+  bytes += std::string("\xa9\x06", 2) + std::string(8, '\x01');  // field 101, fixed64
+  bytes += std::string("\xb2\x06\x03xyz", 6);                    // field 102, 3 bytes
+  bytes += std::string("\xbd\x06", 2) + std::string(4, '\x02');  // field 103, fixed32
   absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 5, 7));
   ASSERT_TRUE(frame.ok()) << frame.status();
   EXPECT_EQ(Gather(frame->keys), sent.keys());
@@ -98,13 +102,15 @@ TEST(SortWireTest, UnknownFieldsOfEveryWireTypeAreSkipped) {
 TEST(SortWireTest, MalformedBytesAreInvalidArgument) {
   const std::string good = FullRequest().SerializeAsString();
   const std::string cases[] = {
-      good.substr(0, good.size() / 2),            // ends inside the keys
-      std::string("\x12\x80", 2),                 // keys whose length varint never ends
-      std::string("\x12\x05" "abc", 5),           // keys shorter than their length
-      std::string("\x0b", 1),                     // field 1 as a group start
-      std::string("\x00\x01", 2),                 // field number 0
-      std::string(11, '\xff'),                    // a varint over 10 bytes
-      std::string("\x08", 1),                     // a tag without its value
+      good.substr(0, good.size() / 2),  // ends inside the keys
+      std::string("\x12\x80", 2),       // keys whose length varint never ends
+      std::string("\x12\x05"
+                  "abc",
+                  5),              // keys shorter than their length
+      std::string("\x0b", 1),      // field 1 as a group start
+      std::string("\x00\x01", 2),  // field number 0
+      std::string(11, '\xff'),     // a varint over 10 bytes
+      std::string("\x08", 1),      // a tag without its value
   };
   for (const std::string& bytes : cases) {
     absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 2, 2));
@@ -125,7 +131,8 @@ TEST(SortWireTest, ProtobufReadsTheResponseAndTheOutputsAreReleasedAfterwards) {
   fields.set_algorithm(v1::ALGORITHM_RADIX);
   fields.set_device("cuda:1");
   fields.mutable_timings()->set_total_ns(12345);
-  const std::string keys = testing::MakeKeys(KeyType::kUint32, 100000, testing::Distribution::kRandom, 1);
+  const std::string keys =
+      testing::MakeKeys(KeyType::kUint32, 100000, testing::Distribution::kRandom, 1);
   OutputBytes out_keys = Bytes(keys), out_values = Bytes("vvvvwwww"), out_indices = Bytes("iiii");
   v1::SortResponse parsed;
   {
@@ -147,7 +154,8 @@ TEST(SortWireTest, ProtobufReadsTheResponseAndTheOutputsAreReleasedAfterwards) {
 TEST(SortWireTest, EmptyOutputsAreLeftOut) {
   v1::SortResponse fields;
   fields.set_device("cpu");
-  grpc::ByteBuffer buffer = BuildSortResponse(fields, Bytes("12345678"), OutputBytes(), OutputBytes());
+  grpc::ByteBuffer buffer =
+      BuildSortResponse(fields, Bytes("12345678"), OutputBytes(), OutputBytes());
   grpc::Slice whole;
   ASSERT_TRUE(buffer.DumpToSingleSlice(&whole).ok());
   v1::SortResponse parsed;

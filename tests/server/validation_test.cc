@@ -64,7 +64,8 @@ std::vector<BadCase> BadCases() {
   {
     v1::SortRequest r = U32Request(4);
     r.set_values(std::string(16, 'v'));
-    add("values without width", r, absl::StatusCode::kInvalidArgument, {"values", "16 bytes", "value_width is 0"});
+    add("values without width", r, absl::StatusCode::kInvalidArgument,
+        {"values", "16 bytes", "value_width is 0"});
   }
   {
     v1::SortRequest r = U32Request(4);

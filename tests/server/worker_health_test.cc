@@ -1,9 +1,9 @@
 // A lost worker shows in the standard health service as "sortd.worker.<name>" NOT_SERVING while
 // the server as a whole stays SERVING (other workers or the CPU engine take the work).
+#include "client/sort_client.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/sortd_server.h"
-#include "client/sort_client.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
@@ -15,7 +15,8 @@ namespace {
 
 using grpc::health::v1::HealthCheckResponse;
 
-HealthCheckResponse::ServingStatus Check(grpc::health::v1::Health::Stub& health, const std::string& service) {
+HealthCheckResponse::ServingStatus Check(grpc::health::v1::Health::Stub& health,
+                                         const std::string& service) {
   grpc::ClientContext context;
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
@@ -51,11 +52,14 @@ TEST(WorkerHealthTest, LostWorkerTurnsNotServingWhileTheServerServes) {
   request.set_keys(testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 1));
   request.set_algorithm(v1::ALGORITHM_RADIX);
   v1::SortResponse response;
-  EXPECT_EQ((*client)->SortRaw(request, &response).code(), absl::StatusCode::kInternal);  // the loss
+  EXPECT_EQ((*client)->SortRaw(request, &response).code(),
+            absl::StatusCode::kInternal);                    // the loss
   ASSERT_TRUE((*client)->SortRaw(request, &response).ok());  // failed over
   EXPECT_EQ(response.device(), "cpu");
 
-  testing::WaitFor([&] { return Check(*health, "sortd.worker.cpu-device:0") == HealthCheckResponse::NOT_SERVING; });
+  testing::WaitFor([&] {
+    return Check(*health, "sortd.worker.cpu-device:0") == HealthCheckResponse::NOT_SERVING;
+  });
   EXPECT_EQ(Check(*health, "sortd.worker.cpu-device:0"), HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(Check(*health, ""), HealthCheckResponse::SERVING);
 }

@@ -41,7 +41,8 @@ bool SameBytes(absl::string_view a, size_t ai, absl::string_view b, size_t bi, s
 }  // namespace
 
 std::string ReferenceSortKeys(KeyType type, absl::string_view keys, bool descending) {
-  return VisitKeyType(type, [&](auto key) { return ReferenceTyped<decltype(key)>(keys, descending); });
+  return VisitKeyType(type,
+                      [&](auto key) { return ReferenceTyped<decltype(key)>(keys, descending); });
 }
 
 ::testing::AssertionResult VerifySortResult(const SortSpec& spec, absl::string_view keys_in,
@@ -57,9 +58,12 @@ std::string ReferenceSortKeys(KeyType type, absl::string_view keys, bool descend
            << (spec.stable ? " stable" : "") << " values=" << vw
            << (spec.return_indices ? " indices" : "") << " n=" << n << "] ";
   };
-  if (out.keys.size() != n * kw) return fail() << "keys are " << out.keys.size() << " bytes, want " << n * kw;
-  if (vw != 0 && out.values.size() != n * vw) return fail() << "values are " << out.values.size() << " bytes, want " << n * vw;
-  if (spec.return_indices && out.indices.size() != n * 4) return fail() << "indices are " << out.indices.size() << " bytes, want " << n * 4;
+  if (out.keys.size() != n * kw)
+    return fail() << "keys are " << out.keys.size() << " bytes, want " << n * kw;
+  if (vw != 0 && out.values.size() != n * vw)
+    return fail() << "values are " << out.values.size() << " bytes, want " << n * vw;
+  if (spec.return_indices && out.indices.size() != n * 4)
+    return fail() << "indices are " << out.indices.size() << " bytes, want " << n * 4;
 
   for (size_t j = 0; j < n; ++j) {
     if (!SameBytes(out.keys, j, expected_keys, j, kw)) {
@@ -82,11 +86,14 @@ std::string ReferenceSortKeys(KeyType type, absl::string_view keys, bool descend
   std::vector<bool> seen(n, false);
   for (size_t j = 0; j < n; ++j) {
     const uint64_t i = perm[j];
-    if (i >= n) return fail() << "output " << j << " names input position " << i << ", out of range";
-    if (seen[i]) return fail() << "input position " << i << " appears twice (again at output " << j << ")";
+    if (i >= n)
+      return fail() << "output " << j << " names input position " << i << ", out of range";
+    if (seen[i])
+      return fail() << "input position " << i << " appears twice (again at output " << j << ")";
     seen[i] = true;
     if (!SameBytes(out.keys, j, keys_in, i, kw)) {
-      return fail() << "output key " << j << " is not input key " << i << " that its index/value names";
+      return fail() << "output key " << j << " is not input key " << i
+                    << " that its index/value names";
     }
     if (vw != 0 && !SameBytes(out.values, j, values_in, i, vw)) {
       return fail() << "output value " << j << " is not input value " << i;

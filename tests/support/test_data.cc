@@ -49,17 +49,23 @@ std::vector<Key> SpecialValues() {
   std::vector<Key> v;
   if constexpr (std::is_floating_point_v<Key>) {
     constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
-    const Bits qnan = [] { Key k = std::numeric_limits<Key>::quiet_NaN(); Bits b; std::memcpy(&b, &k, sizeof b); return b; }();
+    const Bits qnan = [] {
+      Key k = std::numeric_limits<Key>::quiet_NaN();
+      Bits b;
+      std::memcpy(&b, &k, sizeof b);
+      return b;
+    }();
     for (Bits bits : {qnan, static_cast<Bits>(qnan | 1), static_cast<Bits>(qnan | kSign),
                       static_cast<Bits>(qnan | kSign | 3), static_cast<Bits>(qnan + 5)}) {
       Key k;
       std::memcpy(&k, &bits, sizeof k);
       v.push_back(k);
     }
-    v.insert(v.end(), {Key(0.0), Key(-0.0), std::numeric_limits<Key>::infinity(),
-                       -std::numeric_limits<Key>::infinity(), std::numeric_limits<Key>::denorm_min(),
-                       -std::numeric_limits<Key>::denorm_min(), std::numeric_limits<Key>::max(),
-                       std::numeric_limits<Key>::lowest(), Key(1.5), Key(-1.5)});
+    v.insert(v.end(),
+             {Key(0.0), Key(-0.0), std::numeric_limits<Key>::infinity(),
+              -std::numeric_limits<Key>::infinity(), std::numeric_limits<Key>::denorm_min(),
+              -std::numeric_limits<Key>::denorm_min(), std::numeric_limits<Key>::max(),
+              std::numeric_limits<Key>::lowest(), Key(1.5), Key(-1.5)});
   } else {
     v.insert(v.end(), {std::numeric_limits<Key>::min(), std::numeric_limits<Key>::max(), Key(0),
                        Key(1), static_cast<Key>(Key(0) - Key(1))});
@@ -81,12 +87,17 @@ std::string MakeTypedKeys(size_t n, Distribution dist, uint64_t seed) {
     switch (dist) {
       case Distribution::kRandom: b = static_cast<Bits>(rng()); break;
       case Distribution::kAllEqual: b = base; break;
-      case Distribution::kFewUnique: b = base + static_cast<Bits>((rng() % 8) << (kBits / 2)); break;
+      case Distribution::kFewUnique:
+        b = base + static_cast<Bits>((rng() % 8) << (kBits / 2));
+        break;
       case Distribution::kSorted:
       case Distribution::kReversed: b = static_cast<Bits>(rng()); break;
-      case Distribution::kLowByteVaries: b = (base & ~Bits{0xff}) | static_cast<Bits>(rng() & 0xff); break;
+      case Distribution::kLowByteVaries:
+        b = (base & ~Bits{0xff}) | static_cast<Bits>(rng() & 0xff);
+        break;
       case Distribution::kHighByteVaries:
-        b = (base & (~Bits{0} >> 8)) | static_cast<Bits>(static_cast<Bits>(rng() & 0xff) << (kBits - 8));
+        b = (base & (~Bits{0} >> 8)) |
+            static_cast<Bits>(static_cast<Bits>(rng() & 0xff) << (kBits - 8));
         break;
       case Distribution::kSpecialFloats:
       default:

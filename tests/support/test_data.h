@@ -11,18 +11,18 @@
 namespace sortd::testing {
 
 enum class Distribution {
-  kRandom,          // uniform random bits (floats include NaNs, infinities, denormals)
+  kRandom,  // uniform random bits (floats include NaNs, infinities, denormals)
   kAllEqual,
   kFewUnique,       // 8 distinct values
   kSorted,          // ascending in the API's order
   kReversed,        // descending in the API's order
   kLowByteVaries,   // only the lowest byte differs: most radix passes are skippable
   kHighByteVaries,  // only the highest byte differs
-  kSpecialFloats,   // NaN/-NaN (several payloads), +-0, +-Inf, denormals, mixed with ordinary values
+  kSpecialFloats,  // NaN/-NaN (several payloads), +-0, +-Inf, denormals, mixed with ordinary values
 };
 inline constexpr Distribution kAllDistributions[] = {
-    Distribution::kRandom,        Distribution::kAllEqual,       Distribution::kFewUnique,
-    Distribution::kSorted,        Distribution::kReversed,       Distribution::kLowByteVaries,
+    Distribution::kRandom,         Distribution::kAllEqual,     Distribution::kFewUnique,
+    Distribution::kSorted,         Distribution::kReversed,     Distribution::kLowByteVaries,
     Distribution::kHighByteVaries, Distribution::kSpecialFloats};
 
 const char* DistributionName(Distribution d);

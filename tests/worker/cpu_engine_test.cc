@@ -48,7 +48,8 @@ TEST(CpuEngineTest, SortsAndReports) {
 TEST(CpuEngineTest, SortsInputThatArrivesInPieces) {
   auto engine = MakeEngine(2, 8, absl::ZeroDuration());
   JobProbe probe;
-  const std::string values = testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 8);
+  const std::string values =
+      testing::MakeKeys(KeyType::kUint32, 1000, testing::Distribution::kRandom, 8);
   auto job = probe.Make();
   job->keys = ByteSource();
   const size_t cuts[] = {0, 1, 1001, 2500, probe.keys.size()};  // pieces split keys apart

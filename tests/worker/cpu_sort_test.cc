@@ -3,8 +3,8 @@
 // the insertion-sort cut-over, the single-thread radix path and the multi-threaded one.
 #include "worker/cpu/cpu_sort.h"
 
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -74,18 +74,19 @@ std::string CaseName(const ::testing::TestParamInfo<CpuSortTest::ParamType>& inf
 }
 
 // 0, 1, 2 and 1000 are the spec's small sizes; 47/48/49 straddle the insertion-sort cut-over.
-INSTANTIATE_TEST_SUITE_P(
-    Small, CpuSortTest,
-    ::testing::Combine(::testing::ValuesIn(kAllKeyTypes), ::testing::ValuesIn(testing::kAllDistributions),
-                       ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
-                       ::testing::Values(false)),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
+                                            ::testing::ValuesIn(testing::kAllDistributions),
+                                            ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
+                                            ::testing::Values(false)),
+                         CaseName);
 // 2^20 + 1 runs on four threads (the parallel path) ...
-INSTANTIATE_TEST_SUITE_P(
-    Large, CpuSortTest,
-    ::testing::Combine(::testing::ValuesIn(kAllKeyTypes), ::testing::ValuesIn(testing::kAllDistributions),
-                       ::testing::Values<size_t>((size_t{1} << 20) + 1), ::testing::Values(true)),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Large, CpuSortTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
+                                            ::testing::ValuesIn(testing::kAllDistributions),
+                                            ::testing::Values<size_t>((size_t{1} << 20) + 1),
+                                            ::testing::Values(true)),
+                         CaseName);
 // ... and the sizes around the parallel cut-over run both ways.
 INSTANTIATE_TEST_SUITE_P(
     ParallelCutover, CpuSortTest,

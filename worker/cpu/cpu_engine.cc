@@ -49,7 +49,8 @@ void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
 
 absl::StatusOr<std::unique_ptr<CpuEngine>> CpuEngine::Create(const CpuEngineOptions& options) {
   if (options.threads < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu threads must be >= 0, got ", options.threads));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cpu threads must be >= 0, got ", options.threads));
   }
   if (options.max_queued_jobs == 0) {
     return absl::InvalidArgumentError("cpu engine max_queued_jobs must be > 0");
@@ -92,9 +93,9 @@ void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
     if (!accepting_) {
       refusal = absl::UnavailableError("the server is shutting down and takes no new requests");
     } else if (queue_.size() >= options_.max_queued_jobs) {
-      refusal = absl::ResourceExhaustedError(absl::StrCat(
-          "the cpu engine's queue is full (", queue_.size(), " jobs queued, limit ",
-          options_.max_queued_jobs, "); retry later"));
+      refusal = absl::ResourceExhaustedError(
+          absl::StrCat("the cpu engine's queue is full (", queue_.size(), " jobs queued, limit ",
+                       options_.max_queued_jobs, "); retry later"));
     } else {
       queue_.push_back(std::move(job));
       return;

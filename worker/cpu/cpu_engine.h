@@ -14,13 +14,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/thread_pool.h"
 #include "worker/engine.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 
 struct CpuEngineOptions {
-  int threads = 0;               // worker threads; 0 means one per hardware thread
+  int threads = 0;                // worker threads; 0 means one per hardware thread
   size_t max_queued_jobs = 4096;  // a job beyond this is refused with RESOURCE_EXHAUSTED
   // Test hook: every job sleeps this long before it sorts (simulates a stalled server).
   absl::Duration test_delay_per_job = absl::ZeroDuration();

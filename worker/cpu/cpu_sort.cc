@@ -86,7 +86,8 @@ void LsdRadixSort(Bits*& keys, Bits*& keys_alt, uint32_t*& idx, uint32_t*& idx_a
       // Digit-major, chunk-minor: chunk t's keys of digit d follow chunk t-1's, keeping stability.
       size_t sum = 0;
       for (int d = 0; d < kBuckets; ++d) {
-        for (int t = 0; t < chunks.count; ++t) offsets[t][d] = std::exchange(sum, sum + offsets[t][d]);
+        for (int t = 0; t < chunks.count; ++t)
+          offsets[t][d] = std::exchange(sum, sum + offsets[t][d]);
       }
     }
     ParallelFor(pool, chunks.count, [&](int t) {

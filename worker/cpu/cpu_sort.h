@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "worker/thread_pool.h"
 #include "worker/sort_spec.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 

@@ -9,7 +9,8 @@ namespace sortd {
 
 CpuSortDevice::CpuSortDevice(const CpuSortDeviceOptions& options) : options_(options) {
   if (options_.staging_pool_bytes > 0) {
-    auto memory = std::shared_ptr<char>(new char[options_.staging_pool_bytes], std::default_delete<char[]>());
+    auto memory =
+        std::shared_ptr<char>(new char[options_.staging_pool_bytes], std::default_delete<char[]>());
     char* base = memory.get();
     staging_ = StagingPool::Create(absl::StrCat("staging pool of ", options_.name), base,
                                    options_.staging_pool_bytes, std::move(memory));
@@ -26,7 +27,8 @@ void CpuSortDevice::FillStats(WorkerStats& stats) const {
 absl::Status CpuSortDevice::MoveOutputsToStaging(SortJob& job) {
   OutputBytes* outputs[] = {&job.out_keys, &job.out_values, &job.out_indices};
   const StagingLayout layout({job.out_keys.size, job.out_values.size, job.out_indices.size});
-  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(layout.total(), options_.staging_wait);
+  absl::StatusOr<std::shared_ptr<char>> block =
+      staging_->Allocate(layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
   for (size_t i = 0; i < 3; ++i) {
     if (outputs[i]->size == 0) continue;
@@ -47,9 +49,11 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
   if (options_.delay_per_batch > absl::ZeroDuration()) absl::SleepFor(options_.delay_per_batch);
   if (number == options_.lose_at_batch) {
     healthy_.store(false);
-    return absl::InternalError(absl::StrCat(options_.name, ": injected device loss at batch ", number));
+    return absl::InternalError(
+        absl::StrCat(options_.name, ": injected device loss at batch ", number));
   }
-  if (options_.fail_batches.count(number) > 0 || (options_.fail_every > 0 && number % options_.fail_every == 0)) {
+  if (options_.fail_batches.count(number) > 0 ||
+      (options_.fail_every > 0 && number % options_.fail_every == 0)) {
     return absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number));
   }
   for (size_t i = 0; i < batch.size(); ++i) {

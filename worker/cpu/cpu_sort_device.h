@@ -8,8 +8,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/sort_device.h"
 #include "worker/pool/staging_pool.h"
+#include "worker/sort_device.h"
 
 namespace sortd {
 
@@ -23,7 +23,8 @@ struct CpuSortDeviceOptions {
   int fail_every = 0;  // also every Nth batch (0: none)
   int lose_at_batch = 0;
   // Outputs go into blocks of a staging pool of this size, held until the caller drops them, as
-  // a GPU worker's responses hold its pinned staging while they are sent; 0 leaves them on the heap.
+  // a GPU worker's responses hold its pinned staging while they are sent; 0 leaves them on the
+  // heap.
   size_t staging_pool_bytes = 0;
   absl::Duration staging_wait = absl::Seconds(2);
 };
@@ -48,7 +49,7 @@ class CpuSortDevice : public SortDevice {
   absl::Status MoveOutputsToStaging(SortJob& job);
 
   const CpuSortDeviceOptions options_;
-  CpuSorter sorter_;  // only the worker thread calls RunBatch
+  CpuSorter sorter_;                      // only the worker thread calls RunBatch
   std::shared_ptr<StagingPool> staging_;  // null when options_.staging_pool_bytes == 0
   std::atomic<bool> healthy_{true};
   mutable absl::Mutex mu_;

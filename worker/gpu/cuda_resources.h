@@ -111,7 +111,9 @@ struct DeviceMemory {
     return bytes == 0 ? cudaSuccess : cudaMalloc(p, bytes);
   }
   static cudaError_t Destroy(void* p) { return cudaFree(p); }
-  static std::string Describe(size_t bytes) { return absl::StrCat("cudaMalloc(", bytes, " bytes)"); }
+  static std::string Describe(size_t bytes) {
+    return absl::StrCat("cudaMalloc(", bytes, " bytes)");
+  }
   static size_t Bytes(size_t bytes) { return bytes; }
 };
 struct PinnedMemory {

@@ -72,7 +72,8 @@ CudaSortDevice::CudaSortDevice(const CudaSortDeviceOptions& options)
 
 void CudaSortDevice::HostCopy(char* dst, const ByteSource& src, size_t offset, size_t bytes) {
   constexpr size_t kMinPart = size_t{1} << 20;  // below this, splitting costs more than it saves
-  const int parts = static_cast<int>(std::min<size_t>(copy_pool_.size() + 1, std::max<size_t>(1, bytes / kMinPart)));
+  const int parts = static_cast<int>(
+      std::min<size_t>(copy_pool_.size() + 1, std::max<size_t>(1, bytes / kMinPart)));
   ParallelFor(&copy_pool_, parts, [&](int p) {
     const size_t begin = bytes * p / parts, end = bytes * (p + 1) / parts;
     src.CopyTo(offset + begin, end - begin, dst + begin);
@@ -106,8 +107,9 @@ absl::Status CudaSortDevice::Init() {
     if (!fallback.ok()) return fallback.status();
     device_bytes = *fallback;
   }
-  const size_t pinned_bytes = options_.pinned_pool_bytes ? options_.pinned_pool_bytes
-                                                   : std::min(device_bytes / 2, size_t{2} << 30);
+  const size_t pinned_bytes = options_.pinned_pool_bytes
+                                  ? options_.pinned_pool_bytes
+                                  : std::min(device_bytes / 2, size_t{2} << 30);
   auto device_pool = DeviceBuffer::Create(device_bytes);
   if (!device_pool.ok()) return device_pool.status();
   auto pinned_pool = PinnedBuffer::Create(pinned_bytes);
@@ -118,8 +120,9 @@ absl::Status CudaSortDevice::Init() {
   // Read before the buffer moves into the pool (argument order is unspecified).
   char* const pinned_base = pinned->as<char>();
   const size_t pinned_size = pinned->size();
-  staging_ = StagingPool::Create(absl::StrCat("pinned staging pool of ", name_, " (--pinned_pool_bytes)"),
-                                 pinned_base, pinned_size, std::move(pinned));
+  staging_ =
+      StagingPool::Create(absl::StrCat("pinned staging pool of ", name_, " (--pinned_pool_bytes)"),
+                          pinned_base, pinned_size, std::move(pinned));
   for (CudaStream* s : {&compute_, &copy_[0], &copy_[1]}) {
     auto stream = CudaStream::Create();
     if (!stream.ok()) return stream.status();
@@ -131,7 +134,8 @@ absl::Status CudaSortDevice::Init() {
     e = std::move(*event);
   }
   for (CudaEvent& e : phase_) {
-    auto event = CudaEvent::Create(options_.blocking_wait ? cudaEventBlockingSync : cudaEventDefault);
+    auto event =
+        CudaEvent::Create(options_.blocking_wait ? cudaEventBlockingSync : cudaEventDefault);
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }
@@ -153,17 +157,20 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
   stats.pinned_bytes_capacity = staging_->capacity();
 }
 
-absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes) {
+absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst,
+                                     size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
-  const size_t chunk = std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
+  const size_t chunk =
+      std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
   if (bytes <= chunk || src == nullptr) {
     // Nothing to overlap (one chunk, or bytes already staged, as a batch's are): the DMA goes on
     // the compute stream, ahead of the sort, which spares the cross-stream events (a batch of
     // small requests is a few hundred KB, and per-call costs of the CUDA API are most of its
     // time).
     if (src != nullptr) HostCopy(staging, *src, 0, bytes);
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, compute_.get()),
-                               absl::StrCat(name_, ": host-to-device copy"));
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, compute_.get()),
+        absl::StrCat(name_, ": host-to-device copy"));
     return absl::OkStatus();
   }
   // Each copy thread claims the next chunk, copies it into staging and queues its DMA itself, so
@@ -178,10 +185,12 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   ParallelFor(&copy_pool_, threads, [&](int) {
     // The pool's threads may not have this device current; the DMA must be queued from it.
     cudaError_t err = cudaSetDevice(options_.device);
-    for (size_t c = next_chunk.fetch_add(1); c < chunks && err == cudaSuccess; c = next_chunk.fetch_add(1)) {
+    for (size_t c = next_chunk.fetch_add(1); c < chunks && err == cudaSuccess;
+         c = next_chunk.fetch_add(1)) {
       const size_t off = c * chunk, len = std::min(chunk, bytes - off);
       src->CopyTo(off, len, staging + off);
-      err = cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice, copy_[c % 2].get());
+      err = cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
+                            copy_[c % 2].get());
     }
     int expected = cudaSuccess;
     if (err != cudaSuccess) first_error.compare_exchange_strong(expected, err);
@@ -189,8 +198,10 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   SORTD_RETURN_IF_CUDA_ERROR(static_cast<cudaError_t>(first_error.load()),
                              absl::StrCat(name_, ": host-to-device copy"));
   for (int k = 0; k < 2; ++k) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()), "cudaEventRecord");
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0), "cudaStreamWaitEvent");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()),
+                               "cudaEventRecord");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0),
+                               "cudaStreamWaitEvent");
   }
   return absl::OkStatus();
 }
@@ -198,13 +209,17 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
 absl::Status CudaSortDevice::InjectFaults() {
   ++batches_;
   if (options_.test_lose_at_batch != 0 && batches_ == options_.test_lose_at_batch) {
-    SORTD_RETURN_IF_CUDA_ERROR(kernels::LaunchTrapKernel(compute_.get()), absl::StrCat(name_, ": injected trap"));
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(compute_.get()), absl::StrCat(name_, ": injected trap"));
+    SORTD_RETURN_IF_CUDA_ERROR(kernels::LaunchTrapKernel(compute_.get()),
+                               absl::StrCat(name_, ": injected trap"));
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(compute_.get()),
+                               absl::StrCat(name_, ": injected trap"));
   }
-  if (options_.test_transient_fault_every != 0 && batches_ % options_.test_transient_fault_every == 0) {
+  if (options_.test_transient_fault_every != 0 &&
+      batches_ % options_.test_transient_fault_every == 0) {
     // An invalid copy: a real CUDA error that does not poison the context.
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(nullptr, nullptr, 1, cudaMemcpyDeviceToDevice, compute_.get()),
-                               absl::StrCat(name_, ": injected fault"));
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(nullptr, nullptr, 1, cudaMemcpyDeviceToDevice, compute_.get()),
+        absl::StrCat(name_, ": injected fault"));
   }
   return absl::OkStatus();
 }
@@ -219,9 +234,11 @@ void CudaSortDevice::Recover() {
   if (!alive) healthy_.store(false);
 }
 
-absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
+absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch,
+                                      absl::Span<SortReport> reports) {
   if (!healthy_.load()) return absl::UnavailableError(absl::StrCat(name_, " is lost"));
-  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device), absl::StrCat(name_, ": cudaSetDevice"));
+  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device),
+                             absl::StrCat(name_, ": cudaSetDevice"));
   device_arena_.used = 0;
   absl::Status status = InjectFaults();
   if (status.ok()) {
@@ -251,7 +268,8 @@ absl::StatusOr<CudaSortDevice::LaunchArrays> CudaSortDevice::TakeArrays(const La
   a.out_keys = device_arena_.Take(n * shape.key_width);
   a.out_values = shape.value_width ? device_arena_.Take(n * shape.value_width) : nullptr;
   a.out_indices = shape.indices ? device_arena_.Take(n * 4) : nullptr;
-  if (!a.inputs || !a.out_keys || (shape.value_width && !a.out_values) || (shape.indices && !a.out_indices)) {
+  if (!a.inputs || !a.out_keys || (shape.value_width && !a.out_values) ||
+      (shape.indices && !a.out_indices)) {
     return DevicePoolExhausted(shape);
   }
   a.in_keys = a.inputs + a.layout.offset(LaunchArrays::kKeys);
@@ -264,7 +282,8 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
                                                    LaunchArrays& a) {
   a.temp = temp_bytes ? device_arena_.Take(temp_bytes) : nullptr;
   if (temp_bytes && !a.temp) return DevicePoolExhausted(shape);
-  absl::StatusOr<std::shared_ptr<char>> block = staging_->Allocate(a.layout.total(), options_.staging_wait);
+  absl::StatusOr<std::shared_ptr<char>> block =
+      staging_->Allocate(a.layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
   a.block = *std::move(block);
   batch_staging_ = a.block;
@@ -278,11 +297,12 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
 // chunks would not go faster. phase_[2] and phase_[3] bracket the copies for the report.
 absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a) {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  const auto copy_out = [&](const char* src, LaunchArrays::Slot slot, size_t width) -> absl::Status {
+  const auto copy_out = [&](const char* src, LaunchArrays::Slot slot,
+                            size_t width) -> absl::Status {
     if (shape.n * width == 0) return absl::OkStatus();
-    SORTD_RETURN_IF_CUDA_ERROR(
-        cudaMemcpyAsync(a.staging(slot), src, shape.n * width, cudaMemcpyDeviceToHost, compute_.get()),
-        absl::StrCat(name_, ": device-to-host copy"));
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(a.staging(slot), src, shape.n * width,
+                                               cudaMemcpyDeviceToHost, compute_.get()),
+                               absl::StrCat(name_, ": device-to-host copy"));
     return absl::OkStatus();
   };
   absl::Status s = copy_out(a.out_keys, LaunchArrays::kKeys, shape.key_width);
@@ -296,12 +316,17 @@ absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchA
 }
 
 // The job's outputs are its range of the staging block, from key `at` of the launch on.
-void CudaSortDevice::ShareOutputs(const LaunchShape& shape, const LaunchArrays& a, size_t at, SortJob& job) {
+void CudaSortDevice::ShareOutputs(const LaunchShape& shape, const LaunchArrays& a, size_t at,
+                                  SortJob& job) {
   const size_t n = job.n, kw = shape.key_width, vw = shape.value_width;
-  job.out_keys = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys) + at * kw, n * kw);
-  if (vw) job.out_values = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues) + at * vw, n * vw);
+  job.out_keys =
+      OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kKeys) + at * kw, n * kw);
+  if (vw)
+    job.out_values =
+        OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kValues) + at * vw, n * vw);
   if (job.spec.return_indices) {
-    job.out_indices = OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices) + at * 4, n * 4);
+    job.out_indices =
+        OutputBytes::Share(a.block, a.layout.offset(LaunchArrays::kIndices) + at * 4, n * 4);
   }
 }
 
@@ -315,7 +340,8 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
   const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
   size_t temp_bytes = 0;
-  SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()), absl::StrCat(name_, ": scratch query"));
+  SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
+                             absl::StrCat(name_, ": scratch query"));
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, a);
   if (!s.ok()) return s;
 
@@ -324,8 +350,9 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   if (s.ok() && vw) s = StageIn(&job.values, a.staging(LaunchArrays::kValues), a.in_values, n * vw);
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
-  SORTD_RETURN_IF_CUDA_ERROR(sort(a.temp, &temp_bytes, args, compute_.get()),
-                             absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
+  SORTD_RETURN_IF_CUDA_ERROR(
+      sort(a.temp, &temp_bytes, args, compute_.get()),
+      absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
   s = CopyOutputs(shape, a);
   if (!s.ok()) return s;
   ShareOutputs(shape, a, 0, job);
@@ -337,7 +364,8 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) {
+absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
+                                          absl::Span<SortReport> reports) {
   const SortSpec& spec = batch[0]->spec;
   LaunchShape shape{0, KeyWidth(spec.key_type), spec.value_width, false, batch.size()};
   size_t longest = 0;

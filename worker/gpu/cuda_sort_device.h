@@ -13,11 +13,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "worker/thread_pool.h"
 #include "worker/gpu/cuda_resources.h"
-#include "worker/sort_device.h"
-#include "worker/pool/staging_pool.h"
 #include "worker/gpu/cuda_sort_device_options.h"
+#include "worker/pool/staging_pool.h"
+#include "worker/sort_device.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 
@@ -26,7 +26,8 @@ absl::StatusOr<size_t> DefaultDevicePoolBytes(int device, int workers);
 
 class CudaSortDevice : public SortDevice {
  public:
-  static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(const CudaSortDeviceOptions& options);
+  static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(
+      const CudaSortDeviceOptions& options);
 
   std::string name() const override { return name_; }
   size_t max_request_bytes() const override;
@@ -85,11 +86,13 @@ class CudaSortDevice : public SortDevice {
   // for them) the scratch and the staging block, waiting up to options_.staging_wait for
   // responses to release one. RESOURCE_EXHAUSTED names the pool that is short.
   absl::StatusOr<LaunchArrays> TakeArrays(const LaunchShape& shape);
-  absl::Status TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes, LaunchArrays& arrays);
+  absl::Status TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes,
+                                     LaunchArrays& arrays);
   absl::Status DevicePoolExhausted(const LaunchShape& shape) const;
   // Queues the copies of every output back into staging after the sort and waits for them.
   absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays);
-  static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at, SortJob& job);
+  static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
+                           SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();

@@ -46,9 +46,9 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
     // The timeout covers the oldest job's waiting time, which changes without anyone touching
     // the mutex; a change in queue length (a Push) also ends the wait, because the timeout was
     // computed for the old front (infinite while the queue was empty).
-    const absl::Duration wait =
-        queue_.empty() ? absl::InfiniteDuration()
-                       : policy_.max_delay - (absl::Now() - queue_.front()->arrival);
+    const absl::Duration wait = queue_.empty()
+                                    ? absl::InfiniteDuration()
+                                    : policy_.max_delay - (absl::Now() - queue_.front()->arrival);
     struct WakeCheck {
       const BatchQueue* queue;
       size_t observed;
@@ -65,9 +65,9 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
   size_t keys = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
     SortJob& job = **it;
-    const bool fits = batch.empty() ||
-                      (!alone && Batchable(job) && Compatible(job.spec, front) && keys + job.n <= policy_.max_batch_keys &&
-                       batch.size() < policy_.max_batch_requests);
+    const bool fits = batch.empty() || (!alone && Batchable(job) && Compatible(job.spec, front) &&
+                                        keys + job.n <= policy_.max_batch_keys &&
+                                        batch.size() < policy_.max_batch_requests);
     if (!fits) {
       ++it;
       continue;

@@ -24,7 +24,9 @@ struct CostModel {
   double CpuMicros(const SortSpec& spec, size_t n) const;
   double GpuMicros(const SortSpec& spec, size_t n) const;
   // True when AUTO should send this request to a GPU worker.
-  bool PreferGpu(const SortSpec& spec, size_t n) const { return GpuMicros(spec, n) < CpuMicros(spec, n); }
+  bool PreferGpu(const SortSpec& spec, size_t n) const {
+    return GpuMicros(spec, n) < CpuMicros(spec, n);
+  }
 };
 
 }  // namespace sortd

@@ -23,7 +23,6 @@ DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, std::string name,
 
 DeviceWorker::~DeviceWorker() { Shutdown(absl::InfinitePast()); }
 
-
 DeviceWorker::SubmitResult DeviceWorker::Submit(std::unique_ptr<SortJob>& job) {
   if (!healthy_.load()) return SubmitResult::kUnhealthy;
   switch (queue_.Push(job)) {
@@ -146,7 +145,8 @@ void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl
     queue_.Finished(taken_keys);
     return;
   }
-  const int tasks = static_cast<int>(std::min<size_t>(answer_pool_.size(), jobs.size() / kAnswersPerTask));
+  const int tasks =
+      static_cast<int>(std::min<size_t>(answer_pool_.size(), jobs.size() / kAnswersPerTask));
   // Built before the count goes up, so nothing between here and the helpers' start can leave a
   // batch counted that no helper will finish.
   auto batch = std::make_shared<Answering>();

@@ -12,8 +12,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "worker/pool/batch_queue.h"
-#include "worker/thread_pool.h"
 #include "worker/sort_device.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 

@@ -73,12 +73,12 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     return;
   }
   switch (worker->Submit(job)) {
-    case DeviceWorker::SubmitResult::kQueued:
-      return;
+    case DeviceWorker::SubmitResult::kQueued: return;
     case DeviceWorker::SubmitResult::kFull:
-      job->done(absl::ResourceExhaustedError(absl::StrCat(
-                    "worker ", worker->name(), "'s queue is full (the least-loaded healthy GPU); "
-                    "retry later")),
+      job->done(absl::ResourceExhaustedError(
+                    absl::StrCat("worker ", worker->name(),
+                                 "'s queue is full (the least-loaded healthy GPU); "
+                                 "retry later")),
                 SortReport{hint, worker->device().name(), {}, {}, {}, {}});
       return;
     case DeviceWorker::SubmitResult::kClosed:

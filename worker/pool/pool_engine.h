@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "worker/engine.h"
 #include "worker/pool/batch_queue.h"
 #include "worker/pool/cost_model.h"
 #include "worker/pool/device_worker.h"
-#include "worker/engine.h"
 
 namespace sortd {
 

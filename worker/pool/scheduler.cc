@@ -9,8 +9,7 @@ namespace sortd {
 // idle, leaving the others unused at moderate load. A worker whose staging is held by responses
 // still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
-                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count,
-                         size_t bytes) {
+                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes) {
   // Each worker's load is read once, so the GPU sums and the worker comparison agree.
   // On the stack for up to 8 GPUs of 4 workers: this runs on every submit.
   absl::InlinedVector<size_t, 32> load(workers.size(), 0);

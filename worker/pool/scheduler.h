@@ -13,7 +13,6 @@ namespace sortd {
 // `gpu_of_worker[i]` is worker i's GPU, in [0, gpu_count). Returns null when no healthy worker can
 // hold `bytes` now.
 DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
-                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count,
-                         size_t bytes);
+                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes);
 
 }  // namespace sortd

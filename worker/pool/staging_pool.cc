@@ -8,10 +8,12 @@ namespace sortd {
 
 std::shared_ptr<StagingPool> StagingPool::Create(std::string description, char* base, size_t size,
                                                  std::shared_ptr<void> memory) {
-  return std::shared_ptr<StagingPool>(new StagingPool(std::move(description), base, size, std::move(memory)));
+  return std::shared_ptr<StagingPool>(
+      new StagingPool(std::move(description), base, size, std::move(memory)));
 }
 
-StagingPool::StagingPool(std::string description, char* base, size_t size, std::shared_ptr<void> memory)
+StagingPool::StagingPool(std::string description, char* base, size_t size,
+                         std::shared_ptr<void> memory)
     : description_(std::move(description)), base_(base), size_(size), memory_(std::move(memory)) {
   absl::MutexLock lock(&mu_);
   if (size_ > 0) free_[0] = size_;
@@ -48,28 +50,32 @@ bool StagingPool::TryTake(size_t bytes, size_t* offset) {
 absl::StatusOr<std::shared_ptr<char>> StagingPool::Allocate(size_t bytes, absl::Duration wait) {
   const size_t asked = bytes;
   // Rounded up only when it can fit: near SIZE_MAX the rounding would wrap.
-  if (bytes <= size_) bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  if (bytes <= size_)
+    bytes = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes > size_) {
-    return absl::ResourceExhaustedError(absl::StrCat("a ", asked, "-byte staging block can never fit the ",
-                                                     size_, "-byte ", description_));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a ", asked, "-byte staging block can never fit the ", size_, "-byte ", description_));
   }
   size_t offset = 0;
   {
     absl::MutexLock lock(&mu_);
     // A block fits exactly when the largest free range is big enough (kept current under mu_).
-    const auto fits = [this, bytes] { return largest_free_.load(std::memory_order_relaxed) >= bytes; };
+    const auto fits = [this, bytes] {
+      return largest_free_.load(std::memory_order_relaxed) >= bytes;
+    };
     // Every returned block wakes the wait, which re-checks whether the request fits now.
     if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "a ", asked, "-byte staging block did not fit the ", size_, "-byte ", description_,
-          " within ", absl::FormatDuration(wait), ": responses still being sent hold ", in_use_,
-          " bytes of it"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("a ", asked, "-byte staging block did not fit the ", size_, "-byte ",
+                       description_, " within ", absl::FormatDuration(wait),
+                       ": responses still being sent hold ", in_use_, " bytes of it"));
     }
     TryTake(bytes, &offset);
   }
   std::shared_ptr<StagingPool> self = shared_from_this();
-  return std::shared_ptr<char>(base_ + offset,
-                               [self = std::move(self), offset, bytes](char*) { self->Give(offset, bytes); });
+  return std::shared_ptr<char>(base_ + offset, [self = std::move(self), offset, bytes](char*) {
+    self->Give(offset, bytes);
+  });
 }
 
 void StagingPool::Give(size_t offset, size_t bytes) {
@@ -95,7 +101,8 @@ void StagingPool::Give(size_t offset, size_t bytes) {
 StagingLayout::StagingLayout(std::initializer_list<size_t> sizes) {
   for (size_t bytes : sizes) {
     offsets_.push_back(total_);
-    total_ += (bytes + StagingPool::kAlignment - 1) / StagingPool::kAlignment * StagingPool::kAlignment;
+    total_ +=
+        (bytes + StagingPool::kAlignment - 1) / StagingPool::kAlignment * StagingPool::kAlignment;
   }
 }
 

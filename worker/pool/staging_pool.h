@@ -7,11 +7,11 @@
 
 #include <atomic>
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-#include <initializer_list>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/inlined_vector.h"
@@ -26,7 +26,8 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
   static constexpr size_t kAlignment = 256;  // what DMA engines and vector loads like
 
   // Serves [base, base + size); `memory` owns that range and is destroyed with the pool.
-  // `description` names the pool in errors ("the pinned staging pool of cuda:0 (--pinned_pool_bytes)").
+  // `description` names the pool in errors ("the pinned staging pool of cuda:0
+  // (--pinned_pool_bytes)").
   static std::shared_ptr<StagingPool> Create(std::string description, char* base, size_t size,
                                              std::shared_ptr<void> memory);
 

@@ -9,7 +9,8 @@
 namespace sortd {
 namespace {
 
-std::unique_ptr<SortJob> Job(size_t n, KeyType type = KeyType::kUint32, Algorithm algo = Algorithm::kAuto) {
+std::unique_ptr<SortJob> Job(size_t n, KeyType type = KeyType::kUint32,
+                             Algorithm algo = Algorithm::kAuto) {
   auto job = std::make_unique<SortJob>();
   job->spec.key_type = type;
   job->spec.algorithm = algo;
@@ -63,8 +64,10 @@ TEST(BatchQueueTest, TakeAllRemovesOnlyQueuedKeysFromTheLoad) {
 
 TEST(BatchQueueTest, BatchTakesCompatibleJobsUpToTheKeyLimitAndLeavesTheRest) {
   BatchQueue queue(Policy());
-  for (auto [n, type] : {std::pair<size_t, KeyType>{100, KeyType::kUint32}, {100, KeyType::kUint64},
-                         {100, KeyType::kUint32}, {100, KeyType::kUint32}}) {
+  for (auto [n, type] : {std::pair<size_t, KeyType>{100, KeyType::kUint32},
+                         {100, KeyType::kUint64},
+                         {100, KeyType::kUint32},
+                         {100, KeyType::kUint32}}) {
     auto job = Job(n, type);
     ASSERT_EQ(queue.Push(job), BatchQueue::PushResult::kQueued);
   }

@@ -27,11 +27,14 @@ GpuServer StartGpuServer(const GpuPoolOptions& gpu) {
   EngineOptions options;
   options.kind = EngineKind::kGpu;
   options.gpu = gpu;
-  if (options.gpu.device.device_pool_bytes == 0) options.gpu.device.device_pool_bytes = size_t{8} << 30;
-  if (options.gpu.device.pinned_pool_bytes == 0) options.gpu.device.pinned_pool_bytes = size_t{2} << 30;
+  if (options.gpu.device.device_pool_bytes == 0)
+    options.gpu.device.device_pool_bytes = size_t{8} << 30;
+  if (options.gpu.device.pinned_pool_bytes == 0)
+    options.gpu.device.pinned_pool_bytes = size_t{2} << 30;
   auto metrics = std::make_unique<Metrics>(BuildInfo{"test", true, ""});
   options.cpu.observer = metrics.get();
-  auto engine = CreateEngine(options, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
+  auto engine =
+      CreateEngine(options, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
   EXPECT_TRUE(engine.ok()) << engine.status();
   ServerOptions server_options;
   server_options.listen_address = "127.0.0.1:0";
@@ -51,14 +54,20 @@ struct Outcome {
 };
 
 // One client thread: `count` random requests, each checked completely.
-void ClientLoop(const std::string& target, int thread, int count, bool allow_internal, Outcome& out) {
+void ClientLoop(const std::string& target, int thread, int count, bool allow_internal,
+                Outcome& out) {
   auto client = client::SortClient::Create(target);
   ASSERT_TRUE(client.ok());
   std::mt19937_64 rng(testing::TestSeed() + thread);
-  const v1::Algorithm algorithms[] = {v1::ALGORITHM_AUTO, v1::ALGORITHM_AUTO, v1::ALGORITHM_RADIX,
-                                      v1::ALGORITHM_LIBRARY, v1::ALGORITHM_BITONIC,
-                                      v1::ALGORITHM_BITONIC, v1::ALGORITHM_ODD_EVEN_MERGE,
-                                      v1::ALGORITHM_ODD_EVEN_TRANSPOSITION, v1::ALGORITHM_CPU};
+  const v1::Algorithm algorithms[] = {v1::ALGORITHM_AUTO,
+                                      v1::ALGORITHM_AUTO,
+                                      v1::ALGORITHM_RADIX,
+                                      v1::ALGORITHM_LIBRARY,
+                                      v1::ALGORITHM_BITONIC,
+                                      v1::ALGORITHM_BITONIC,
+                                      v1::ALGORITHM_ODD_EVEN_MERGE,
+                                      v1::ALGORITHM_ODD_EVEN_TRANSPOSITION,
+                                      v1::ALGORITHM_CPU};
   for (int i = 0; i < count; ++i) {
     const KeyType type = kAllKeyTypes[rng() % 6];
     const v1::Algorithm algorithm = algorithms[rng() % 9];
@@ -93,9 +102,10 @@ void ClientLoop(const std::string& target, int thread, int count, bool allow_int
     }
     ++out.ok;
     SortSpec spec{type, vw, desc, stable, indices, Algorithm::kAuto};
-    const bool good = testing::VerifySortResult(
-        spec, request.keys(), request.values(), testing::ReferenceSortKeys(type, request.keys(), desc),
-        {response.keys(), response.values(), response.indices()}, stable);
+    const bool good =
+        testing::VerifySortResult(spec, request.keys(), request.values(),
+                                  testing::ReferenceSortKeys(type, request.keys(), desc),
+                                  {response.keys(), response.values(), response.indices()}, stable);
     EXPECT_TRUE(good) << v1::Algorithm_Name(response.algorithm()) << " on " << response.device()
                       << " for " << v1::Algorithm_Name(algorithm) << " n=" << n;
     if (good) ++out.verified;
@@ -105,14 +115,17 @@ void ClientLoop(const std::string& target, int thread, int count, bool allow_int
   }
 }
 
-void RunClients(const std::string& target, int threads, int per_thread, bool allow_internal, Outcome& out) {
+void RunClients(const std::string& target, int threads, int per_thread, bool allow_internal,
+                Outcome& out) {
   std::vector<std::thread> clients;
   for (int t = 0; t < threads; ++t) {
     clients.emplace_back([&, t] { ClientLoop(target, t, per_thread, allow_internal, out); });
   }
   for (auto& c : clients) c.join();
-  for (const auto& [device, count] : out.devices) std::printf("  device %s: %d responses\n", device.c_str(), count);
-  for (const auto& [algo, count] : out.algorithms) std::printf("  algorithm %s: %d responses\n", algo.c_str(), count);
+  for (const auto& [device, count] : out.devices)
+    std::printf("  device %s: %d responses\n", device.c_str(), count);
+  for (const auto& [algo, count] : out.algorithms)
+    std::printf("  algorithm %s: %d responses\n", algo.c_str(), count);
 }
 
 TEST(GpuPoolTest, ManyClientsMixedRequestsEveryResponseChecked) {
@@ -150,7 +163,8 @@ TEST(GpuPoolTest, LargeRequestsUseChunkedTransfers) {
     SortSpec spec{type, 8, false, true, true, Algorithm::kRadix};
     EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(),
                                           testing::ReferenceSortKeys(type, request.keys(), false),
-                                          {response.keys(), response.values(), response.indices()}, true));
+                                          {response.keys(), response.values(), response.indices()},
+                                          true));
   }
 }
 
@@ -169,7 +183,8 @@ TEST(GpuPoolTest, InjectedCudaFaultsFailOnlyTheirRequests) {
 }
 
 TEST(GpuPoolTest, TwoGpusBothTakeWork) {
-  if (CountCudaDevices().count < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << CountCudaDevices().count;
+  if (CountCudaDevices().count < 2)
+    GTEST_SKIP() << "needs two GPUs; this machine has " << CountCudaDevices().count;
   GpuPoolOptions gpu;
   GpuServer s = StartGpuServer(gpu);
   Outcome out;

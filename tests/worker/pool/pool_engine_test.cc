@@ -93,7 +93,8 @@ TEST(PoolEngineTest, EveryJobOfALargeBatchGetsItsOwnAnswer) {
     batching.answer_threads = answer_threads;
     Pool pool = MakePool({{}}, batching);
     Probe probes[37];
-    for (size_t i = 0; i < 37; ++i) pool.engine->Submit(probes[i].Make(KeyType::kInt64, 50 + 13 * i));
+    for (size_t i = 0; i < 37; ++i)
+      pool.engine->Submit(probes[i].Make(KeyType::kInt64, 50 + 13 * i));
     // Shutdown returns only once every taken job is answered, helper threads included.
     pool.engine->Shutdown(absl::InfiniteFuture());
     for (Probe& p : probes) {
@@ -133,7 +134,8 @@ TEST(PoolEngineTest, SlowAnswersAndAFailedBatchOnTheAnswerThreads) {
       EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << i;
     } else {
       ASSERT_TRUE(status.ok()) << i << ": " << status;
-      EXPECT_EQ(probes[i].out_keys, testing::ReferenceSortKeys(KeyType::kUint32, probes[i].keys, false));
+      EXPECT_EQ(probes[i].out_keys,
+                testing::ReferenceSortKeys(KeyType::kUint32, probes[i].keys, false));
     }
   }
 }
