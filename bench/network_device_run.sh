@@ -7,6 +7,7 @@
 # MODE=tests|bench|all (default all).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=/dev/null  # made by gpu-bundle
 . "$here/env.sh"
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -16,7 +17,10 @@ rc=0
 if [[ $mode == all || $mode == tests ]]; then
   gpu_tests --gtest_filter="${FILTER:-NetworkSort*:SegmentedSort*}" --gtest_brief=1 2>&1 \
     | tee "$out/tests.log" | tail -40 || rc=1
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  cs=$(command -v compute-sanitizer || true)
+  if [[ -z $cs ]]; then  # else the first CUDA install's, if any (the glob sorts as ls did)
+    for cs in /usr/local/cuda*/bin/compute-sanitizer ""; do [[ -e $cs || -L $cs ]] && break; done
+  fi
   if [[ -n $cs ]]; then
     for tool in racecheck memcheck; do
       "$cs" --tool "$tool" --error-exitcode 9 gpu_tests --gtest_filter='*Sanitizer*' \
@@ -28,6 +32,7 @@ if [[ $mode == all || $mode == tests ]]; then
   fi
 fi
 if [[ $mode == all || $mode == bench ]]; then
+  # shellcheck disable=SC2086  # extra benchmark flags, split on spaces
   network_bench --json "$out/network.json" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | tail -45 || rc=1
 fi
 exit $rc

@@ -21,6 +21,7 @@ set -uo pipefail
 bundle=${1:-.gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
+# shellcheck source=/dev/null  # made by gpu-bundle
 . "$bundle/env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 
@@ -66,11 +67,11 @@ if section batch; then
   for w in "${workers[@]}"; do
     for d in "${delays[@]}"; do
       # shellcheck disable=SC2086  # extra sortd flags, split on spaces
-      start_sortd "batch_w${w}_d$d" --workers_per_gpu=$w --batch_max_delay=$d ${POOL_BATCH_SORTD_FLAGS:-}
+      start_sortd "batch_w${w}_d$d" --workers_per_gpu="$w" --batch_max_delay="$d" ${POOL_BATCH_SORTD_FLAGS:-}
       bench_sortd "batch_on_w${w}_d$d" "${small[@]}" --algorithm=bitonic
       stop_sortd
     done
-    start_sortd "batch_off_w$w" --workers_per_gpu=$w --batch_max_requests=1
+    start_sortd "batch_off_w$w" --workers_per_gpu="$w" --batch_max_requests=1
     bench_sortd "batch_off_w$w" "${small[@]}" --algorithm=bitonic
     [[ $w == "${workers[0]}" ]] && bench_sortd batch_echo "${small[@]}" --echo
     stop_sortd
@@ -97,7 +98,7 @@ if section e2e; then
   echo "=== end to end: 1M u32 keys, 8 clients: sort (AUTO) vs echo"
   mid=(--sizes=fixed:1048576 --concurrency=8 --channels=8 --duration=8s --warmup=2s --seed=1)
   for w in 2 4; do
-    start_sortd "e2e_w$w" --workers_per_gpu=$w
+    start_sortd "e2e_w$w" --workers_per_gpu="$w"
     bench_sortd "e2e_sort_w$w" "${mid[@]}"
     [[ $w == 2 ]] && bench_sortd e2e_echo "${mid[@]}" --echo
     stop_sortd

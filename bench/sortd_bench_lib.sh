@@ -21,6 +21,7 @@ start_sortd() {
   shift
   local listen=()
   if [[ -n ${SORTD_UNIX_SOCKET:-} ]]; then listen=(--listen="unix:$SORTD_UNIX_SOCKET"); fi
+  # shellcheck disable=SC2154  # out: set by the sourcing script (see above)
   if ! sortd_start "$out/sortd-$name.log" sortd "${listen[@]}" "${SORTD_BASE_FLAGS[@]}" "$@" 2>&1; then
     echo "FAIL: sortd $name did not start"
     pid=""

@@ -19,4 +19,7 @@ for exe in "$@"; do
     cp -L "$lib" "$out/lib/"
   done
 done
-echo "collect-runtime: $(ls "$out/bin" | wc -l) executables, $(ls "$out/lib" | wc -l) libraries"
+# Counted with globs, not ls | wc -l (as ls did: no dot files; nothing matched is 0).
+shopt -s nullglob
+bins=("$out"/bin/*) libs=("$out"/lib/*)
+echo "collect-runtime: ${#bins[@]} executables, ${#libs[@]} libraries"

@@ -33,6 +33,7 @@ sortd_start() {
   "$bin" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 "$@" 2>"$log" &
   sortd_pid=$!
   sortd_mport=""
+  # shellcheck disable=SC2034  # sortd_port, sortd_mport: set for the caller
   if sortd_port=$(sortd_log_port "$log" "$sortd_pid") &&
       { [[ -z $metrics ]] || sortd_mport=$(sortd_log_port "$log" "$sortd_pid" "metrics port"); }; then
     return 0

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the end-to-end shell tests: a scratch folder, process cleanup, pass/fail counting and
 # starting sortd on a free loopback port. Source it after setting `sortd` (the binary's path).
 
@@ -30,7 +31,9 @@ check() {  # check NAME COMMAND...: runs the command, counts the result
 # on another; sets $port, $mport, $pid and $sortd_log.
 start_sortd() {
   sortd_log=$work/sortd.$RANDOM.log
+  # shellcheck disable=SC2154  # sortd: set by the sourcing test (see above)
   sortd_start "$sortd_log" "$sortd" --engine=cpu "$@" || return 1
+  # shellcheck disable=SC2034  # port: for the sourcing test
   pid=$sortd_pid port=$sortd_port mport=$sortd_mport
   pids+=("$pid")
 }

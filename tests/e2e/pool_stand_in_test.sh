@@ -8,6 +8,7 @@
 set -euo pipefail
 sortd=$1
 sortctl=$2
+# shellcheck source=e2e_lib.sh
 . "$(dirname "$0")/e2e_lib.sh"
 
 metric() {  # metric NAME LABEL_SUBSTRING: the sum of the series of NAME whose labels contain it
@@ -23,7 +24,7 @@ pool=(--engine=gpu --test_stand_in_gpus=2 --workers_per_gpu=2 --pinned_pool_byte
 start_sortd "${pool[@]}" --batch_max_delay=500us
 check "sortd serves on two stand-in devices" grep -q 'gpu pool engine: 4 workers (cpu-device:0, cpu-device:0#1, cpu-device:1, cpu-device:1#1)' "$sortd_log"
 
-"${bench[@]}" --target=127.0.0.1:$port --requests=400 --concurrency=32 --channels=4 --key_type=f64 \
+"${bench[@]}" --target="127.0.0.1:$port" --requests=400 --concurrency=32 --channels=4 --key_type=f64 \
   --value_width=8 --indices --stable --sizes=uniform:1-6000 >"$work/mixed.json"
 check "mixed sizes with values and indices: all 400 verified" json_check "$work/mixed.json" \
   "r['requests_ok'] == 400 and r['errors'] == 0 and r['passed']"
@@ -32,7 +33,7 @@ check "both devices took work" json_check "$work/mixed.json" \
 
 launches_before=$(metric sortd_launch_requests_count cpu-device)
 requests_before=$(metric sortd_launch_requests_sum cpu-device)
-"${bench[@]}" --target=127.0.0.1:$port --requests=2000 --concurrency=64 --channels=8 --sizes=fixed:1000 \
+"${bench[@]}" --target="127.0.0.1:$port" --requests=2000 --concurrency=64 --channels=8 --sizes=fixed:1000 \
   --algorithm=bitonic >"$work/small.json"
 check "2000 small requests verified" json_check "$work/small.json" "r['requests_ok'] == 2000 and r['errors'] == 0"
 launches=$(python3 -c "print($(metric sortd_launch_requests_count cpu-device) - $launches_before)")
@@ -44,7 +45,7 @@ check "small requests share launches (batching)" python3 -c "import sys; sys.exi
 # by the remaining devices and then the CPU engine.
 start_sortd "${pool[@]}" --workers_per_gpu=1 --test_gpu_lose_at_batch=3
 rc=0
-"${bench[@]}" --target=127.0.0.1:$port --requests=300 --concurrency=8 --sizes=uniform:2-3000 --algorithm=bitonic \
+"${bench[@]}" --target="127.0.0.1:$port" --requests=300 --concurrency=8 --sizes=uniform:2-3000 --algorithm=bitonic \
   >"$work/lost.json" || rc=$?
 check "after losing both devices, only INTERNAL errors and the CPU engine serves" json_check "$work/lost.json" \
   "r['requests_ok'] + r['errors'] == 300 and set(r['errors_by_code']) <= {'INTERNAL'} and

@@ -5,6 +5,7 @@
 set -euo pipefail
 sortd=$1
 sortctl=$2
+# shellcheck source=e2e_lib.sh
 . "$(dirname "$0")/e2e_lib.sh"
 
 start_sortd --enable_echo --cpu_threads=2
@@ -37,13 +38,13 @@ check "echo without --enable_echo fails and says how to fix it" bash -c \
 
 start_sortd --cpu_threads=1 --test_corrupt_output
 rc=0
-"${bench[@]}" --target=127.0.0.1:$port --requests=20 >"$work/corrupt.txt" 2>&1 || rc=$?
+"${bench[@]}" --target="127.0.0.1:$port" --requests=20 >"$work/corrupt.txt" 2>&1 || rc=$?
 check "a wrong order fails verification with a non-zero exit" bash -c \
   "[[ $rc -ne 0 ]] && grep -q 'VERIFICATION_FAILED *20' '$work/corrupt.txt'"
 
 # 200 ms per sort on one worker: 5/s served, 50/s due. See bench_test.cc for the arithmetic.
 start_sortd --cpu_threads=1 --test_delay_per_job=200ms
-"${bench[@]}" --target=127.0.0.1:$port --requests=12 --rate=50 --concurrency=1 --json >"$work/stall.json"
+"${bench[@]}" --target="127.0.0.1:$port" --requests=12 --rate=50 --concurrency=1 --json >"$work/stall.json"
 check "stalled server: corrected p99 >= 3x uncorrected p99" json_check "$work/stall.json" \
   "r['latency_ms']['p99_ms'] >= 2000 and
    r['latency_ms']['p99_ms'] >= 3 * r['uncorrected_latency_ms']['p99_ms']"

@@ -4,6 +4,7 @@
 set -euo pipefail
 sortd=$1
 sortctl=$2
+# shellcheck source=e2e_lib.sh
 . "$(dirname "$0")/e2e_lib.sh"
 
 start_sortd --transposition_cap=10

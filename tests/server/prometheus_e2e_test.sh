@@ -11,6 +11,7 @@ done
 . "$(dirname "$0")/../../scripts/sortd_log.sh"
 work=$(mktemp -d)
 pids=()
+# shellcheck disable=SC2317  # run by the EXIT trap (0.9.0 misses that when a script ends in exit: koalaman/shellcheck#2542)
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
@@ -23,10 +24,10 @@ sortd_start "$work/sortd.log" "$sortd" --engine=cpu || exit 1
 pids+=("$sortd_pid")
 port=$sortd_port mport=$sortd_mport
 
-seq 1000 | "$sortctl" sort --target=127.0.0.1:$port >/dev/null
-seq 10 | "$sortctl" sort --target=127.0.0.1:$port --key_type=f64 --order=desc >/dev/null
-seq 100 | "$sortctl" sort --target=127.0.0.1:$port --algorithm=odd_even_transposition --stable >/dev/null
-"$sortctl" sort --target=127.0.0.1:$port --format=binary --key_type=u32 --input=<(printf 'abcd') >/dev/null
+seq 1000 | "$sortctl" sort --target="127.0.0.1:$port" >/dev/null
+seq 10 | "$sortctl" sort --target="127.0.0.1:$port" --key_type=f64 --order=desc >/dev/null
+seq 100 | "$sortctl" sort --target="127.0.0.1:$port" --algorithm=odd_even_transposition --stable >/dev/null
+"$sortctl" sort --target="127.0.0.1:$port" --format=binary --key_type=u32 --input=<(printf 'abcd') >/dev/null
 
 curl -sf "http://127.0.0.1:$mport/metrics" >"$work/scrape.txt"
 echo "--- promtool check metrics"
@@ -56,7 +57,7 @@ YML
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
   --web.listen-address="127.0.0.1:$pport" >"$work/prometheus.log" 2>&1 &
 pids+=($!)
-seq 5000 | "$sortctl" sort --target=127.0.0.1:$port >/dev/null
+seq 5000 | "$sortctl" sort --target="127.0.0.1:$port" >/dev/null
 query='sum(sortd_requests_total{code="OK"})'
 for i in $(seq 60); do
   value=$(curl -sf "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$query" |
