@@ -12,7 +12,7 @@ packages=(
 )
 # Tools only the test suite uses; --build-only (the Dockerfile's build stage) skips them.
 if [[ ${1:-} != --build-only ]]; then
-  packages+=(python3 python3-yaml curl prometheus shellcheck)
+  packages+=(python3 python3-yaml curl prometheus shellcheck clang libclang-rt-dev clang-format)
 fi
 
 missing=()

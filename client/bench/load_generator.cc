@@ -447,23 +447,22 @@ BenchResult Runner::Run() {
   int64_t last_measured_done_ns = 0;
   for (const auto& lane : lanes_) {
     absl::MutexLock lock(&lane->mu);
-    const BenchResult& r = lane->result;
     result.warmup_requests += lane->warmup_sent;
     result.late_sends += lane->late;
     result.busiest_dispatcher = std::max(result.busiest_dispatcher, lane->busy);
-    result.warmup_errors += r.warmup_errors;
-    result.ok += r.ok;
-    result.keys_ok += r.keys_ok;
-    result.payload_bytes_ok += r.payload_bytes_ok;
-    result.corrected.Merge(r.corrected);
-    result.uncorrected.Merge(r.uncorrected);
-    for (const auto& [code, count] : r.errors_by_code) {
+    result.warmup_errors += lane->result.warmup_errors;
+    result.ok += lane->result.ok;
+    result.keys_ok += lane->result.keys_ok;
+    result.payload_bytes_ok += lane->result.payload_bytes_ok;
+    result.corrected.Merge(lane->result.corrected);
+    result.uncorrected.Merge(lane->result.uncorrected);
+    for (const auto& [code, count] : lane->result.errors_by_code) {
       result.errors_by_code[code] += count;
       const int64_t at = lane->first_error_ns.at(code);
       auto [it, inserted] = first_error_ns.emplace(code, at);
       if (inserted || at < it->second) {
         it->second = at;
-        result.first_error_message[code] = r.first_error_message.at(code);
+        result.first_error_message[code] = lane->result.first_error_message.at(code);
       }
     }
     for (const Lane::ServedBy& s : lane->served_by) {

@@ -52,7 +52,9 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
     struct WakeCheck {
       const BatchQueue* queue;
       size_t observed;
-      bool operator()() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      // absl::Mutex evaluates conditions with the mutex held; the assertion tells the analysis.
+      bool operator()() const {
+        queue->mu_.AssertHeld();
         return queue->queue_.size() != observed || queue->BatchDue();
       }
     } wake{this, queue_.size()};
