@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the offline deploy checks on the repository, then proves they bite: each broken copy of
-# the tree (grace period too short, a COPY of a missing file, a bad YAML file) must fail.
+# the tree (grace period too short, a COPY of a missing file, a bad YAML file, a fixed base
+# image) must fail.
 set -euo pipefail
 root=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,4 +21,6 @@ copy; sed -i 's|^COPY . .|COPY missing-dir/ .|' "$work/t/Dockerfile"
 expect_failure "a COPY of a missing path"
 copy; printf 'a: [unclosed\n' >"$work/t/deploy/k8s/broken.yaml"
 expect_failure "a YAML file that does not parse"
-echo "4 passed, 0 failed"
+copy; sed -i "s|^FROM \${RUNTIME_BASE}|FROM debian:12|" "$work/t/Dockerfile"
+expect_failure "a runtime base that is not a build argument"
+echo "5 passed, 0 failed"
