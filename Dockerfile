@@ -10,8 +10,9 @@
 # (--format docker: the OCI format has no HEALTHCHECK.)
 ARG CUDA_VERSION=13.0.1
 ARG UBUNTU=ubuntu24.04
-ARG BUILD_BASE=nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU}
-ARG RUNTIME_BASE=nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}
+# Fully qualified, so podman (which has no default registry) resolves them as docker does.
+ARG BUILD_BASE=docker.io/nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU}
+ARG RUNTIME_BASE=docker.io/nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}
 
 FROM ${BUILD_BASE} AS build
 # ON: the CUDA engine must build (the default, on the CUDA devel base); OFF: CPU engine only;
@@ -22,7 +23,15 @@ WORKDIR /src
 # until the script changes.
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN ./scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
-COPY . .
+# Only what sortd and sortctl build from (tests, benches and docs are off), so a change to
+# those alone keeps the compile layer cached.
+COPY CMakeLists.txt ./
+COPY proto proto
+COPY kernels kernels
+COPY worker worker
+COPY server server
+COPY client client
+COPY scripts/collect-runtime.sh scripts/
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA="${SORTD_CUDA}" \
       -DSORTD_BUILD_TESTS=OFF -DSORTD_BUILD_BENCH=OFF \
  && cmake --build build --parallel "$(nproc)" --target sortd sortctl \
