@@ -58,6 +58,7 @@ check() {  # check NAME COMMAND...
 fatal() { echo "FAIL $*"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 mib() { echo $(($1 / 1048576)); }
+sctl() { timeout 60 "$sortctl" "$@"; }  # every client call is bounded
 
 # --- The base: Debian 12 minbase, keyed by what makes it; the tarball survives podman resets.
 suite=bookworm mirror=http://deb.debian.org/debian
@@ -69,9 +70,9 @@ if ! podman image exists "$base"; then
   if [[ ! -s $cache ]]; then
     echo "--- debootstrap $suite (cached in $cache)"
     mkdir -p "$(dirname "$cache")"
-    debootstrap --variant=minbase "$suite" "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    timeout 900 debootstrap --variant=minbase "$suite" "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
       { tail -20 "$work/debootstrap.log"; fatal "debootstrap"; }
-    tar -C "$work/rootfs" -c . >"$cache.tmp" && mv "$cache.tmp" "$cache"
+    tar -C "$work/rootfs" -c . >"$cache.$$" && mv "$cache.$$" "$cache"  # whole, even with a run beside
     rm -rf "$work/rootfs"
   fi
   podman import -q "$cache" "$base" >/dev/null
@@ -82,7 +83,7 @@ podman image prune -f --filter until=168h >/dev/null || true
 
 # --- Build: CPU-only on the Debian base, the way the README documents it.
 start=$SECONDS
-podman build --format docker --build-arg BUILD_BASE="$base" --build-arg RUNTIME_BASE="$base" \
+timeout 1800 podman build --format docker --build-arg BUILD_BASE="$base" --build-arg RUNTIME_BASE="$base" \
   --build-arg SORTD_CUDA=OFF -t "$image" "$root" >"$work/build.log" 2>&1 ||
   { tail -40 "$work/build.log"; fatal "podman build"; }
 echo "image built in $((SECONDS - start))s"
@@ -120,7 +121,7 @@ check "HEALTHCHECK is sortctl health" bash -c \
 expect_sorted() {  # expect_sorted TYPE INPUT EXPECTED [flags...]
   local type=$1 input=$2 expected=$3 got
   shift 3
-  got=$(printf '%s' "$input" | "$sortctl" sort --target="$target" --key_type="$type" "$@" | tr '\n\t' '  ')
+  got=$(printf '%s' "$input" | sctl sort --target="$target" --key_type="$type" "$@" | tr '\n\t' '  ')
   [[ $got == "$expected " ]] || { echo "  $type $*: got '$got' want '$expected '"; return 1; }
 }
 check "sortctl from the host: u32" expect_sorted u32 "5 3 4294967295 0 3" "0 3 3 5 4294967295"
@@ -140,7 +141,7 @@ expect_error() {  # expect_error PATTERN COMMAND...
 }
 check "the server's error comes back through the port" expect_error \
   "INVALID_ARGUMENT: algorithm: ODD_EVEN_TRANSPOSITION" \
-  bash -c "seq 40000 | '$sortctl' sort --target=$target --algorithm=odd_even_transposition"
+  bash -c "seq 40000 | timeout 60 '$sortctl' sort --target=$target --algorithm=odd_even_transposition"
 
 curl -sf --max-time 10 "http://127.0.0.1:$mport/metrics" >"$work/scrape.txt" || echo "  /metrics did not answer"
 check "/metrics answers with sortd's counters" grep -q '^sortd_requests_total{' "$work/scrape.txt"
@@ -155,10 +156,14 @@ check "promtool check metrics: no findings" lint
 check "sortd runs as the non-root user (uid 10001)" bash -c \
   "podman exec '$id' cat /proc/1/status | grep -Eq '^Uid:\s+10001\s+10001\s+10001\s+10001$'"
 # Only the runtime: no compiler, build tree, headers or sources; sortd's libraries all resolve.
-check "the image holds no toolchain, sources or headers" bash -c \
-  "podman run --rm --no-healthcheck --entrypoint sh '$image' -c 'for p in /usr/bin/cc /usr/bin/g++ /usr/bin/cmake /usr/bin/ninja /src /usr/include/grpcpp /usr/include/google; do test -e \$p && echo \"  found \$p\" && exit 1; done; true'"
-check "every library sortd and sortctl load resolves in the image" bash -c \
-  "podman run --rm --no-healthcheck --entrypoint sh '$image' -c 'ldd /opt/sortd/bin/sortd /opt/sortd/bin/sortctl' | { ! grep 'not found'; }"
+in_image() { podman run --rm --no-healthcheck --entrypoint sh "$image" -c "$1"; }
+# shellcheck disable=SC2016 # expanded by the container's shell
+check "the image holds no toolchain, sources or headers" in_image '
+  for p in /usr/bin/cc /usr/bin/g++ /usr/bin/cmake /usr/bin/ninja /src /usr/include/grpcpp /usr/include/google; do
+    if test -e "$p"; then echo "  found $p"; exit 1; fi
+  done'
+check "every library sortd and sortctl load resolves in the image" in_image '
+  ! ldd /opt/sortd/bin/sortd /opt/sortd/bin/sortctl | grep "not found"'
 check "sortd's part of the image is under 100 MiB" test $((size - base_size)) -lt $((100 * 1048576))
 
 stopped_in() {  # stopped_in CONTAINER MAX_SECONDS: podman stop (SIGTERM), exit 0 within the time
@@ -176,7 +181,7 @@ dport=$(free_port)
 "${run[@]}" --name "$id-drain" -p "127.0.0.1:$dport:50051" "$image" --listen=0.0.0.0:50051 \
   --metrics_listen= --drain_deadline=30s --test_delay_per_job=3s || fatal "podman run (drain)"
 check "drain container healthy" healthy "$id-drain"
-seq 20000 -1 1 | "$sortctl" sort --target="127.0.0.1:$dport" >"$work/drained.txt" &
+seq 20000 -1 1 | sctl sort --target="127.0.0.1:$dport" >"$work/drained.txt" &
 client=$!
 sleep 1
 check "podman stop with a request in flight: exits 0 within the deadline" stopped_in "$id-drain" 30
@@ -186,9 +191,11 @@ check "its response is correct" bash -c "seq 20000 | cmp -s - '$work/drained.txt
 # --- The compose stack: deploy/compose's sortd command and Prometheus config, in one pod (the
 # pod maps the name sortd to itself, so prometheus.yml's target sortd:9464 is used unchanged).
 compose=$root/deploy/compose
-read -r -a sortd_cmd < <(python3 -c "import yaml,sys; print(' '.join(yaml.safe_load(open(sys.argv[1]))['services']['sortd']['command']))" "$compose/docker-compose.yml")
+read -r -a sortd_cmd < <(python3 -c "import sys, yaml
+print(' '.join(yaml.safe_load(open(sys.argv[1]))['services']['sortd']['command']))" "$compose/docker-compose.yml")
+((${#sortd_cmd[@]} > 0)) || fatal "no services.sortd.command in docker-compose.yml"
 start=$SECONDS
-podman build --format docker --build-arg BASE="$base" -f "$root/tests/deploy/prometheus.Containerfile" \
+timeout 900 podman build --format docker --build-arg BASE="$base" -f "$root/tests/deploy/prometheus.Containerfile" \
   -t "$prom_image" "$work" >"$work/prom-build.log" 2>&1 || { tail -20 "$work/prom-build.log"; fatal "Prometheus image build"; }
 echo "Prometheus image built in $((SECONDS - start))s"
 cport=$(free_port) pport=$(free_port)
@@ -198,7 +205,7 @@ podman pod create --name "$id-pod" --add-host sortd:127.0.0.1 \
 podman run -d --pod "$id-pod" --name "$id-pod-prometheus" \
   -v "$compose/prometheus.yml:/etc/prometheus/prometheus.yml:ro" "$prom_image" >/dev/null || fatal "compose: prometheus"
 check "compose: sortd healthy" healthy "$id-pod-sortd"
-for ((i = 0; i < 30; ++i)); do seq 100 | "$sortctl" sort --target="127.0.0.1:$cport" >/dev/null; done
+for ((i = 0; i < 30; ++i)); do seq 100 | sctl sort --target="127.0.0.1:$cport" >/dev/null; done
 query='sum(sortd_requests_total{code="OK"})'
 prom_sees_traffic() {
   local i value=""
