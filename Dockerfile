@@ -5,7 +5,8 @@
 #   docker run -p 50051:50051 sortd                               # CPU engine, no GPU needed
 # Any Debian/Ubuntu base works through build arguments; a CPU-only image needs no CUDA at all
 # (CI builds this one with podman on a locally made Debian 12 base, tests/deploy/container_test.sh):
-#   podman build --format docker --build-arg BUILD_BASE=debian:12 --build-arg RUNTIME_BASE=debian:12 \
+#   podman build --format docker --build-arg BUILD_BASE=docker.io/library/debian:12 \
+#     --build-arg RUNTIME_BASE=docker.io/library/debian:12 \
 #     --build-arg SORTD_CUDA=OFF -t sortd:cpu .
 # (--format docker: the OCI format has no HEALTHCHECK.)
 ARG CUDA_VERSION=13.0.1
