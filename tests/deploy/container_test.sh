@@ -22,11 +22,10 @@ fi
 work=$(mktemp -d)
 id=sortd-ct-$$
 image=localhost/sortd-ct:$$
-prom_image=localhost/sortd-ct-prometheus:$$
 cleanup() {
   podman pod rm -f "$id-pod" >/dev/null 2>&1 || true
   podman rm -f "$id" "$id-drain" >/dev/null 2>&1 || true
-  podman rmi -f "$image" "$prom_image" >/dev/null 2>&1 || true
+  podman rmi -f "$image" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -194,10 +193,15 @@ compose=$root/deploy/compose
 read -r -a sortd_cmd < <(python3 -c "import sys, yaml
 print(' '.join(yaml.safe_load(open(sys.argv[1]))['services']['sortd']['command']))" "$compose/docker-compose.yml")
 ((${#sortd_cmd[@]} > 0)) || fatal "no services.sortd.command in docker-compose.yml"
+# A test fixture like the base, kept between runs (removing it would drop its layers too).
+prom_image=localhost/sortd-ct-prometheus:$(cat "$root/tests/deploy/prometheus.Containerfile" <(echo "$base") |
+  sha256sum | cut -c1-12)
 start=$SECONDS
-timeout 900 podman build --format docker --build-arg BASE="$base" -f "$root/tests/deploy/prometheus.Containerfile" \
-  -t "$prom_image" "$work" >"$work/prom-build.log" 2>&1 || { tail -20 "$work/prom-build.log"; fatal "Prometheus image build"; }
-echo "Prometheus image built in $((SECONDS - start))s"
+if ! podman image exists "$prom_image"; then
+  timeout 900 podman build --format docker --build-arg BASE="$base" -f "$root/tests/deploy/prometheus.Containerfile" \
+    -t "$prom_image" "$work" >"$work/prom-build.log" 2>&1 || { tail -20 "$work/prom-build.log"; fatal "Prometheus image build"; }
+fi
+echo "Prometheus image $prom_image ready in $((SECONDS - start))s"
 cport=$(free_port) pport=$(free_port)
 podman pod create --name "$id-pod" --add-host sortd:127.0.0.1 \
   -p "127.0.0.1:$cport:50051" -p "127.0.0.1:$pport:9090" >/dev/null || fatal "podman pod create"
