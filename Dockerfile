@@ -3,22 +3,42 @@
 #   docker build -t sortd .
 #   docker run --gpus all -p 50051:50051 -p 9464:9464 sortd      # GPU engine when present
 #   docker run -p 50051:50051 sortd                               # CPU engine, no GPU needed
+# Any Debian/Ubuntu base works through build arguments; a CPU-only image needs no CUDA at all
+# (CI builds this one with podman on a locally made Debian 12 base, tests/deploy/container_test.sh):
+#   podman build --format docker --build-arg BUILD_BASE=docker.io/library/debian:12 \
+#     --build-arg RUNTIME_BASE=docker.io/library/debian:12 \
+#     --build-arg SORTD_CUDA=OFF -t sortd:cpu .
+# (--format docker: the OCI format has no HEALTHCHECK.)
 ARG CUDA_VERSION=13.0.1
 ARG UBUNTU=ubuntu24.04
+# Fully qualified, so podman (which has no default registry) resolves them as docker does.
+ARG BUILD_BASE=docker.io/nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU}
+ARG RUNTIME_BASE=docker.io/nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}
 
-FROM nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU} AS build
+FROM ${BUILD_BASE} AS build
+# ON: the CUDA engine must build (the default, on the CUDA devel base); OFF: CPU engine only;
+# AUTO: whichever the base allows.
+ARG SORTD_CUDA=ON
 WORKDIR /src
 # Dependencies first, through the same script the README and CI use, so this layer is cached
 # until the script changes.
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN ./scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
-COPY . .
-RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA=ON \
+# Only what sortd and sortctl build from (tests, benches and docs are off), so a change to
+# those alone keeps the compile layer cached.
+COPY CMakeLists.txt ./
+COPY proto proto
+COPY kernels kernels
+COPY worker worker
+COPY server server
+COPY client client
+COPY scripts/collect-runtime.sh scripts/
+RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA="${SORTD_CUDA}" \
       -DSORTD_BUILD_TESTS=OFF -DSORTD_BUILD_BENCH=OFF \
  && cmake --build build --parallel "$(nproc)" --target sortd sortctl \
  && ./scripts/collect-runtime.sh /out build/server/sortd build/client/sortctl
 
-FROM nvidia/cuda:${CUDA_VERSION}-runtime-${UBUNTU}
+FROM ${RUNTIME_BASE}
 COPY --from=build /out /opt/sortd
 ENV PATH=/opt/sortd/bin:$PATH \
     LD_LIBRARY_PATH=/opt/sortd/lib

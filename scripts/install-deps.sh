@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything sortd needs to build and test, from the distribution's packages only.
-# Used by the README, .ci/run and the Dockerfile. Works on Debian 12 and Ubuntu 24.04, as root or
-# through sudo, and skips the package manager entirely when everything is already installed.
+# Used by the README, .ci/run, the Dockerfile and (--container) the container test. Works on
+# Debian 12 and Ubuntu 24.04, as root or through sudo, and skips the package manager entirely
+# when everything is already installed.
 set -euo pipefail
 
 packages=(
@@ -10,10 +11,19 @@ packages=(
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
-# Tools only the test suite uses; --build-only (the Dockerfile's build stage) skips them.
-if [[ ${1:-} != --build-only ]]; then
-  packages+=(python3 python3-yaml curl prometheus shellcheck clang libclang-rt-dev clang-format)
-fi
+case ${1:-} in
+  --build-only) ;;  # the Dockerfile's build stage: no test tools
+  # tests/deploy/container_test.sh: podman with runc (crun refuses hybrid cgroups), CNI networking
+  # for published ports, catatonit for pods, debootstrap for the local Debian base image, and
+  # the checks' tools.
+  --container)
+    packages=(podman runc containernetworking-plugins catatonit debootstrap
+      python3 python3-yaml curl prometheus) ;;
+  # Tools only the test suite and CI's checks use: the clang builds (thread-safety analysis and
+  # sanitizers), clang-format and shellcheck.
+  *) packages+=(python3 python3-yaml curl prometheus shellcheck clang libclang-rt-dev
+       clang-format) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -148,9 +148,21 @@ check(any(d["type"] == "prometheus" and "prometheus:9090" in d["url"] for d in d
 
 # 4. Dockerfile.
 dockerfile = (root / "Dockerfile").read_text()
-stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+# The bases are build arguments (any Debian/Ubuntu base); their defaults must be the CUDA images.
+global_args = dict(re.findall(r"^ARG\s+(\w+)=(\S+)", dockerfile.split("\nFROM", 1)[0], re.M))
+def expand(text):
+    for _ in range(5):
+        text = re.sub(r"\$\{(\w+)\}", lambda m: global_args.get(m.group(1), m.group(0)), text)
+    return text
+raw_stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+stages = [expand(s) for s in raw_stages]
 check(len(stages) >= 2, "Dockerfile should be multi-stage")
-check(any("devel" in s for s in stages[:-1]) and "runtime" in stages[-1], "build on CUDA devel, run on CUDA runtime")
+check(any("nvidia/cuda:" in s and "devel" in s for s in stages[:-1]) and "nvidia/cuda:" in stages[-1]
+      and "runtime" in stages[-1], f"by default build on CUDA devel, run on CUDA runtime (stages: {stages})")
+check(raw_stages[0] == "${BUILD_BASE}" and raw_stages[-1] == "${RUNTIME_BASE}",
+      "FROM ${BUILD_BASE} ... FROM ${RUNTIME_BASE}: the bases are build arguments")
+check(re.search(r"^ARG SORTD_CUDA=ON$", dockerfile, re.M) and '-DSORTD_CUDA="${SORTD_CUDA}"' in dockerfile,
+      "the CUDA build is a build argument (ON by default, OFF for a CPU-only image)")
 for src in re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M):
     check(src == "." or (root / src).exists(), f"Dockerfile COPY source {src} does not exist")
 check("scripts/install-deps.sh" in dockerfile, "Dockerfile must install dependencies with scripts/install-deps.sh")

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Runs the offline deploy checks on the repository, then proves they bite: each broken copy of
-# the tree (grace period too short, a COPY of a missing file, a bad YAML file) must fail.
+# the tree (grace period too short, a COPY of a missing file, a bad YAML file, a fixed base
+# image) must fail.
 set -euo pipefail
 root=$1
 here=$(cd "$(dirname "$0")" && pwd)
 python3 "$here/check_deploy.py" "$root"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-copy() { rm -rf "$work/t" && mkdir -p "$work/t" && cp -r "$root/deploy" "$root/Dockerfile" "$root/.dockerignore" "$root/README.md" "$root/scripts" "$root/.ci" "$work/t/"; }
+copy() {  # the files the checks read, the Dockerfile's COPY sources among them
+  rm -rf "$work/t" && mkdir -p "$work/t" && cp -r "$root/deploy" "$root/Dockerfile" "$root/.dockerignore" \
+    "$root/README.md" "$root/scripts" "$root/.ci" "$root/CMakeLists.txt" "$root/proto" "$root/kernels" \
+    "$root/worker" "$root/server" "$root/client" "$work/t/"
+}
+# The unchanged copy passes, so each failure below is the broken file's.
+copy; python3 "$here/check_deploy.py" "$work/t" >"$work/out" || { cat "$work/out"; echo "FAIL: the copy fails"; exit 1; }
 expect_failure() {
   if python3 "$here/check_deploy.py" "$work/t" >"$work/out" 2>&1; then
     echo "FAIL: the checks accepted a tree with $1"; exit 1
@@ -16,8 +23,10 @@ expect_failure() {
 }
 copy; sed -i 's/terminationGracePeriodSeconds: 50/terminationGracePeriodSeconds: 20/' "$work/t/deploy/k8s/deployment.yaml"
 expect_failure "a grace period shorter than the drain"
-copy; sed -i 's|^COPY . .|COPY missing-dir/ .|' "$work/t/Dockerfile"
+copy; sed -i 's|^COPY worker worker|COPY missing-dir/ worker|' "$work/t/Dockerfile"
 expect_failure "a COPY of a missing path"
 copy; printf 'a: [unclosed\n' >"$work/t/deploy/k8s/broken.yaml"
 expect_failure "a YAML file that does not parse"
-echo "4 passed, 0 failed"
+copy; sed -i "s|^FROM \${RUNTIME_BASE}|FROM debian:12|" "$work/t/Dockerfile"
+expect_failure "a runtime base that is not a build argument"
+echo "5 passed, 0 failed"
