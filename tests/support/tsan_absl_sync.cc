@@ -9,7 +9,6 @@
 
 #include <string_view>
 
-#include "absl/base/macros.h"
 #include "absl/base/options.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -17,7 +16,9 @@
 
 // The symbol names below spell Abseil's inline namespace; another Abseil build must fail here,
 // not link wrappers that are never called.
-static_assert(std::string_view(ABSL_STRINGIFY(ABSL_OPTION_INLINE_NAMESPACE_NAME)) == "debian3",
+#define SORTD_TSAN_STRING(x) SORTD_TSAN_STRING_(x)
+#define SORTD_TSAN_STRING_(x) #x
+static_assert(std::string_view(SORTD_TSAN_STRING(ABSL_OPTION_INLINE_NAMESPACE_NAME)) == "debian3",
               "tsan_absl_sync.cc names Debian 12's Abseil symbols (inline namespace debian3)");
 
 namespace {
