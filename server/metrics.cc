@@ -170,8 +170,9 @@ Metrics::Metrics(const BuildInfo& build)
   auto& transport =
       prometheus::BuildCounter()
           .Name("sortd_sort_requests_by_transport_total")
-          .Help("Valid SortKeys requests by how their arrays travelled: bytes (in the messages) "
-                "or shared_memory (in registered regions).")
+          .Help(
+              "Valid SortKeys requests by how their arrays travelled: bytes (in the messages) "
+              "or shared_memory (in registered regions).")
           .Register(*registry_);
   transport_ = {&transport.Add({{"transport", "bytes"}}),
                 &transport.Add({{"transport", "shared_memory"}})};
@@ -185,7 +186,9 @@ Metrics::Metrics(const BuildInfo& build)
             "Bytes of registered regions pinned for the GPUs' DMA (cudaHostRegister).")};
 }
 
-void Metrics::RecordTransport(bool shared_memory) { transport_[shared_memory ? 1 : 0]->Increment(); }
+void Metrics::RecordTransport(bool shared_memory) {
+  transport_[shared_memory ? 1 : 0]->Increment();
+}
 
 void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes) {
   shared_memory_[0]->Set(static_cast<double>(regions));

@@ -73,8 +73,8 @@ class Metrics : public EngineObserver {
   SeriesCache<prometheus::Counter, 1> bytes_sorted_;       // key_type
   SeriesCache<prometheus::Histogram, 1> launch_requests_;  // worker
   SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
-  std::array<prometheus::Counter*, 2> transport_;  // bytes, shared_memory
-  std::array<prometheus::Gauge*, 3> shared_memory_;  // regions, mapped bytes, pinned bytes
+  std::array<prometheus::Counter*, 2> transport_;          // bytes, shared_memory
+  std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

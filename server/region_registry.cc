@@ -87,8 +87,8 @@ absl::StatusOr<std::unique_ptr<RegionRegistry>> RegionRegistry::Create(
       new RegionRegistry(options, engine, std::move(dir), *std::move(guard)));
 }
 
-RegionRegistry::RegionRegistry(const SharedMemoryOptions& options, SortEngine* engine,
-                               UniqueFd dir, std::unique_ptr<SigbusGuard> guard)
+RegionRegistry::RegionRegistry(const SharedMemoryOptions& options, SortEngine* engine, UniqueFd dir,
+                               std::unique_ptr<SigbusGuard> guard)
     : options_(options), engine_(engine), dir_(std::move(dir)), guard_(std::move(guard)) {}
 
 absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, size_t byte_size) {
@@ -127,8 +127,7 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   if (base == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat(what, ": mmap"));
   std::shared_ptr<MappedRegion> region(
       new MappedRegion(name, std::move(fd), static_cast<char*>(base), byte_size));
-  absl::StatusOr<std::unique_ptr<SigbusGuard::Watch>> watch =
-      guard_->WatchMapping(base, byte_size);
+  absl::StatusOr<std::unique_ptr<SigbusGuard::Watch>> watch = guard_->WatchMapping(base, byte_size);
   if (!watch.ok()) return watch.status();
   region->watch_ = *std::move(watch);
   // Pinning failures (no GPU, the locked-memory limit) leave the region usable through staging.
@@ -140,11 +139,10 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   if (regions_.contains(name)) {
     return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
   }
-  if (regions_.size() >= options_.max_regions ||
-      byte_size > options_.max_bytes - mapped_bytes_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "shared-memory limits reached while mapping region '", name, "' (",
-        options_.max_regions, " regions, ", options_.max_bytes, " bytes)"));
+  if (regions_.size() >= options_.max_regions || byte_size > options_.max_bytes - mapped_bytes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("shared-memory limits reached while mapping region '", name, "' (",
+                     options_.max_regions, " regions, ", options_.max_bytes, " bytes)"));
   }
   mapped_bytes_ += byte_size;
   regions_.emplace(name, region);
@@ -163,8 +161,8 @@ absl::Status RegionRegistry::Unregister(const std::string& name) {
 }
 
 RegionStats RegionRegistry::StatsOf(const MappedRegion& region) {
-  return RegionStats{region.name(), region.size(), region.pinned_for_dma(),
-                     region.in_flight.load(), region.total.load()};
+  return RegionStats{region.name(), region.size(), region.pinned_for_dma(), region.in_flight.load(),
+                     region.total.load()};
 }
 
 std::vector<RegionStats> RegionRegistry::List() const {
@@ -185,8 +183,8 @@ SharedMemoryTotals RegionRegistry::Totals() const {
   return totals;
 }
 
-absl::StatusOr<std::shared_ptr<MappedRegion>> RegionRegistry::Find(
-    const std::string& name, const std::string& field) const {
+absl::StatusOr<std::shared_ptr<MappedRegion>> RegionRegistry::Find(const std::string& name,
+                                                                   const std::string& field) const {
   absl::MutexLock lock(&mu_);
   auto it = regions_.find(name);
   if (it == regions_.end()) {

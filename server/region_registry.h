@@ -25,7 +25,7 @@ namespace sortd {
 struct SharedMemoryOptions {
   bool enabled = false;
   std::string dir = "/dev/shm";
-  size_t max_regions = 64;             // registered at once
+  size_t max_regions = 64;              // registered at once
   size_t max_bytes = size_t{64} << 30;  // mapped at once, over all registered regions
 };
 
@@ -80,7 +80,7 @@ class RegionRegistry {
   // `engine` pins regions for its DMA (RegisterHostMemory) and must outlive the registry. Installs
   // the process's SIGBUS guard: one registry at a time.
   static absl::StatusOr<std::unique_ptr<RegionRegistry>> Create(const SharedMemoryOptions& options,
-                                                                 SortEngine* engine);
+                                                                SortEngine* engine);
 
   // INVALID_ARGUMENT for a bad name or size, NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION
   // for a file that cannot be opened or is too small, ALREADY_EXISTS, RESOURCE_EXHAUSTED past the

@@ -30,9 +30,9 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
     if (!region.ok()) return region.status();
     const std::shared_ptr<MappedRegion>& r = *region;
     if (range.offset() > r->size() || range.byte_size() > r->size() - range.offset()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": bytes [", range.offset(), ", ", range.offset() + range.byte_size(),
-          ") lie outside region '", r->name(), "' of ", r->size(), " bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": bytes [", range.offset(), ", ", range.offset() + range.byte_size(),
+                       ") lie outside region '", r->name(), "' of ", r->size(), " bytes"));
     }
     if (std::none_of(lease->regions_.begin(), lease->regions_.end(),
                      [&](const auto& held) { return held == r; })) {

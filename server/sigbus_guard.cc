@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"

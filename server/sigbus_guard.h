@@ -1,5 +1,5 @@
-// Contains SIGBUS from shared-memory regions whose file shrank under sortd. A CPU read or write of a
-// mapping past the end of its (truncated) file raises SIGBUS, which would kill the process: a
+// Contains SIGBUS from shared-memory regions whose file shrank under sortd. A CPU read or write of
+// a mapping past the end of its (truncated) file raises SIGBUS, which would kill the process: a
 // careless or hostile client could take the server down for everyone. The guard's handler
 // recognises a fault inside a watched mapping, replaces that whole mapping with anonymous memory
 // (so the faulting access, and any later one, completes on harmless zeros), marks the mapping

@@ -161,8 +161,9 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortInRegions(grpc::CallbackServerCon
   // The lease keeps the regions mapped until the engine is done with the job; a region that shrank
   // meanwhile fails the request even when the sort itself went through.
   job->done = [this, finish, lease, key_type, n, bytes](const absl::Status& status,
-                                                       const SortReport& report) {
+                                                        const SortReport& report) mutable {
     const absl::Status final_status = status.ok() ? lease->CheckIntact() : status;
+    lease.reset();  // no longer in flight once the caller can see the answer
     if (final_status.ok()) metrics_->RecordSort(key_type, report, n, bytes);
     finish(final_status, &report);
   };

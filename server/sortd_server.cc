@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -133,7 +133,8 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(&s->service_);
   if (options.enable_echo) builder.RegisterService(&s->echo_service_);
-  if (s->shared_memory_service_ != nullptr) builder.RegisterService(s->shared_memory_service_.get());
+  if (s->shared_memory_service_ != nullptr)
+    builder.RegisterService(s->shared_memory_service_.get());
   builder.SetMaxReceiveMessageSize(GrpcMessageLimit(options.limits.max_request_bytes));
   builder.SetMaxSendMessageSize(-1);  // responses are bounded by validation (kMaxResponseBytes)
   s->server_ = builder.BuildAndStart();

@@ -30,9 +30,8 @@ absl::Status CheckRange(const v1::RegionRange& range, const char* field, size_t 
     return absl::InvalidArgumentError(absl::StrCat(field, ".region: empty; name a region"));
   }
   if (range.offset() > UINT64_MAX - range.byte_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": offset ", range.offset(),
-                                                   " + byte_size ", range.byte_size(),
-                                                   " overflows"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": offset ", range.offset(), " + byte_size ", range.byte_size(), " overflows"));
   }
   if (range.byte_size() != expected_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".byte_size: ", range.byte_size(),
@@ -65,8 +64,8 @@ absl::Status CheckRegionRanges(const v1::SortRequest& request, const ValidatedJo
   std::vector<Named> inputs = {{"keys_region", &request.keys_region(), nullptr}};
   if (spec.value_width != 0) {
     if (!request.has_values_region()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "values_region: missing; value_width is ", spec.value_width, " (set 0 for no values)"));
+      return absl::InvalidArgumentError(absl::StrCat("values_region: missing; value_width is ",
+                                                     spec.value_width, " (set 0 for no values)"));
     }
     if (absl::Status s = CheckRange(request.values_region(), "values_region", n * spec.value_width);
         !s.ok()) {
@@ -92,22 +91,22 @@ absl::Status CheckRegionRanges(const v1::SortRequest& request, const ValidatedJo
   absl::Status s = output(true, request.has_out_keys_region(), request.out_keys_region(),
                           "out_keys_region", n * KeyWidth(spec.key_type), &request.keys_region());
   if (s.ok()) {
-    s = output(spec.value_width != 0, request.has_out_values_region(),
-               request.out_values_region(), "out_values_region", n * spec.value_width,
-               &request.values_region());
+    s = output(spec.value_width != 0, request.has_out_values_region(), request.out_values_region(),
+               "out_values_region", n * spec.value_width, &request.values_region());
   }
   if (s.ok()) {
-    s = output(spec.return_indices, request.has_out_indices_region(),
-               request.out_indices_region(), "out_indices_region", n * 4, nullptr);
+    s = output(spec.return_indices, request.has_out_indices_region(), request.out_indices_region(),
+               "out_indices_region", n * 4, nullptr);
   }
   if (!s.ok()) return s;
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (const Named& in : inputs) {
-      const bool in_place = in.range == outputs[i].own_input && SameRange(*in.range, *outputs[i].range);
+      const bool in_place =
+          in.range == outputs[i].own_input && SameRange(*in.range, *outputs[i].range);
       if (!in_place && Overlap(*in.range, *outputs[i].range)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            outputs[i].field, ": overlaps ", in.field,
-            "; an output may only be exactly its own input's range (in place)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(outputs[i].field, ": overlaps ", in.field,
+                         "; an output may only be exactly its own input's range (in place)"));
       }
     }
     for (size_t j = 0; j < i; ++j) {
@@ -142,9 +141,8 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
 
   const size_t width = KeyWidth(spec.key_type);
   job.shared_memory = request.has_keys_region();
-  if (!job.shared_memory &&
-      (request.has_values_region() || request.has_out_keys_region() ||
-       request.has_out_values_region() || request.has_out_indices_region())) {
+  if (!job.shared_memory && (request.has_values_region() || request.has_out_keys_region() ||
+                             request.has_out_values_region() || request.has_out_indices_region())) {
     return absl::InvalidArgumentError(
         "keys_region: missing, but other *_region fields are set; name every array by region, "
         "or none");

@@ -1,7 +1,6 @@
 // The client's shared-memory calls through an in-process sortd that serves them: registration,
 // typed sorts through regions (checked against the bytes path of the same server), in place,
-// the errors the API promises, and sortctl bench's shm transport. Built only with
-// -DSORTD_SHM_CLIENT_TESTS=ON until the server side of issue #16 lands (see ShmServerOptions).
+// the errors the API promises, and sortctl bench's shm transport.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -3,7 +3,8 @@
 # --shared_memory (issue #16): the same output as the bytes path, in place too, every bench
 # response verified, the errors a user meets, and no region file left behind. Regions live in a
 # private --shared_memory_dir under the test's scratch folder, not in /dev/shm.
-# Runs only when built with -DSORTD_SHM_CLIENT_TESTS=ON (it needs the server side).
+# Also: the GPU pool's path on CPU stand-ins, a Unix socket, a drain with a region request in
+# flight, and the refusal of shared memory on a non-loopback address.
 # Usage: sortctl_shm_test.sh SORTD SORTCTL
 set -euo pipefail
 sortd=$1
@@ -72,6 +73,36 @@ check "a --shm_dir sortd does not use: NOT_FOUND from the server" expect_error "
   bash -c "seq 3 | '$sortctl' sort --target=$target --transport=shm --shm_dir=$work"
 check "a missing --shm_dir" expect_error "NOT_FOUND" \
   bash -c "seq 3 | '$sortctl' sort --target=$target --transport=shm --shm_dir=$work/nope"
+
+# The GPU pool's path on CPU stand-ins: small requests batched, large ones alone, all verified.
+start_sortd --engine=gpu --test_stand_in_gpus=2 --shared_memory --shared_memory_dir="$shm"
+"$sortctl" bench --target="127.0.0.1:$port" --warmup=0s --seed=11 --progress=false \
+  "${shm_flags[@]}" --requests=400 --concurrency=16 --channels=4 --sizes=loguniform:2-200000 \
+  --key_type=i32 --value_width=4 --json >"$work/standin.json"
+check "stand-in GPUs: every response verified" json_check "$work/standin.json" \
+  "r['requests_ok'] == 400 and r['errors'] == 0 and r['passed']"
+check "stand-in GPUs: requests counted by transport" \
+  bash -c "$(declare -f scrape); mport=$mport; scrape | grep -q 'sortd_sort_requests_by_transport_total{transport=\"shared_memory\"} 400'"
+kill -TERM "$pid"
+wait "$pid"
+
+# Over a Unix socket, and drained on SIGTERM with a region request in flight: it completes.
+start_sortd --listen="unix:$work/shm.sock" --shared_memory --shared_memory_dir="$shm" \
+  --test_delay_per_job=1500ms --drain_deadline=20s
+seq 100000 -1 1 >"$work/desc.txt"
+"$sortctl" sort --target="unix:$work/shm.sock" "${shm_flags[@]}" --input="$work/desc.txt" \
+  >"$work/drained.txt" &
+client=$!
+sleep 0.5
+kill -TERM "$pid"
+check "SIGTERM: the region request in flight completes" wait "$client"
+check "SIGTERM: its result is sorted" cmp -s "$work/drained.txt" <(seq 1 100000)
+check "SIGTERM: sortd exits 0" wait "$pid"
+check "after the drain no region is left" no_regions_left
+
+check "shared memory on a non-loopback address is refused at start" expect_error \
+  "not a Unix socket or a loopback address" "$sortd" --listen=0.0.0.0:0 --metrics_listen= \
+  --shared_memory --shared_memory_dir="$shm"
 
 start_sortd --cpu_threads=1
 check "sort against a sortd without --shared_memory" expect_error "UNIMPLEMENTED" \

@@ -14,6 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/server/server_fixture.h"
 #include "tests/support/sort_verify.h"
@@ -131,7 +133,7 @@ TEST_F(SharedMemoryTest, EveryKeyTypeValuesIndicesInPlaceAndNot) {
                                     " desc=", descending, " seed=", seed));
           const size_t kw = KeyWidth(type);
           const std::string keys = MakeKeys(type, n, Distribution::kFewUnique, seed);
-          const std::string values = MakeValues(vw, n);
+          const std::string values = vw != 0 ? MakeValues(vw, n) : std::string();
           // Layout: keys at 0, values at 64K, outputs at 128K..., indices at 512K.
           std::memcpy(region.data(), keys.data(), keys.size());
           std::memcpy(region.data() + (64 << 10), values.data(), values.size());
@@ -256,8 +258,7 @@ TEST_F(SharedMemoryTest, BadRangesAreRefusedNamingTheField) {
        grpc::StatusCode::INVALID_ARGUMENT, "multiple"},
       {"output size", [](v1::SortRequest& r) { r.mutable_out_keys_region()->set_byte_size(8); },
        grpc::StatusCode::INVALID_ARGUMENT, "out_keys_region.byte_size"},
-      {"partial overlap",
-       [](v1::SortRequest& r) { r.mutable_out_keys_region()->set_offset(4); },
+      {"partial overlap", [](v1::SortRequest& r) { r.mutable_out_keys_region()->set_offset(4); },
        grpc::StatusCode::INVALID_ARGUMENT, "out_keys_region: overlaps keys_region"},
       {"missing output", [](v1::SortRequest& r) { r.clear_out_keys_region(); },
        grpc::StatusCode::INVALID_ARGUMENT, "out_keys_region: missing"},
@@ -296,17 +297,17 @@ TEST_F(SharedMemoryTest, OffWithoutTheFlagAndOnlyOnLoopback) {
   auto channel = grpc::CreateChannel(plain.target, grpc::InsecureChannelCredentials());
   grpc::ClientContext context;
   v1::RegisterRegionResponse response;
-  EXPECT_EQ(v1::SharedMemory::NewStub(channel)->RegisterRegion(&context, {}, &response)
-                .error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(
+      v1::SharedMemory::NewStub(channel)->RegisterRegion(&context, {}, &response).error_code(),
+      grpc::StatusCode::UNIMPLEMENTED);
   v1::SortRequest request;
   request.set_key_type(v1::KEY_TYPE_UINT32);
   *request.mutable_keys_region() = Range("r", 0, 400);
   *request.mutable_out_keys_region() = Range("r", 400, 400);
   grpc::ClientContext sort_context;
   v1::SortResponse sorted;
-  const grpc::Status off = v1::SortService::NewStub(channel)->SortKeys(&sort_context, request,
-                                                                       &sorted);
+  const grpc::Status off =
+      v1::SortService::NewStub(channel)->SortKeys(&sort_context, request, &sorted);
   EXPECT_EQ(off.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(off.error_message(), HasSubstr("--shared_memory"));
 
@@ -317,11 +318,12 @@ TEST_F(SharedMemoryTest, OffWithoutTheFlagAndOnlyOnLoopback) {
   options.shared_memory.dir = dir_;
   auto engine = CpuEngine::Create({});
   ASSERT_TRUE(engine.ok());
-  auto refused = SortdServer::Start(options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}),
-                                    std::move(*engine));
+  auto refused = SortdServer::Start(
+      options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}), std::move(*engine));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("not a Unix socket or a loopback"));
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("not a Unix socket or a loopback"));
 }
 
 // Unregistering a region in use: the request finishes; later ones get NOT_FOUND.

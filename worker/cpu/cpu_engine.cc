@@ -25,8 +25,7 @@ void CorruptKeys(SortJob& job) {
 // CPU path makes of its input, as protobuf parsing would have). An input that the job's output
 // overwrites (a region sorted in place) is copied first too: the sorter's output must not overlap
 // its input.
-const char* Contiguous(const ByteSource& source, const OutputBytes& output,
-                       OutputBytes& gathered) {
+const char* Contiguous(const ByteSource& source, const OutputBytes& output, OutputBytes& gathered) {
   std::optional<absl::string_view> view = source.contiguous();
   const bool overwritten = view && output.data != nullptr && output.size > 0 &&
                            output.data < view->data() + view->size() &&

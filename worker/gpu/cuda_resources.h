@@ -144,8 +144,8 @@ struct HostRegistration {
 
 using CudaStream = CudaHandle<cuda_traits::Stream>;
 using CudaEvent = CudaHandle<cuda_traits::Event>;
-using DeviceBuffer = CudaHandle<cuda_traits::DeviceMemory>;  // cudaMalloc
-using PinnedBuffer = CudaHandle<cuda_traits::PinnedMemory>;  // cudaMallocHost
+using DeviceBuffer = CudaHandle<cuda_traits::DeviceMemory>;          // cudaMalloc
+using PinnedBuffer = CudaHandle<cuda_traits::PinnedMemory>;          // cudaMallocHost
 using HostRegistration = CudaHandle<cuda_traits::HostRegistration>;  // cudaHostRegister
 
 // Makes `device` current for this thread and restores the previous device on destruction.

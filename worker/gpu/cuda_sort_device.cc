@@ -344,8 +344,8 @@ void CudaSortDevice::ShareOutputs(const LaunchShape& shape, const LaunchArrays& 
   }
 }
 
-void CudaSortDevice::CopyOutputsToPreset(const LaunchShape& shape, const LaunchArrays& a,
-                                         size_t at, SortJob& job) {
+void CudaSortDevice::CopyOutputsToPreset(const LaunchShape& shape, const LaunchArrays& a, size_t at,
+                                         SortJob& job) {
   const size_t n = job.n, kw = shape.key_width, vw = shape.value_width;
   std::memcpy(job.out_keys.data, a.staging(LaunchArrays::kKeys) + at * kw, n * kw);
   if (vw) std::memcpy(job.out_values.data, a.staging(LaunchArrays::kValues) + at * vw, n * vw);
@@ -355,7 +355,7 @@ void CudaSortDevice::CopyOutputsToPreset(const LaunchShape& shape, const LaunchA
 }
 
 absl::StatusOr<std::shared_ptr<void>> CudaSortDevice::RegisterHostMemory(void* data,
-                                                                          size_t bytes) const {
+                                                                         size_t bytes) const {
   absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(options_.device);
   if (!on_device.ok()) return on_device.status();
   absl::StatusOr<HostRegistration> registration = HostRegistration::Create(data, bytes);

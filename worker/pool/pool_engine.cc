@@ -64,8 +64,7 @@ size_t PoolEngine::healthy_workers() const {
 }
 
 DeviceWorker* PoolEngine::PickWorker(const SortJob& job) const {
-  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, JobBytes(job),
-                           !PinnedForDma(job));
+  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, JobBytes(job), !PinnedForDma(job));
 }
 
 absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data, size_t bytes) {
@@ -78,10 +77,9 @@ absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data,
 
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   const Algorithm hint = job->spec.algorithm;
-  const bool wants_device =
-      hint != Algorithm::kCpu &&
-      (hint != Algorithm::kAuto ||
-       options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
+  const bool wants_device = hint != Algorithm::kCpu &&
+                            (hint != Algorithm::kAuto ||
+                             options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
   if (worker == nullptr) {
     // No device wanted, none healthy, or none large enough: the CPU engine serves, and the
