@@ -41,12 +41,84 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
 }
 
 SortClient::SortClient(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
-    : channel_(std::move(channel)), stub_(v1::SortService::NewStub(channel_)), options_(options) {}
+    : channel_(std::move(channel)),
+      stub_(v1::SortService::NewStub(channel_)),
+      shm_stub_(v1::SharedMemory::NewStub(channel_)),
+      options_(options) {}
 
 absl::Status SortClient::SortRaw(const v1::SortRequest& request, v1::SortResponse* response) {
   grpc::ClientContext context;
   ApplyTimeout(options_, context);
   return FromGrpcStatus(stub_->SortKeys(&context, request, response));
+}
+
+v1::SortRequest RequestWithoutArrays(v1::KeyType key_type, uint32_t value_width,
+                                     const SortOptions& options) {
+  v1::SortRequest request;
+  request.set_key_type(key_type);
+  request.set_value_width(value_width);
+  request.set_order(options.descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  request.set_stable(options.stable);
+  request.set_return_indices(options.return_indices);
+  request.set_algorithm(options.algorithm);
+  return request;
+}
+
+absl::Status CheckRegionFits(const SharedMemoryRegion& region, const RegionLayout& layout) {
+  if (!region.registered()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("region '", region.name(), "' is not registered; call Register first"));
+  }
+  if (layout.total_bytes > region.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("region '", region.name(), "' has ",
+                                                   region.size(), " bytes; this sort needs ",
+                                                   layout.total_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::RegionInfo> SortClient::RegisterRegion(const std::string& name,
+                                                          uint64_t byte_size) {
+  grpc::ClientContext context;
+  ApplyTimeout(options_, context);
+  v1::RegisterRegionRequest request;
+  request.set_name(name);
+  request.set_byte_size(byte_size);
+  v1::RegisterRegionResponse response;
+  const grpc::Status status = shm_stub_->RegisterRegion(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.region();
+}
+
+absl::Status SortClient::UnregisterRegion(const std::string& name) {
+  grpc::ClientContext context;
+  ApplyTimeout(options_, context);
+  v1::UnregisterRegionRequest request;
+  request.set_name(name);
+  v1::UnregisterRegionResponse response;
+  return FromGrpcStatus(shm_stub_->UnregisterRegion(&context, request, &response));
+}
+
+absl::StatusOr<std::vector<v1::RegionInfo>> SortClient::ListRegions() {
+  grpc::ClientContext context;
+  ApplyTimeout(options_, context);
+  v1::ListRegionsResponse response;
+  const grpc::Status status = shm_stub_->ListRegions(&context, v1::ListRegionsRequest(), &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return std::vector<v1::RegionInfo>(response.regions().begin(), response.regions().end());
+}
+
+absl::Status SortClient::SortInRegion(const v1::SortRequest& request, v1::SortResponse* response) {
+  // Checked here because a request with both would be refused by the server anyway, and one with
+  // neither is a plain byte sort of nothing: neither is what a caller of this method meant.
+  if (!request.has_keys_region()) {
+    return absl::InvalidArgumentError("keys_region: not set; SortInRegion sorts region ranges");
+  }
+  if (!request.keys().empty() || !request.values().empty()) {
+    return absl::InvalidArgumentError(
+        "keys, values: must be empty when the arrays are in regions (keys_region is set)");
+  }
+  return SortRaw(request, response);
 }
 
 absl::StatusOr<bool> SortClient::IsServing() {

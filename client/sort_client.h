@@ -2,7 +2,10 @@
 //  - typed helpers: std::vector<float> in, sorted vector (and permutation) out;
 //  - SortRaw: a caller-built SortRequest (move the packed bytes into it) and a SortResponse to
 //    fill, adding no copies beyond gRPC's own serialisation.
-// Errors come back as absl::Status carrying the gRPC code and the server's message unchanged.
+// And, on the same host as a sortd run with --shared_memory, both again with the arrays in a
+// SharedMemoryRegion (client/shm_region.h) instead of the messages:
+// SortViaRegion/SortPairsViaRegion and SortInRegion. Errors come back as absl::Status carrying the
+// gRPC code and the server's message unchanged.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +15,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/shm_region.h"
 #include "grpcpp/channel.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
@@ -45,6 +50,9 @@ struct SortResult {
   std::string device;
   v1::StageTimings timings;
 };
+
+// Where a region sort writes its results: after the inputs (which stay as they were), or over them.
+enum class RegionPlacement { kSeparateOutputs, kInPlace };
 
 template <typename Key>
 constexpr v1::KeyType KeyTypeOf() {
@@ -81,6 +89,31 @@ class SortClient {
                                                    absl::Span<const Value> values,
                                                    const SortOptions& options = {});
 
+  // ---- shared memory: sortd --shared_memory, same host, Unix socket or loopback ----
+  // Registers `name` (a file in sortd's --shared_memory_dir) for its first byte_size bytes.
+  // Prefer SharedMemoryRegion::Register, which also unregisters.
+  absl::StatusOr<v1::RegionInfo> RegisterRegion(const std::string& name, uint64_t byte_size);
+  absl::Status UnregisterRegion(const std::string& name);
+  absl::StatusOr<std::vector<v1::RegionInfo>> ListRegions();
+
+  // SortKeys with the arrays in registered regions: `request` names keys_region (and the other
+  // ranges) and leaves the byte fields empty; the results are in the regions when this returns OK,
+  // and `response` carries what ran, where, and the timings. INVALID_ARGUMENT, without a call,
+  // when keys_region is unset or a byte field is not empty.
+  absl::Status SortInRegion(const v1::SortRequest& request, v1::SortResponse* response);
+
+  // Typed, like Sort and SortPairs: copies the arrays into `region` (registered, laid out by
+  // PlanRegionLayout, so at least that large), sorts there, and copies the results out.
+  template <typename Key>
+  absl::StatusOr<SortResult<Key>> SortViaRegion(
+      SharedMemoryRegion& region, absl::Span<const Key> keys, const SortOptions& options = {},
+      RegionPlacement placement = RegionPlacement::kSeparateOutputs);
+  template <typename Key, typename Value>
+  absl::StatusOr<SortResult<Key, Value>> SortPairsViaRegion(
+      SharedMemoryRegion& region, absl::Span<const Key> keys, absl::Span<const Value> values,
+      const SortOptions& options = {},
+      RegionPlacement placement = RegionPlacement::kSeparateOutputs);
+
   // True when the server's health service reports SERVING.
   absl::StatusOr<bool> IsServing();
 
@@ -90,19 +123,37 @@ class SortClient {
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTyped(absl::Span<const Key> keys, const Value* values,
                                                    size_t value_count, const SortOptions& options);
+  template <typename Key, typename Value>
+  absl::StatusOr<SortResult<Key, Value>> SortTypedViaRegion(SharedMemoryRegion& region,
+                                                            absl::Span<const Key> keys,
+                                                            const Value* values, size_t value_count,
+                                                            const SortOptions& options,
+                                                            RegionPlacement placement);
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::SortService::Stub> stub_;
+  std::unique_ptr<v1::SharedMemory::Stub> shm_stub_;
   ClientOptions options_;
 };
 
 // ---- implementation of the templates ----
 
+// A request with everything but the arrays: key type, value width, order, stability, indices,
+// algorithm.
+v1::SortRequest RequestWithoutArrays(v1::KeyType key_type, uint32_t value_width,
+                                     const SortOptions& options);
+// INVALID_ARGUMENT when `region` is not registered or smaller than `layout` needs.
+absl::Status CheckRegionFits(const SharedMemoryRegion& region, const RegionLayout& layout);
+
+template <typename T>
+std::vector<T> UnpackLittleEndian(const void* bytes, size_t size) {
+  std::vector<T> out(size / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes, out.size() * sizeof(T));
+  return out;
+}
 template <typename T>
 std::vector<T> UnpackLittleEndian(const std::string& bytes) {
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  return out;
+  return UnpackLittleEndian<T>(bytes.data(), bytes.size());
 }
 
 template <typename Key, typename Value>
@@ -110,17 +161,12 @@ absl::StatusOr<SortResult<Key, Value>> SortClient::SortTyped(absl::Span<const Ke
                                                              const Value* values,
                                                              size_t value_count,
                                                              const SortOptions& options) {
-  v1::SortRequest request;
-  request.set_key_type(KeyTypeOf<Key>());
+  v1::SortRequest request =
+      RequestWithoutArrays(KeyTypeOf<Key>(), values != nullptr ? sizeof(Value) : 0, options);
   request.set_keys(reinterpret_cast<const char*>(keys.data()), keys.size() * sizeof(Key));
   if (values != nullptr) {
-    request.set_value_width(sizeof(Value));
     request.set_values(reinterpret_cast<const char*>(values), value_count * sizeof(Value));
   }
-  request.set_order(options.descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
-  request.set_stable(options.stable);
-  request.set_return_indices(options.return_indices);
-  request.set_algorithm(options.algorithm);
   v1::SortResponse response;
   absl::Status status = SortRaw(request, &response);
   if (!status.ok()) return status;
@@ -146,6 +192,63 @@ absl::StatusOr<SortResult<Key, Value>> SortClient::SortPairs(absl::Span<const Ke
                                                              const SortOptions& options) {
   static_assert(sizeof(Value) == 4 || sizeof(Value) == 8, "values are 4- or 8-byte records");
   return SortTyped<Key, Value>(keys, values.data(), values.size(), options);
+}
+
+template <typename Key, typename Value>
+absl::StatusOr<SortResult<Key, Value>> SortClient::SortTypedViaRegion(
+    SharedMemoryRegion& region, absl::Span<const Key> keys, const Value* values, size_t value_count,
+    const SortOptions& options, RegionPlacement placement) {
+  if (values != nullptr && value_count != keys.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("values: ", value_count, " values for ", keys.size(), " keys"));
+  }
+  const uint32_t value_width = values != nullptr ? sizeof(Value) : 0;
+  const RegionLayout layout =
+      PlanRegionLayout(keys.size(), sizeof(Key), value_width, options.return_indices,
+                       placement == RegionPlacement::kInPlace);
+  if (absl::Status s = CheckRegionFits(region, layout); !s.ok()) return s;
+  v1::SortRequest request = RequestWithoutArrays(KeyTypeOf<Key>(), value_width, options);
+  if (!keys.empty())
+    std::memcpy(region.data() + layout.keys.offset, keys.data(), layout.keys.bytes);
+  if (values != nullptr && value_count != 0) {
+    std::memcpy(region.data() + layout.values.offset, values, layout.values.bytes);
+  }
+  ApplyRegionLayout(layout, region.name(), &request);
+  v1::SortResponse response;
+  absl::Status status = SortInRegion(request, &response);
+  if (!status.ok()) return status;
+  SortResult<Key, Value> result;
+  const uint8_t* base = region.data();
+  result.keys = UnpackLittleEndian<Key>(base + layout.out_keys.offset, layout.out_keys.bytes);
+  if (values != nullptr) {
+    result.values =
+        UnpackLittleEndian<Value>(base + layout.out_values.offset, layout.out_values.bytes);
+  }
+  if (options.return_indices) {
+    result.indices =
+        UnpackLittleEndian<uint32_t>(base + layout.out_indices.offset, layout.out_indices.bytes);
+  }
+  result.algorithm = response.algorithm();
+  result.device = response.device();
+  result.timings = response.timings();
+  return result;
+}
+
+template <typename Key>
+absl::StatusOr<SortResult<Key>> SortClient::SortViaRegion(SharedMemoryRegion& region,
+                                                          absl::Span<const Key> keys,
+                                                          const SortOptions& options,
+                                                          RegionPlacement placement) {
+  return SortTypedViaRegion<Key, uint32_t>(region, keys, nullptr, 0, options, placement);
+}
+
+template <typename Key, typename Value>
+absl::StatusOr<SortResult<Key, Value>> SortClient::SortPairsViaRegion(
+    SharedMemoryRegion& region, absl::Span<const Key> keys, absl::Span<const Value> values,
+    const SortOptions& options, RegionPlacement placement) {
+  static_assert(sizeof(Value) == 4 || sizeof(Value) == 8, "values are 4- or 8-byte records");
+  return SortTypedViaRegion<Key, Value>(region, keys, values.data(), values.size(), options,
+                                        placement);
 }
 
 }  // namespace sortd::client

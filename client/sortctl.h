@@ -19,6 +19,8 @@ ABSL_DECLARE_FLAG(std::string, order);
 ABSL_DECLARE_FLAG(bool, stable);
 ABSL_DECLARE_FLAG(bool, indices);
 ABSL_DECLARE_FLAG(std::string, algorithm);
+ABSL_DECLARE_FLAG(std::string, transport);
+ABSL_DECLARE_FLAG(std::string, shm_dir);
 
 namespace sortd::sortctl {
 
@@ -27,11 +29,13 @@ int Fail(const std::string& message, int code = 1);
 // "CODE: message", exit code 1.
 int FailStatus(const absl::Status& status);
 
-// --key_type, --algorithm and --order, which every command that sends requests reads.
+// --key_type, --algorithm, --order and --transport, which every command that sends requests reads.
 struct SortFlags {
   KeyType key_type = KeyType::kUint32;
   v1::Algorithm algorithm = v1::ALGORITHM_AUTO;
   bool descending = false;
+  bool shared_memory = false;  // --transport=shm
+  std::string shm_dir;
 };
 // INVALID_ARGUMENT naming the flag when one does not parse.
 absl::StatusOr<SortFlags> ParseSortFlags();

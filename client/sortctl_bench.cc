@@ -72,6 +72,8 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   o.value_width = absl::GetFlag(FLAGS_value_width);
   o.algorithm = sort_flags->algorithm;
   o.descending = sort_flags->descending;
+  o.shared_memory = sort_flags->shared_memory;
+  o.shm_dir = sort_flags->shm_dir;
   o.stable = absl::GetFlag(FLAGS_stable);
   o.return_indices = absl::GetFlag(FLAGS_indices);
   const std::string seed = absl::GetFlag(FLAGS_seed);

@@ -27,6 +27,11 @@ ABSL_FLAG(bool, stable, false, "Equal keys keep their input order");
 ABSL_FLAG(bool, indices, false, "Also return the permutation (input position of each output key)");
 ABSL_FLAG(std::string, algorithm, "auto",
           "auto, radix, bitonic, odd_even_merge, odd_even_transposition, library, cpu");
+ABSL_FLAG(std::string, transport, "bytes",
+          "bytes: arrays in the gRPC messages; shm: in a shared-memory region (same host as a "
+          "sortd run with --shared_memory, whose --shared_memory_dir is --shm_dir)");
+ABSL_FLAG(std::string, shm_dir, "/dev/shm",
+          "--transport=shm: where regions are created; must be sortd's --shared_memory_dir");
 
 namespace sortd::sortctl {
 
@@ -55,6 +60,12 @@ absl::StatusOr<SortFlags> ParseSortFlags() {
   if (order != "asc" && order != "desc")
     return absl::InvalidArgumentError("--order must be asc or desc");
   flags.descending = order == "desc";
+  const std::string transport = absl::GetFlag(FLAGS_transport);
+  if (transport != "bytes" && transport != "shm") {
+    return absl::InvalidArgumentError("--transport must be bytes or shm");
+  }
+  flags.shared_memory = transport == "shm";
+  flags.shm_dir = absl::GetFlag(FLAGS_shm_dir);
   return flags;
 }
 
@@ -85,10 +96,12 @@ int main(int argc, char** argv) {
       "client of sortd.\n"
       "  sortctl sort [--key_type=u32] [--format=text|binary] [--input=FILE] [--order=asc|desc]\n"
       "               [--stable] [--indices] [--values=FILE --value_type=u32] [--algorithm=auto]\n"
+      "               [--transport=bytes|shm [--shm_dir=/dev/shm] [--in_place]]\n"
       "  sortctl bench [--concurrency=16] [--channels=1] [--dispatchers=0]\n"
       "                [--rate=R --arrival=constant|poisson]\n"
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
+      "                [--transport=bytes|shm [--shm_dir=/dev/shm]]\n"
       "  sortctl health [--target=localhost:50051]");
   // --help and --helpshort list sortctl's flags (all defined under client/); --helpfull adds
   // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).

@@ -1,5 +1,6 @@
 // sortctl sort: sorts numbers from a file or stdin on the server and prints them.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -8,6 +9,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "client/shm_region.h"
 #include "client/sortctl.h"
 #include "client/text_io.h"
 #include "rpc/enum_convert.h"
@@ -26,6 +28,9 @@ ABSL_FLAG(std::string, indices_out, "",
           "Write the indices here (binary: packed uint32, required with --indices; text: default "
           "is a last column on stdout)");
 ABSL_FLAG(bool, verbose, false, "Print what ran, where, and the server's stage timings to stderr");
+ABSL_FLAG(bool, in_place, false,
+          "--transport=shm: the results overwrite the inputs in the region (default: separate "
+          "output ranges of the same region)");
 
 namespace sortd::sortctl {
 namespace {
@@ -62,6 +67,43 @@ absl::StatusOr<std::string> ReadArray(const std::string& path, KeyType type, boo
   return raw;
 }
 
+// --transport=shm: `request` (built for the bytes path) sorted through a region of its own. The
+// region is sized for the inputs and the outputs (PlanRegionLayout), filled with the request's
+// arrays, registered and named by the request instead of the bytes; the results are then copied
+// from the region into `response`, so the caller prints them as it prints a bytes response. The
+// region's destructor unregisters it, unmaps and unlinks the file on every return path.
+absl::Status SortThroughRegion(client::SortClient& client, v1::SortRequest request,
+                               const SortFlags& flags, bool in_place, v1::SortResponse* response) {
+  const uint32_t key_width = static_cast<uint32_t>(KeyWidth(flags.key_type));
+  const uint64_t n = request.keys().size() / key_width;
+  const client::RegionLayout layout = client::PlanRegionLayout(n, key_width, request.value_width(),
+                                                               request.return_indices(), in_place);
+  if (request.value_width() != 0 && request.values().size() != n * request.value_width()) {
+    return absl::InvalidArgumentError(absl::StrCat("values: ", request.values().size(),
+                                                   " bytes for ", n, " keys of ",
+                                                   request.value_width(), "-byte values"));
+  }
+  auto region = client::SharedMemoryRegion::Create(
+      flags.shm_dir, client::UniqueRegionName("sortctl"), layout.total_bytes);
+  if (!region.ok()) return region.status();
+  uint8_t* base = region->data();
+  std::memcpy(base + layout.keys.offset, request.keys().data(), request.keys().size());
+  std::memcpy(base + layout.values.offset, request.values().data(), request.values().size());
+  client::ApplyRegionLayout(layout, region->name(), &request);
+  if (absl::Status s = region->Register(client); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("registering region '", region->name(), "' (",
+                                               region->path(), "): ", s.message()));
+  }
+  if (absl::Status s = client.SortInRegion(request, response); !s.ok()) return s;
+  const auto bytes_at = [base](const client::RegionLayout::Span& span) {
+    return std::string(reinterpret_cast<const char*>(base) + span.offset, span.bytes);
+  };
+  response->set_keys(bytes_at(layout.out_keys));
+  if (request.value_width() != 0) response->set_values(bytes_at(layout.out_values));
+  if (request.return_indices()) response->set_indices(bytes_at(layout.out_indices));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunSort() {
@@ -79,6 +121,9 @@ int RunSort() {
   }
   if (binary && want_indices && absl::GetFlag(FLAGS_indices_out).empty()) {
     return Fail("--format=binary with --indices needs --indices_out=FILE", 2);
+  }
+  if (absl::GetFlag(FLAGS_in_place) && !sort_flags->shared_memory) {
+    return Fail("--in_place needs --transport=shm", 2);
   }
 
   v1::SortRequest request;
@@ -104,7 +149,10 @@ int RunSort() {
   auto client = MakeClient();
   if (!client.ok()) return FailStatus(client.status());
   v1::SortResponse response;
-  absl::Status status = (*client)->SortRaw(request, &response);
+  const absl::Status status = sort_flags->shared_memory
+                                  ? SortThroughRegion(**client, std::move(request), *sort_flags,
+                                                      absl::GetFlag(FLAGS_in_place), &response)
+                                  : (*client)->SortRaw(request, &response);
   if (!status.ok()) return FailStatus(status);
   if (absl::GetFlag(FLAGS_verbose)) {
     const auto& t = response.timings();

@@ -98,6 +98,18 @@ ABSL_FLAG(bool, mutex_deadlock_detection, false,
           "Run Abseil's mutex deadlock detection (a stack trace and a global lock-graph update on "
           "every lock, gRPC's included: Debian builds Abseil without NDEBUG, so it is on unless "
           "turned off); for debugging only, it costs every request");
+ABSL_FLAG(bool, shared_memory, sortd::SharedMemoryOptions().enabled,
+          "Serve the SharedMemory RPCs: callers on this host register files in "
+          "--shared_memory_dir and sort arrays in them without sending the bytes. Anyone who can "
+          "reach sortd can then have it read and write any file there that sortd can open, so it "
+          "is refused unless --listen is unix:PATH or a loopback address");
+ABSL_FLAG(std::string, shared_memory_dir, sortd::SharedMemoryOptions().dir,
+          "The only directory whose files may be registered as shared-memory regions (by plain "
+          "name; symlinks are refused)");
+ABSL_FLAG(uint64_t, shared_memory_max_regions, sortd::SharedMemoryOptions().max_regions,
+          "Most shared-memory regions registered at once");
+ABSL_FLAG(uint64_t, shared_memory_max_bytes, sortd::SharedMemoryOptions().max_bytes,
+          "Most bytes of shared-memory regions mapped at once");
 ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection,
           "Serve gRPC server reflection (for grpcurl and similar tools)");
 
@@ -197,6 +209,10 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
+  options.shared_memory.enabled = absl::GetFlag(FLAGS_shared_memory);
+  options.shared_memory.dir = absl::GetFlag(FLAGS_shared_memory_dir);
+  options.shared_memory.max_regions = absl::GetFlag(FLAGS_shared_memory_max_regions);
+  options.shared_memory.max_bytes = absl::GetFlag(FLAGS_shared_memory_max_bytes);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.enable_echo = absl::GetFlag(FLAGS_enable_echo);
   auto server = sortd::SortdServer::Start(options, std::move(metrics), std::move(*engine));

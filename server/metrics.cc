@@ -167,6 +167,33 @@ Metrics::Metrics(const BuildInfo& build)
   for (size_t i = 0; i < stage_latency_.size(); ++i) {
     stage_latency_[i] = &stages.Add({{"stage", names[i]}}, LatencyBuckets());
   }
+  auto& transport =
+      prometheus::BuildCounter()
+          .Name("sortd_sort_requests_by_transport_total")
+          .Help(
+              "Valid SortKeys requests by how their arrays travelled: bytes (in the messages) "
+              "or shared_memory (in registered regions).")
+          .Register(*registry_);
+  transport_ = {&transport.Add({{"transport", "bytes"}}),
+                &transport.Add({{"transport", "shared_memory"}})};
+  const auto gauge = [this](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
+  };
+  shared_memory_ = {
+      gauge("sortd_shared_memory_regions", "Shared-memory regions registered."),
+      gauge("sortd_shared_memory_mapped_bytes", "Bytes of registered regions mapped by sortd."),
+      gauge("sortd_shared_memory_pinned_bytes",
+            "Bytes of registered regions pinned for the GPUs' DMA (cudaHostRegister).")};
+}
+
+void Metrics::RecordTransport(bool shared_memory) {
+  transport_[shared_memory ? 1 : 0]->Increment();
+}
+
+void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes) {
+  shared_memory_[0]->Set(static_cast<double>(regions));
+  shared_memory_[1]->Set(static_cast<double>(mapped_bytes));
+  shared_memory_[2]->Set(static_cast<double>(pinned_bytes));
 }
 
 Metrics::~Metrics() { exposer_.reset(); }

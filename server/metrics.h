@@ -4,6 +4,7 @@
 // family, low-cardinality labels) and pass `promtool check metrics`.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,11 @@ class Metrics : public EngineObserver {
 
   void OnLaunch(absl::string_view worker, size_t requests, size_t keys) override;
 
+  // One SortKeys request that passed validation, by how its arrays travelled.
+  void RecordTransport(bool shared_memory);
+  // Shared-memory regions registered now (after each register and unregister).
+  void SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes);
+
   // The text exposition of everything, as a scrape would return it.
   std::string Scrape() const;
 
@@ -67,6 +73,8 @@ class Metrics : public EngineObserver {
   SeriesCache<prometheus::Counter, 1> bytes_sorted_;       // key_type
   SeriesCache<prometheus::Histogram, 1> launch_requests_;  // worker
   SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
+  std::array<prometheus::Counter*, 2> transport_;          // bytes, shared_memory
+  std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "rpc/status_util.h"
+#include "server/region_request.h"
 #include "server/sort_wire.h"
 
 namespace sortd {
@@ -65,6 +66,10 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
   absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
       SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);
   if (!validated.ok()) return refuse(validated.status());
+  metrics_->RecordTransport(validated->shared_memory);
+  if (validated->shared_memory) {
+    return SortInRegions(context, reactor, *request, *validated, arrival, response);
+  }
   if (validated->n <= 1) {
     *response = AnswerTrivially(*validated, *request, arrival);
     metrics_->RecordRequest("SortKeys", absl::StatusCode::kOk, key_type, "none",
@@ -99,6 +104,68 @@ grpc::ServerUnaryReactor* SortServiceImpl::SortKeys(grpc::CallbackServerContext*
                             status.ok() ? AlgorithmName(report.algorithm) : "none",
                             absl::Now() - arrival);
     reactor->Finish(ToGrpcStatus(status));
+  };
+  engine_->Submit(std::move(job));
+  return reactor;
+}
+
+// The shared-memory form: no array bytes either way. Copies: the CPU engine reads and writes the
+// regions in place (one copy of an input it overwrites); a GPU worker DMAs straight from and into
+// them when they are pinned (sortd.proto, SharedMemory).
+grpc::ServerUnaryReactor* SortServiceImpl::SortInRegions(grpc::CallbackServerContext* context,
+                                                         grpc::ServerUnaryReactor* reactor,
+                                                         const SortRequestFrame& request,
+                                                         const ValidatedJob& validated,
+                                                         absl::Time arrival,
+                                                         grpc::ByteBuffer* response) {
+  const absl::string_view key_type = KeyTypeName(validated.spec.key_type);
+  // Answers with the report and no array bytes, or with the error.
+  auto finish = [this, reactor, response, arrival, key_type](const absl::Status& status,
+                                                             const SortReport* report) {
+    if (status.ok()) {
+      v1::SortResponse fields;
+      FillReport(*report, arrival, &fields);
+      *response = BuildSortResponse(fields, {}, {}, {});
+    }
+    metrics_->RecordRequest("SortKeys", status.code(), key_type,
+                            status.ok() ? AlgorithmName(report->algorithm) : "none",
+                            absl::Now() - arrival);
+    reactor->Finish(ToGrpcStatus(status));
+  };
+  if (regions_ == nullptr) {
+    finish(absl::FailedPreconditionError("keys_region: shared memory is off on this server "
+                                         "(start sortd with --shared_memory)"),
+           nullptr);
+    return reactor;
+  }
+  auto job = std::make_unique<SortJob>();
+  job->spec = validated.spec;
+  job->n = validated.n;
+  absl::StatusOr<std::unique_ptr<RegionLease>> attached =
+      AttachRegions(*regions_, request.fields, validated, *job);
+  if (!attached.ok()) {
+    finish(attached.status(), nullptr);
+    return reactor;
+  }
+  std::shared_ptr<RegionLease> lease = *std::move(attached);
+  if (job->n <= 1) {
+    AnswerTrivialRegionJob(*job);
+    const SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
+    finish(lease->CheckIntact(), &report);
+    return reactor;
+  }
+  job->arrival = arrival;
+  job->deadline = DeadlineOf(*context);
+  job->is_cancelled = [context] { return context->IsCancelled(); };
+  const size_t n = job->n, bytes = job->keys.size() + job->values.size();
+  // The lease keeps the regions mapped until the engine is done with the job; a region that shrank
+  // meanwhile fails the request even when the sort itself went through.
+  job->done = [this, finish, lease, key_type, n, bytes](const absl::Status& status,
+                                                        const SortReport& report) mutable {
+    const absl::Status final_status = status.ok() ? lease->CheckIntact() : status;
+    lease.reset();  // no longer in flight once the caller can see the answer
+    if (final_status.ok()) metrics_->RecordSort(key_type, report, n, bytes);
+    finish(final_status, &report);
   };
   engine_->Submit(std::move(job));
   return reactor;

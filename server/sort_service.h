@@ -8,6 +8,8 @@
 #include <atomic>
 
 #include "server/metrics.h"
+#include "server/region_registry.h"
+#include "server/sort_wire.h"
 #include "server/validation.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 #include "worker/engine.h"
@@ -17,9 +19,11 @@ namespace sortd {
 class SortServiceImpl final
     : public v1::SortService::WithRawCallbackMethod_SortKeys<v1::SortService::Service> {
  public:
-  // `engine` and `metrics` must outlive the service.
-  SortServiceImpl(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits)
-      : engine_(engine), metrics_(metrics), limits_(limits) {}
+  // `engine`, `metrics` and `regions` must outlive the service; `regions` is null when shared
+  // memory is off.
+  SortServiceImpl(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits,
+                  const RegionRegistry* regions = nullptr)
+      : engine_(engine), metrics_(metrics), limits_(limits), regions_(regions) {}
 
   grpc::ServerUnaryReactor* SortKeys(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
@@ -29,9 +33,16 @@ class SortServiceImpl final
   void StartDraining() { draining_.store(true); }
 
  private:
+  grpc::ServerUnaryReactor* SortInRegions(grpc::CallbackServerContext* context,
+                                          grpc::ServerUnaryReactor* reactor,
+                                          const SortRequestFrame& request,
+                                          const ValidatedJob& validated, absl::Time arrival,
+                                          grpc::ByteBuffer* response);
+
   SortEngine* const engine_;
   Metrics* const metrics_;
   const ValidationLimits limits_;
+  const RegionRegistry* const regions_;
   std::atomic<bool> draining_{false};
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -53,22 +54,64 @@ absl::Status CheckUnixSocketFree(const std::string& address) {
       absl::StrCat("could not listen on ", address, ": another server is serving on ", path));
 }
 
+// Shared memory lets a caller have sortd read and write files by name, so it is served only to
+// callers on this host: a Unix socket, or a loopback address.
+absl::Status CheckSharedMemoryListen(const std::string& address) {
+  absl::string_view host = address;
+  if (absl::StartsWith(host, "unix:")) return absl::OkStatus();
+  absl::ConsumePrefix(&host, "ipv4:");
+  absl::ConsumePrefix(&host, "ipv6:");
+  if (absl::StartsWith(host, "[")) {
+    host = host.substr(1, host.find(']') == absl::string_view::npos ? 0 : host.find(']') - 1);
+  } else {
+    host = host.substr(0, host.rfind(':'));
+  }
+  if (host == "localhost" || host == "::1" || absl::StartsWith(host, "127.")) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--shared_memory: listen address ", address,
+      " is not a Unix socket or a loopback address; shared memory lets any caller have sortd "
+      "read and write files in --shared_memory_dir, so it is served only on unix:PATH, "
+      "127.0.0.1, [::1] or localhost"));
+}
+
 }  // namespace
 
 SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
-                         std::unique_ptr<SortEngine> engine)
+                         std::unique_ptr<SortEngine> engine,
+                         std::unique_ptr<RegionRegistry> regions)
     : options_(options),
       metrics_(std::move(metrics)),
       engine_(std::move(engine)),
-      service_(engine_.get(), metrics_.get(), options.limits),
-      echo_service_(options.limits) {}
+      regions_(std::move(regions)),
+      service_(engine_.get(), metrics_.get(), options.limits, regions_.get()),
+      echo_service_(options.limits) {
+  if (regions_ != nullptr) {
+    shared_memory_service_ =
+        std::make_unique<SharedMemoryServiceImpl>(regions_.get(), metrics_.get());
+  }
+}
 
 absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     const ServerOptions& options, std::unique_ptr<Metrics> metrics,
     std::unique_ptr<SortEngine> engine) {
   if (engine == nullptr) return absl::InvalidArgumentError("no engine given to the server");
   if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
-  std::unique_ptr<SortdServer> s(new SortdServer(options, std::move(metrics), std::move(engine)));
+  std::unique_ptr<RegionRegistry> regions;
+  if (options.shared_memory.enabled) {
+    absl::Status listen = CheckSharedMemoryListen(options.listen_address);
+    absl::StatusOr<std::unique_ptr<RegionRegistry>> registry =
+        listen.ok() ? RegionRegistry::Create(options.shared_memory, engine.get())
+                    : absl::StatusOr<std::unique_ptr<RegionRegistry>>(listen);
+    if (!registry.ok()) {
+      engine->Shutdown(absl::InfinitePast());
+      return registry.status();
+    }
+    regions = *std::move(registry);
+  }
+  std::unique_ptr<SortdServer> s(
+      new SortdServer(options, std::move(metrics), std::move(engine), std::move(regions)));
   s->metrics_->AttachEngine(s->engine_.get());
   // Before anything is started that a refusal would have to take down again.
   if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {
@@ -90,6 +133,8 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(&s->service_);
   if (options.enable_echo) builder.RegisterService(&s->echo_service_);
+  if (s->shared_memory_service_ != nullptr)
+    builder.RegisterService(s->shared_memory_service_.get());
   builder.SetMaxReceiveMessageSize(GrpcMessageLimit(options.limits.max_request_bytes));
   builder.SetMaxSendMessageSize(-1);  // responses are bounded by validation (kMaxResponseBytes)
   s->server_ = builder.BuildAndStart();

@@ -14,6 +14,8 @@
 #include "grpcpp/server.h"
 #include "server/echo_service.h"
 #include "server/metrics.h"
+#include "server/region_registry.h"
+#include "server/shared_memory_service.h"
 #include "server/sort_service.h"
 #include "server/validation.h"
 #include "worker/engine.h"
@@ -23,6 +25,9 @@ namespace sortd {
 struct ServerOptions {
   std::string listen_address = "0.0.0.0:50051";  // "host:0" picks a free port (tests)
   ValidationLimits limits;
+  // Shared-memory regions for same-host callers (the SharedMemory service): off by default, and
+  // refused unless listen_address is a Unix socket or a loopback address.
+  SharedMemoryOptions shared_memory;
   bool enable_reflection = true;
   // Prometheus /metrics listen address, "host:port"; empty serves no metrics endpoint.
   std::string metrics_address;
@@ -59,12 +64,16 @@ class SortdServer {
 
  private:
   SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
-              std::unique_ptr<SortEngine> engine);
+              std::unique_ptr<SortEngine> engine, std::unique_ptr<RegionRegistry> regions);
 
   const ServerOptions options_;
   std::unique_ptr<Metrics> metrics_;  // declared before the engine: it observes the engine
   std::unique_ptr<SortEngine> engine_;
+  // Null when shared memory is off. Requests hold its regions while the engine runs them, and the
+  // engine is drained (Shutdown) before any member goes.
+  std::unique_ptr<RegionRegistry> regions_;
   SortServiceImpl service_;
+  std::unique_ptr<SharedMemoryServiceImpl> shared_memory_service_;
   EchoServiceImpl echo_service_;
   std::unique_ptr<grpc::Server> server_;
   void PublishWorkerHealth();

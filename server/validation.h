@@ -26,6 +26,9 @@ inline constexpr size_t kMaxResponseBytes = (size_t{1} << 31) - (size_t{1} << 20
 struct ValidatedJob {
   SortSpec spec;
   size_t n = 0;
+  // The arrays are in shared-memory regions (keys_region is set): the ranges are consistent with
+  // the spec and with each other, but not yet checked against any region (server/region_request.h).
+  bool shared_memory = false;
 };
 
 // What validation reads: a request's fields and the sizes of its two byte arrays, which on the

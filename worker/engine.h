@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "worker/job_bytes.h"
@@ -62,6 +63,11 @@ struct SortJob {
   OutputBytes out_keys;
   OutputBytes out_values;
   OutputBytes out_indices;
+  // Region-backed jobs (shared memory): the caller sets the outputs above before Submit, each
+  // exactly the result's size and pointing into a region, and the engine writes the results there
+  // instead of allocating. An output may be exactly its input's bytes (sorted in place), but may
+  // not otherwise overlap an input or another output.
+  bool outputs_preset = false;
 
   // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
   // a job handed back twice to the CPU engine, so no job circles between workers.
@@ -91,6 +97,13 @@ class SortEngine {
   // Sets the drain deadline ahead of Shutdown while still taking jobs, for an engine that is
   // another's fallback: jobs rerouted to it during the drain obey the same deadline.
   virtual void BeginDrain(absl::Time deadline) {}
+
+  // Pins [data, data + bytes) for the engine's DMA where it has any (the GPU pool), so jobs whose
+  // bytes lie there need no host copies. The registration lasts until the returned owner is
+  // destroyed. Null (and OK) when the engine needs none.
+  virtual absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) {
+    return std::shared_ptr<void>();
+  }
 
   // Human-readable description for logs ("cpu engine, 8 threads").
   virtual std::string Describe() const = 0;

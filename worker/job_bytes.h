@@ -19,6 +19,10 @@ class ByteSource {
   explicit ByteSource(absl::string_view contiguous) { Append(contiguous); }
 
   void Append(absl::string_view piece);
+  // Marks the bytes as lying in host memory pinned for the GPUs' DMA (a registered shared-memory
+  // region), so a GPU worker copies them to the device directly, without staging.
+  void set_dma_ready(bool ready) { dma_ready_ = ready; }
+  bool dma_ready() const { return dma_ready_; }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -33,6 +37,7 @@ class ByteSource {
   std::vector<absl::string_view> pieces_;
   std::vector<size_t> starts_;  // starts_[i]: offset of pieces_[i], for CopyTo's search
   size_t size_ = 0;
+  bool dma_ready_ = false;
 };
 
 // Output bytes whose storage is kept alive by `owner`: a heap block, or a lease on a GPU worker's
@@ -41,6 +46,8 @@ struct OutputBytes {
   char* data = nullptr;
   size_t size = 0;
   std::shared_ptr<char> owner;
+  // In host memory pinned for the GPUs' DMA (a registered shared-memory region).
+  bool dma_ready = false;
 
   // Uninitialised heap storage: outputs are overwritten whole, so zero-filling them is waste.
   static OutputBytes Allocate(size_t size);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "worker/engine.h"
 
@@ -37,6 +39,11 @@ class SortDevice {
   // The largest staging block the device could take right now (responses still being sent hold
   // the rest); SIZE_MAX for a device without a staging pool.
   virtual size_t staging_free_bytes() const { return SIZE_MAX; }
+
+  // As SortEngine::RegisterHostMemory, for this device's DMA.
+  virtual absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) const {
+    return std::shared_ptr<void>();
+  }
 
   // Memory-pool figures for metrics.
   virtual void FillStats(WorkerStats& stats) const = 0;

@@ -97,6 +97,13 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
   if (o.sizes.max >= (uint64_t{1} << 32)) {
     return absl::InvalidArgumentError("--sizes: requests are limited to fewer than 2^32 keys");
   }
+  if (o.shared_memory && o.echo) {
+    return absl::InvalidArgumentError(
+        "--echo measures the gRPC transport; it does not combine with --transport=shm");
+  }
+  if (o.shared_memory && o.shm_dir.empty()) {
+    return absl::InvalidArgumentError("--shm_dir: empty");
+  }
   if (o.call_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the per-call timeout must be > 0");
   }

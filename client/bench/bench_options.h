@@ -43,6 +43,11 @@ struct BenchOptions {
   std::string target;
   std::string lb_policy;
   bool echo = false;  // Diagnostics/Echo instead of SortKeys: the transport ceiling
+  // The arrays in shared-memory regions instead of the messages (sortd --shared_memory, same
+  // host, one server): one region per slot in shm_dir (sortd's --shared_memory_dir), registered
+  // before the clock starts; see shm_slots.h for what is timed.
+  bool shared_memory = false;
+  std::string shm_dir = "/dev/shm";
 
   // Requests in flight at most (closed loop: always). Spread over `channels` distinct
   // connections, request k on channel k % channels.

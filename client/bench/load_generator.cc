@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/bench/shm_slots.h"
 #include "client/bench/verifier.h"
 #include "client/bench/workload.h"
 #include "client/sort_client.h"
@@ -70,6 +71,22 @@ struct Lane {
   const int slots;
   const bool verify;
   const bool echo;
+  // --transport=shm: the Runner's regions (they outlive every call) and which of this lane's are
+  // free. A call takes one after WaitForInFlightBelow, so one is free then: its callback gives it
+  // back before Release.
+  const RegionSlots* regions = nullptr;
+  absl::Mutex free_regions_mu;
+  std::vector<int> free_regions ABSL_GUARDED_BY(free_regions_mu);
+  int TakeRegion() {
+    absl::MutexLock lock(&free_regions_mu);
+    const int slot = free_regions.back();
+    free_regions.pop_back();
+    return slot;
+  }
+  void ReturnRegion(int slot) {
+    absl::MutexLock lock(&free_regions_mu);
+    free_regions.push_back(slot);
+  }
 
   std::atomic<int> in_flight{0};
   std::atomic<bool> dispatcher_waiting{false};
@@ -140,6 +157,8 @@ struct Call {
   // The pool outlives every call: the Runner returns only after every lane has drained.
   const PreparedRequest* sent = nullptr;
   std::shared_ptr<Lane> lane;
+  int region = -1;  // --transport=shm: the slot whose region holds the arrays
+  client::RegionLayout layout;
   int64_t due_ns = 0;
   int64_t sent_ns = 0;
   bool measured = false;
@@ -158,8 +177,15 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   }
   // Verification runs outside any lock, on gRPC's callback threads, in parallel.
   if (status.ok() && lane->verify) {
-    status = lane->echo ? VerifyEchoResponse(*call->sent, *call->response)
-                        : VerifySortResponse(*call->sent, *call->response);
+    status =
+        lane->echo ? VerifyEchoResponse(*call->sent, *call->response)
+        : call->region < 0
+            ? VerifySortResponse(*call->sent, *call->response)
+            : VerifySortOutputs(*call->sent, lane->regions->Outputs(call->region, call->layout));
+  }
+  if (call->region >= 0) {
+    if (lane->verify) lane->regions->Poison(call->region, call->layout);
+    lane->ReturnRegion(call->region);
   }
   std::string device;
   int algorithm = -1;
@@ -232,6 +258,7 @@ class Runner {
     int64_t warmup_end_ns;
     int64_t end_ns;  // INT64_MAX with --requests
   };
+  absl::Status SetupRegions();
   void Dispatch(int d, const Clock& clock);
   void Issue(Call* call, size_t channel);
   void ReportProgress(const Clock& clock);
@@ -243,6 +270,7 @@ class Runner {
   std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
   std::string method_;
   std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
+  std::unique_ptr<RegionSlots> regions_;      // --transport=shm: one per slot
   // With --requests: measured requests claimed so far, by all dispatchers together.
   std::atomic<uint64_t> measured_claimed_{0};
 
@@ -295,12 +323,31 @@ absl::Status Runner::Setup() {
                                        ") failed: ", status.error_message()));
     }
   }
+  return options_.shared_memory ? SetupRegions() : absl::OkStatus();
+}
+
+// Registered over a channel of their own: registration is not part of the load.
+absl::Status Runner::SetupRegions() {
+  client::ClientOptions client_options;
+  client_options.load_balancing_policy = options_.lb_policy;
+  client_options.timeout = kPreflightTimeout;
+  auto client = client::SortClient::Create(options_.target, client_options);
+  if (!client.ok()) return client.status();
+  auto regions = RegionSlots::Create(options_, pool_, options_.concurrency, **client);
+  if (!regions.ok()) return regions.status();
+  regions_ = std::move(*regions);
+  int next = 0;
+  for (const auto& lane : lanes_) {
+    lane->regions = regions_.get();
+    absl::MutexLock lock(&lane->free_regions_mu);
+    for (int i = 0; i < lane->slots; ++i) lane->free_regions.push_back(next++);
+  }
   return absl::OkStatus();
 }
 
 void Runner::Issue(Call* call, size_t channel) {
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
-  call->request_bytes = call->sent->wire;
+  if (call->region < 0) call->request_bytes = call->sent->wire;  // else Dispatch wrote it
   call->response = call->lane->TakeResponse();
   raw_stubs_[channel]->UnaryCall(&call->context, method_, grpc::StubOptions(), &call->request_bytes,
                                  &call->response_bytes,
@@ -352,21 +399,33 @@ void Runner::Dispatch(int d, const Clock& clock) {
       if (wait > 0) absl::SleepFor(absl::Nanoseconds(wait));
     }
     const bool waited_for_slot = lane.WaitForInFlightBelow(lane.slots);
+    auto call = std::make_unique<Call>();
+    call->sent = pool_[(issued * dispatchers + d) % pool_.size()].get();
+    if (regions_ != nullptr) {
+      // Before the send time: the bytes path's requests were serialized before the run too.
+      call->region = lane.TakeRegion();
+      call->layout = regions_->Load(call->region, *call->sent, &call->request_bytes);
+    }
+    const auto give_back_region = [&] {
+      if (call->region >= 0) lane.ReturnRegion(call->region);
+    };
     const int64_t sent_ns = NowNs();
     if (!open_loop) {
       // Closed loop: a request is due when a slot frees; the run ends by the clock.
       due_ns = sent_ns;
-      if (due_ns >= clock.end_ns) break;
+      if (due_ns >= clock.end_ns) {
+        give_back_region();
+        break;
+      }
     }
     const bool measured = due_ns >= clock.warmup_end_ns;
     // --requests counts measured requests over all dispatchers: each takes a ticket.
     if (measured && requests > 0 &&
         measured_claimed_.fetch_add(1, std::memory_order_relaxed) >= requests) {
+      give_back_region();
       break;
     }
     lane.in_flight.fetch_add(1, std::memory_order_relaxed);  // only this thread increments
-    auto* call = new Call;
-    call->sent = pool_[(issued * dispatchers + d) % pool_.size()].get();
     call->lane = lanes_[d];
     call->due_ns = due_ns;
     call->sent_ns = sent_ns;
@@ -376,7 +435,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
     } else if (open_loop && waited_for_slot) {
       ++lane.late;
     }
-    Issue(call, channels[issued % channels.size()]);
+    Issue(call.release(), channels[issued % channels.size()]);
     ++issued;
   }
   lane.busy = static_cast<double>(ThreadCpuNs() - cpu_start_ns) /

@@ -89,7 +89,7 @@ std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
                       SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
-                      o.channels, " d", EffectiveDispatchers(o));
+                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "");
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -98,6 +98,10 @@ std::string FormatTextReport(const BenchResult& r) {
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
                         o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
                         o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
+  absl::StrAppendFormat(&out, "  transport  %s\n",
+                        o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ",
+                                                       o.shm_dir, ", outputs in separate ranges")
+                                        : "bytes: arrays in the gRPC messages");
   const std::string loop =
       o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
@@ -169,6 +173,7 @@ std::string FormatJsonReport(const BenchResult& r) {
   std::vector<std::string> f;
   f.push_back(absl::StrCat("\"rpc\": ", JsonString(o.echo ? "echo" : "sort")));
   f.push_back(absl::StrCat("\"target\": ", JsonString(o.target)));
+  f.push_back(absl::StrCat("\"transport\": ", JsonString(o.shared_memory ? "shm" : "bytes")));
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
   f.push_back(absl::StrFormat("\"rate\": %g", o.rate));
@@ -220,7 +225,8 @@ std::string CsvHeader() {
          "measured_s,requests_ok,errors,requests_per_s,keys_per_s,mb_per_s,"
          "p50_ms,p90_ms,p99_ms,p999_ms,max_ms,"
          "uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_p999_ms,"
-         "uncorrected_max_ms,errors_by_code,busiest_dispatcher,client_cpu_us_per_request\n";
+         "uncorrected_max_ms,errors_by_code,busiest_dispatcher,client_cpu_us_per_request,"
+         "transport\n";
 }
 
 std::string FormatCsvRow(const BenchResult& r) {
@@ -240,7 +246,8 @@ std::string FormatCsvRow(const BenchResult& r) {
     absl::StrAppendFormat(&row, ",%.4f", Ms(h->max()));
   }
   absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")));
-  absl::StrAppendFormat(&row, ",%.3f,%.2f\n", r.busiest_dispatcher, r.client_cpu_us_per_request());
+  absl::StrAppendFormat(&row, ",%.3f,%.2f,%s\n", r.busiest_dispatcher,
+                        r.client_cpu_us_per_request(), o.shared_memory ? "shm" : "bytes");
   return row;
 }
 

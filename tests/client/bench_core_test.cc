@@ -145,6 +145,31 @@ TEST(ReportTest, EveryFormatNamesTheDispatchers) {
   EXPECT_THAT(FormatTextReport(r), Not(HasSubstr("MAY BE THE LIMIT")));
 }
 
+TEST(ReportTest, EveryFormatNamesTheTransport) {
+  BenchResult r;
+  r.options = ValidOptions();
+  EXPECT_THAT(FormatTextReport(r), HasSubstr("transport  bytes"));
+  EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"transport\": \"bytes\""));
+  r.options.shared_memory = true;
+  r.options.shm_dir = "/dev/shm";
+  EXPECT_THAT(DescribeLoad(r.options), ::testing::EndsWith(" shm"));
+  EXPECT_THAT(FormatTextReport(r), HasSubstr("transport  shm: arrays in one region per slot"));
+  EXPECT_THAT(FormatJsonReport(r), HasSubstr("\"transport\": \"shm\""));
+  std::vector<std::string> header = absl::StrSplit(CsvHeader(), ',');
+  std::vector<std::string> row = absl::StrSplit(FormatCsvRow(r), ',');
+  ASSERT_EQ(header.size(), row.size());
+  EXPECT_EQ(header.back(), "transport\n");
+  EXPECT_EQ(row.back(), "shm\n");
+}
+
+TEST(BenchOptionsTest, SharedMemoryDoesNotCombineWithEcho) {
+  BenchOptions o = ValidOptions();
+  o.shared_memory = true;
+  EXPECT_TRUE(ValidateBenchOptions(o).ok());
+  o.echo = true;
+  EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("--transport=shm"));
+}
+
 TEST(RequestPoolTest, SameSeedSameRequestsAndSizesStayInRange) {
   BenchOptions o;
   o.sizes = *ParseSizeSpec("loguniform:10-5000");
@@ -296,6 +321,25 @@ TEST(VerifierTest, RejectsWrongSizes) {
   v1::SortResponse r = SortWithCpu(p);
   r.mutable_keys()->resize(r.keys().size() - 8);
   EXPECT_THAT(VerifySortResponse(p, r).message(), HasSubstr("key bytes"));
+}
+
+// --transport=shm reads the outputs from a region (SortOutputs) and, after verifying, overwrites
+// them with all ones (RegionSlots::Poison): a server that then wrote nothing must fail.
+TEST(VerifierTest, RegionOutputsAreCheckedLikeResponsesAndPoisonNeverPasses) {
+  for (KeyType type : kAllKeyTypes) {
+    for (uint32_t vw : {0u, 8u}) {
+      for (bool indices : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw << " " << indices);
+        const PreparedRequest p = OneRequest(type, vw, indices, false, false);
+        const v1::SortResponse r = SortWithCpu(p);
+        EXPECT_TRUE(VerifySortOutputs(p, SortOutputs{r.keys(), r.values(), r.indices()}).ok());
+        const std::string keys(r.keys().size(), '\xFF');
+        const std::string values(r.values().size(), '\xFF');
+        const std::string index(r.indices().size(), '\xFF');
+        EXPECT_FALSE(VerifySortOutputs(p, SortOutputs{keys, values, index}).ok());
+      }
+    }
+  }
 }
 
 TEST(VerifierTest, EchoMustReturnTheRequestUnchanged) {

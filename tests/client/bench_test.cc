@@ -4,6 +4,9 @@
 // ratios, never tight timings, so a loaded 2-core machine does not make them flaky.
 #include "client/bench/load_generator.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "client/bench/report.h"
 #include "gmock/gmock.h"
@@ -291,6 +294,23 @@ TEST(BenchTest, UnreachableTargetIsASetupError) {
   o.requests = 1;
   auto r = RunBench(o);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+}
+
+// --transport=shm against a sortd without --shared_memory (today's, or one started without the
+// flag): a setup error that says how to start sortd, and no region file left behind.
+TEST(BenchTest, SharedMemoryAgainstASortdWithoutItIsASetupError) {
+  TestServer server = TestServer::Start({}, Threads(1));
+  BenchOptions o = SmallRun(server.target);
+  o.requests = 10;
+  o.concurrency = 3;
+  o.shared_memory = true;
+  std::string dir = ::testing::TempDir() + "bench_shm.XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  o.shm_dir = dir;
+  auto r = RunBench(o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("start sortd with --shared_memory"));
+  EXPECT_EQ(rmdir(dir.c_str()), 0) << "the region files were not all removed";
 }
 
 }  // namespace

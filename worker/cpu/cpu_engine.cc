@@ -22,9 +22,15 @@ void CorruptKeys(SortJob& job) {
 }
 
 // The sorter reads one array; input that arrived in pieces is gathered first (the one copy the
-// CPU path makes of its input, as protobuf parsing would have).
-const char* Contiguous(const ByteSource& source, OutputBytes& gathered) {
-  if (std::optional<absl::string_view> view = source.contiguous()) return view->data();
+// CPU path makes of its input, as protobuf parsing would have). An input that the job's output
+// overwrites (a region sorted in place) is copied first too: the sorter's output must not overlap
+// its input.
+const char* Contiguous(const ByteSource& source, const OutputBytes& output, OutputBytes& gathered) {
+  std::optional<absl::string_view> view = source.contiguous();
+  const bool overwritten = view && output.data != nullptr && output.size > 0 &&
+                           output.data < view->data() + view->size() &&
+                           view->data() < output.data + output.size;
+  if (view && !overwritten) return view->data();
   gathered = OutputBytes::CopyOf(source);
   return gathered.data;
 }
@@ -35,11 +41,14 @@ void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const absl::Time start = absl::Now();
   OutputBytes gathered_keys, gathered_values;
-  const char* keys = Contiguous(job.keys, gathered_keys);
-  const char* values = spec.value_width != 0 ? Contiguous(job.values, gathered_values) : nullptr;
-  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
-  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
-  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
+  const char* keys = Contiguous(job.keys, job.out_keys, gathered_keys);
+  const char* values =
+      spec.value_width != 0 ? Contiguous(job.values, job.out_values, gathered_values) : nullptr;
+  if (!job.outputs_preset) {
+    job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
+    if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
+    if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
+  }
   sorter.Sort(spec, SortInput{keys, values, job.n},
               SortOutput{job.out_keys.data, job.out_values.data, job.out_indices.data});
   report.algorithm = Algorithm::kCpu;

@@ -59,7 +59,8 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
   for (size_t i = 0; i < batch.size(); ++i) {
     RunJobOnCpu(sorter_, *batch[i], reports[i]);
     reports[i].device = options_.name;
-    if (staging_ != nullptr) {
+    // Region-backed outputs are written where the caller asked; a GPU's are DMAed there too.
+    if (staging_ != nullptr && !batch[i]->outputs_preset) {
       if (absl::Status s = MoveOutputsToStaging(*batch[i]); !s.ok()) return s;
     }
   }

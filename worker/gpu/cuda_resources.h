@@ -127,12 +127,26 @@ struct PinnedMemory {
   }
   static size_t Bytes(size_t bytes) { return bytes; }
 };
+struct HostRegistration {
+  using Handle = void*;
+  // Portable: the pages are pinned for every device's context in the process, once.
+  static cudaError_t Create(void** h, void* p, size_t bytes) {
+    *h = p;
+    return cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+  }
+  static cudaError_t Destroy(void* p) { return cudaHostUnregister(p); }
+  static std::string Describe(void* p, size_t bytes) {
+    return absl::StrCat("cudaHostRegister(", bytes, " bytes)");
+  }
+  static size_t Bytes(void* p, size_t bytes) { return bytes; }
+};
 }  // namespace cuda_traits
 
 using CudaStream = CudaHandle<cuda_traits::Stream>;
 using CudaEvent = CudaHandle<cuda_traits::Event>;
-using DeviceBuffer = CudaHandle<cuda_traits::DeviceMemory>;  // cudaMalloc
-using PinnedBuffer = CudaHandle<cuda_traits::PinnedMemory>;  // cudaMallocHost
+using DeviceBuffer = CudaHandle<cuda_traits::DeviceMemory>;          // cudaMalloc
+using PinnedBuffer = CudaHandle<cuda_traits::PinnedMemory>;          // cudaMallocHost
+using HostRegistration = CudaHandle<cuda_traits::HostRegistration>;  // cudaHostRegister
 
 // Makes `device` current for this thread and restores the previous device on destruction.
 class ScopedDevice {

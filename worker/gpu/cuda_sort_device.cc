@@ -279,9 +279,13 @@ absl::StatusOr<CudaSortDevice::LaunchArrays> CudaSortDevice::TakeArrays(const La
 }
 
 absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes,
-                                                   LaunchArrays& a) {
+                                                   bool staged, LaunchArrays& a) {
   a.temp = temp_bytes ? device_arena_.Take(temp_bytes) : nullptr;
   if (temp_bytes && !a.temp) return DevicePoolExhausted(shape);
+  if (!staged) {
+    device_in_use_.store(device_arena_.used);
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::shared_ptr<char>> block =
       staging_->Allocate(a.layout.total(), options_.staging_wait);
   if (!block.ok()) return block.status();
@@ -295,19 +299,29 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
 // there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
 // (the response is sent from staging as a whole), and one copy engine serves each direction, so
 // chunks would not go faster. phase_[2] and phase_[3] bracket the copies for the report.
-absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a) {
+absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a,
+                                         const SortJob* direct) {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  const auto copy_out = [&](const char* src, LaunchArrays::Slot slot,
+  const auto copy_out = [&](const char* src, LaunchArrays::Slot slot, const OutputBytes* preset,
                             size_t width) -> absl::Status {
     if (shape.n * width == 0) return absl::OkStatus();
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(a.staging(slot), src, shape.n * width,
-                                               cudaMemcpyDeviceToHost, compute_.get()),
-                               absl::StrCat(name_, ": device-to-host copy"));
+    char* const dst = direct != nullptr ? preset->data : a.staging(slot);
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(dst, src, shape.n * width, cudaMemcpyDeviceToHost, compute_.get()),
+        absl::StrCat(name_, ": device-to-host copy"));
     return absl::OkStatus();
   };
-  absl::Status s = copy_out(a.out_keys, LaunchArrays::kKeys, shape.key_width);
-  if (s.ok()) s = copy_out(a.out_values, LaunchArrays::kValues, shape.value_width);
-  if (s.ok()) s = copy_out(a.out_indices, LaunchArrays::kIndices, shape.indices ? 4 : 0);
+  const SortJob* const j = direct;
+  absl::Status s =
+      copy_out(a.out_keys, LaunchArrays::kKeys, j ? &j->out_keys : nullptr, shape.key_width);
+  if (s.ok()) {
+    s = copy_out(a.out_values, LaunchArrays::kValues, j ? &j->out_values : nullptr,
+                 shape.value_width);
+  }
+  if (s.ok()) {
+    s = copy_out(a.out_indices, LaunchArrays::kIndices, j ? &j->out_indices : nullptr,
+                 shape.indices ? 4 : 0);
+  }
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
@@ -330,6 +344,50 @@ void CudaSortDevice::ShareOutputs(const LaunchShape& shape, const LaunchArrays& 
   }
 }
 
+void CudaSortDevice::CopyOutputsToPreset(const LaunchShape& shape, const LaunchArrays& a, size_t at,
+                                         SortJob& job) {
+  const size_t n = job.n, kw = shape.key_width, vw = shape.value_width;
+  std::memcpy(job.out_keys.data, a.staging(LaunchArrays::kKeys) + at * kw, n * kw);
+  if (vw) std::memcpy(job.out_values.data, a.staging(LaunchArrays::kValues) + at * vw, n * vw);
+  if (job.spec.return_indices) {
+    std::memcpy(job.out_indices.data, a.staging(LaunchArrays::kIndices) + at * 4, n * 4);
+  }
+}
+
+absl::StatusOr<std::shared_ptr<void>> CudaSortDevice::RegisterHostMemory(void* data,
+                                                                         size_t bytes) const {
+  absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(options_.device);
+  if (!on_device.ok()) return on_device.status();
+  absl::StatusOr<HostRegistration> registration = HostRegistration::Create(data, bytes);
+  if (!registration.ok()) return registration.status();
+  return std::shared_ptr<void>(std::make_shared<HostRegistration>(*std::move(registration)));
+}
+
+absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  const size_t chunk =
+      std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
+  if (bytes <= chunk) {
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, compute_.get()),
+        absl::StrCat(name_, ": host-to-device copy"));
+    return absl::OkStatus();
+  }
+  // Queued in order, alternating between the copy streams; the compute stream waits for both.
+  for (size_t off = 0, c = 0; off < bytes; off += chunk, ++c) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + off, src + off, std::min(chunk, bytes - off),
+                                               cudaMemcpyHostToDevice, copy_[c % 2].get()),
+                               absl::StrCat(name_, ": host-to-device copy"));
+  }
+  for (int k = 0; k < 2; ++k) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()),
+                               "cudaEventRecord");
+    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0),
+                               "cudaStreamWaitEvent");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
@@ -342,20 +400,39 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": scratch query"));
-  absl::Status s = TakeScratchAndStaging(shape, temp_bytes, a);
+  // Copies per request. Bytes from gRPC: one host copy in (gRPC's slices into pinned staging,
+  // split over the copy threads), a DMA in, a DMA out into the same staging, none out (gRPC sends
+  // from staging). From a registered region: a DMA in straight from the caller's pages and a DMA
+  // out straight into them; no host copy and no staging.
+  const bool direct_in = job.keys.dma_ready() && (vw == 0 || job.values.dma_ready());
+  const bool direct_out = job.outputs_preset && job.out_keys.dma_ready &&
+                          (vw == 0 || job.out_values.dma_ready) &&
+                          (!spec.return_indices || job.out_indices.dma_ready);
+  absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
 
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
-  s = StageIn(&job.keys, a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
-  if (s.ok() && vw) s = StageIn(&job.values, a.staging(LaunchArrays::kValues), a.in_values, n * vw);
+  if (direct_in) {
+    s = DmaIn(job.keys.pieces()[0].data(), a.in_keys, n * kw);
+    if (s.ok() && vw) s = DmaIn(job.values.pieces()[0].data(), a.in_values, n * vw);
+  } else {
+    s = StageIn(&job.keys, a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
+    if (s.ok() && vw) {
+      s = StageIn(&job.values, a.staging(LaunchArrays::kValues), a.in_values, n * vw);
+    }
+  }
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(
       sort(a.temp, &temp_bytes, args, compute_.get()),
       absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
-  s = CopyOutputs(shape, a);
+  s = CopyOutputs(shape, a, direct_out ? &job : nullptr);
   if (!s.ok()) return s;
-  ShareOutputs(shape, a, 0, job);
+  if (!job.outputs_preset) {
+    ShareOutputs(shape, a, 0, job);
+  } else if (!direct_out) {
+    CopyOutputsToPreset(shape, a, 0, job);
+  }
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
   report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
@@ -387,11 +464,13 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
   size_t temp_bytes = 0;
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(nullptr, &temp_bytes, args, compute_.get()),
                              absl::StrCat(name_, ": scratch query"));
-  absl::Status st = TakeScratchAndStaging(shape, temp_bytes, a);
+  absl::Status st = TakeScratchAndStaging(shape, temp_bytes, /*staged=*/true, a);
   if (!st.ok()) return st;
 
   // Gather every request into the staging arrays: the one host copy on the way in. The input
-  // slots are contiguous in staging and on the device, so they go in as one DMA.
+  // slots are contiguous in staging and on the device, so they go in as one DMA. Region-backed
+  // requests take the same way (one copy in, one out of staging into their regions): a batch's
+  // requests are a few KB each, and one DMA per request would cost more than the copies.
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   char* const staging_keys = a.staging(LaunchArrays::kKeys);
   char* const staging_values = a.staging(LaunchArrays::kValues);
@@ -418,7 +497,11 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = *batch[s];
-    ShareOutputs(shape, a, at, job);
+    if (job.outputs_preset) {
+      CopyOutputsToPreset(shape, a, at, job);
+    } else {
+      ShareOutputs(shape, a, at, job);
+    }
     at += job.n;
     reports[s].algorithm = Algorithm::kBitonic;
     reports[s].device = name_;

@@ -34,6 +34,7 @@ class CudaSortDevice : public SortDevice {
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
   size_t staging_free_bytes() const override { return staging_->largest_free(); }
+  absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) const override;
   void FillStats(WorkerStats& stats) const override;
 
  private:
@@ -86,11 +87,18 @@ class CudaSortDevice : public SortDevice {
   // for them) the scratch and the staging block, waiting up to options_.staging_wait for
   // responses to release one. RESOURCE_EXHAUSTED names the pool that is short.
   absl::StatusOr<LaunchArrays> TakeArrays(const LaunchShape& shape);
-  absl::Status TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes,
+  // `staged` false: every array of the launch goes straight between the device and memory pinned
+  // for DMA (a registered region), so it takes no staging block.
+  absl::Status TakeScratchAndStaging(const LaunchShape& shape, size_t temp_bytes, bool staged,
                                      LaunchArrays& arrays);
   absl::Status DevicePoolExhausted(const LaunchShape& shape) const;
-  // Queues the copies of every output back into staging after the sort and waits for them.
-  absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays);
+  // Queues the copies of every output back after the sort and waits for them: into staging, or
+  // straight into `direct` (a lone region-backed job whose outputs are pinned for DMA).
+  absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays,
+                           const SortJob* direct = nullptr);
+  // A region-backed job's outputs, copied from the launch's staging from key `at` on.
+  static void CopyOutputsToPreset(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
+                                  SortJob& job);
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
@@ -104,6 +112,9 @@ class CudaSortDevice : public SortDevice {
   // copied. The compute stream waits for all of it. One chunk's worth, or data already staged
   // (src is null), goes in one DMA on the compute stream.
   absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
+  // Host -> device from memory pinned for DMA (a registered region): no host copy, chunked over
+  // the copy streams as StageIn is, queued from this thread.
+  absl::Status DmaIn(const char* src, char* dst, size_t bytes);
 
   // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread
   // takes a share too).

@@ -9,9 +9,9 @@ double CostModel::CpuMicros(const SortSpec& spec, size_t n) const {
   return n * passes * weight * cpu_ns_per_key_pass / 1e3;
 }
 
-double CostModel::GpuMicros(const SortSpec& spec, size_t n) const {
+double CostModel::GpuMicros(const SortSpec& spec, size_t n, bool pinned) const {
   const double bytes = 2.0 * n * ResultBytesPerKey(spec);  // there and back
-  return gpu_fixed_us + bytes / gpu_bytes_per_ns / 1e3;
+  return gpu_fixed_us + bytes / (pinned ? gpu_pinned_bytes_per_ns : gpu_bytes_per_ns) / 1e3;
 }
 
 }  // namespace sortd

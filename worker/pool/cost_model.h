@@ -18,14 +18,18 @@ struct CostModel {
   // GPU request overhead seen end to end inside the server (H2D + sort + D2H launches and the
   // stream synchronisation), about 40 us for a small request.
   double gpu_fixed_us = 40.0;
-  // Effective host<->device bandwidth for one request's bytes, both directions together.
+  // Effective host<->device bandwidth for one request's bytes, both directions together: through
+  // pinned staging (a host copy, then the DMA) for bytes from gRPC, and by DMA alone for a
+  // registered shared-memory region (no transport and no host copy: near the pinned DMA rate).
   double gpu_bytes_per_ns = 20.0;
+  double gpu_pinned_bytes_per_ns = 45.0;
 
   double CpuMicros(const SortSpec& spec, size_t n) const;
-  double GpuMicros(const SortSpec& spec, size_t n) const;
+  // `pinned`: the request's arrays are in memory pinned for DMA.
+  double GpuMicros(const SortSpec& spec, size_t n, bool pinned = false) const;
   // True when AUTO should send this request to a GPU worker.
-  bool PreferGpu(const SortSpec& spec, size_t n) const {
-    return GpuMicros(spec, n) < CpuMicros(spec, n);
+  bool PreferGpu(const SortSpec& spec, size_t n, bool pinned = false) const {
+    return GpuMicros(spec, n, pinned) < CpuMicros(spec, n);
   }
 };
 

@@ -10,6 +10,14 @@ namespace {
 
 size_t JobBytes(const SortJob& job) { return job.n * ResultBytesPerKey(job.spec); }
 
+// A region-backed job whose bytes are all pinned for DMA: the GPU path copies nothing on the host.
+bool PinnedForDma(const SortJob& job) {
+  return job.keys.dma_ready() && (job.spec.value_width == 0 || job.values.dma_ready()) &&
+         job.outputs_preset && job.out_keys.dma_ready &&
+         (job.spec.value_width == 0 || job.out_values.dma_ready) &&
+         (!job.spec.return_indices || job.out_indices.dma_ready);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
@@ -55,17 +63,24 @@ size_t PoolEngine::healthy_workers() const {
   return n;
 }
 
-DeviceWorker* PoolEngine::PickWorker(size_t bytes) const {
-  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, bytes);
+DeviceWorker* PoolEngine::PickWorker(const SortJob& job) const {
+  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, JobBytes(job), !PinnedForDma(job));
+}
+
+absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data, size_t bytes) {
+  // One registration pins the pages for every GPU's context (the devices register portably).
+  for (const auto& w : workers_) {
+    if (w->healthy()) return w->device().RegisterHostMemory(data, bytes);
+  }
+  return std::shared_ptr<void>();
 }
 
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   const Algorithm hint = job->spec.algorithm;
-  const bool wants_device =
-      hint != Algorithm::kCpu &&
-      (hint != Algorithm::kAuto || options_.cost_model.PreferGpu(job->spec, job->n));
-  const size_t bytes = JobBytes(*job);
-  DeviceWorker* worker = wants_device ? PickWorker(bytes) : nullptr;
+  const bool wants_device = hint != Algorithm::kCpu &&
+                            (hint != Algorithm::kAuto ||
+                             options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
+  DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
   if (worker == nullptr) {
     // No device wanted, none healthy, or none large enough: the CPU engine serves, and the
     // response says so.
@@ -92,7 +107,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
 }
 
 void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
-  DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(JobBytes(*job)) : nullptr;
+  DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(*job) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
   cpu_->Submit(std::move(job));
 }

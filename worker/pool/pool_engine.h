@@ -34,13 +34,14 @@ class PoolEngine : public SortEngine {
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
   std::vector<WorkerStats> Stats() const override;
+  absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) override;
 
   size_t healthy_workers() const;
 
  private:
   PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options);
-  // A healthy worker that can hold `bytes` on the least-loaded GPU, or null.
-  DeviceWorker* PickWorker(size_t bytes) const;
+  // A healthy worker that can hold the job on the least-loaded GPU, or null.
+  DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
 
   const PoolEngineOptions options_;

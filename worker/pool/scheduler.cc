@@ -9,7 +9,8 @@ namespace sortd {
 // idle, leaving the others unused at moderate load. A worker whose staging is held by responses
 // still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
-                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes) {
+                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes,
+                         bool staged) {
   // Each worker's load is read once, so the GPU sums and the worker comparison agree.
   // On the stack for up to 8 GPUs of 4 workers: this runs on every submit.
   absl::InlinedVector<size_t, 32> load(workers.size(), 0);
@@ -24,7 +25,7 @@ DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& worke
   for (size_t i = 0; i < workers.size(); ++i) {
     DeviceWorker* w = workers[i].get();
     if (!w->healthy() || w->device().max_request_bytes() < bytes ||
-        w->device().staging_free_bytes() < bytes) {
+        (staged && w->device().staging_free_bytes() < bytes)) {
       continue;
     }
     const size_t g = gpu_load[gpu_of_worker[i]];

@@ -11,8 +11,10 @@
 namespace sortd {
 
 // `gpu_of_worker[i]` is worker i's GPU, in [0, gpu_count). Returns null when no healthy worker can
-// hold `bytes` now.
+// hold `bytes` now. `staged` false: the job needs no staging (its bytes go by DMA straight between
+// the device and memory pinned for it), so a worker's staging held by slow clients does not count.
 DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
-                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes);
+                         const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes,
+                         bool staged);
 
 }  // namespace sortd

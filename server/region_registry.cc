@@ -1,0 +1,197 @@
+#include "server/region_registry.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace sortd {
+namespace {
+
+// A plain file name of letters, digits, '.', '_' and '-': nothing that could name another
+// directory or trip up a log line.
+absl::Status CheckName(const std::string& name) {
+  if (name.empty() || name.size() > 255) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: must be 1 to 255 characters, got ", name.size()));
+  }
+  if (name == "." || name == "..") {
+    return absl::InvalidArgumentError(absl::StrCat("name: '", name, "' is not a file name"));
+  }
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("name: only letters, digits, '.', '_' and '-' are allowed (no paths); "
+                       "character ",
+                       static_cast<int>(static_cast<unsigned char>(c)), " is not"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ErrnoStatus(int err, const std::string& what) {
+  const std::string message = absl::StrCat(what, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT: return absl::NotFoundError(message);
+    case EACCES:
+    case EPERM: return absl::PermissionDeniedError(message);
+    case ELOOP: return absl::InvalidArgumentError(absl::StrCat(what, ": is a symbolic link"));
+    default: return absl::FailedPreconditionError(message);
+  }
+}
+
+}  // namespace
+
+MappedRegion::MappedRegion(std::string name, UniqueFd fd, char* base, size_t size)
+    : name_(std::move(name)), fd_(std::move(fd)), base_(base), size_(size) {}
+
+MappedRegion::~MappedRegion() {
+  // Unpinned and unwatched before the pages go.
+  dma_registration_.reset();
+  watch_.reset();
+  munmap(base_, size_);
+}
+
+absl::Status MappedRegion::CheckIntact() const {
+  struct stat st;
+  const bool stat_ok = fstat(fd_.get(), &st) == 0;
+  if (watch_->faulted() || !stat_ok || static_cast<size_t>(st.st_size) < size_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "region '", name_, "' is broken: its file shrank to ",
+        stat_ok ? absl::StrCat(st.st_size) : std::string("an unknown size"), " bytes below the ",
+        size_, " registered; unregister it and register it again"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RegionRegistry>> RegionRegistry::Create(
+    const SharedMemoryOptions& options, SortEngine* engine) {
+  if (options.max_regions > SigbusGuard::kMaxWatched) {
+    return absl::InvalidArgumentError(absl::StrCat("--shared_memory_max_regions: at most ",
+                                                   SigbusGuard::kMaxWatched, ", got ",
+                                                   options.max_regions));
+  }
+  UniqueFd dir(open(options.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) {
+    return ErrnoStatus(errno, absl::StrCat("--shared_memory_dir '", options.dir, "'"));
+  }
+  absl::StatusOr<std::unique_ptr<SigbusGuard>> guard = SigbusGuard::Create();
+  if (!guard.ok()) return guard.status();
+  return std::unique_ptr<RegionRegistry>(
+      new RegionRegistry(options, engine, std::move(dir), *std::move(guard)));
+}
+
+RegionRegistry::RegionRegistry(const SharedMemoryOptions& options, SortEngine* engine, UniqueFd dir,
+                               std::unique_ptr<SigbusGuard> guard)
+    : options_(options), engine_(engine), dir_(std::move(dir)), guard_(std::move(guard)) {}
+
+absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, size_t byte_size) {
+  if (absl::Status s = CheckName(name); !s.ok()) return s;
+  if (byte_size == 0) return absl::InvalidArgumentError("byte_size: must be > 0");
+  {
+    absl::MutexLock lock(&mu_);
+    if (regions_.contains(name)) {
+      return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
+    }
+    if (regions_.size() >= options_.max_regions) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(regions_.size(), " regions are registered, the limit is ",
+                       options_.max_regions, " (--shared_memory_max_regions)"));
+    }
+    if (byte_size > options_.max_bytes - mapped_bytes_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "byte_size: ", byte_size, " more bytes would map ", mapped_bytes_ + byte_size,
+          ", over the limit of ", options_.max_bytes, " (--shared_memory_max_bytes)"));
+    }
+  }
+  // O_NOFOLLOW: a symlink is refused, not followed; O_NONBLOCK: a FIFO cannot stall the open.
+  const std::string what = absl::StrCat("region '", name, "' in ", options_.dir);
+  UniqueFd fd(openat(dir_.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, what);
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, what);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": not a regular file"));
+  }
+  if (static_cast<size_t>(st.st_size) < byte_size) {
+    return absl::InvalidArgumentError(absl::StrCat("byte_size: ", byte_size, " but ", what,
+                                                   " holds only ", st.st_size, " bytes"));
+  }
+  void* base = mmap(nullptr, byte_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (base == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat(what, ": mmap"));
+  std::shared_ptr<MappedRegion> region(
+      new MappedRegion(name, std::move(fd), static_cast<char*>(base), byte_size));
+  absl::StatusOr<std::unique_ptr<SigbusGuard::Watch>> watch = guard_->WatchMapping(base, byte_size);
+  if (!watch.ok()) return watch.status();
+  region->watch_ = *std::move(watch);
+  // Pinning failures (no GPU, the locked-memory limit) leave the region usable through staging.
+  absl::StatusOr<std::shared_ptr<void>> pin = engine_->RegisterHostMemory(base, byte_size);
+  if (pin.ok()) region->dma_registration_ = *std::move(pin);
+
+  absl::MutexLock lock(&mu_);
+  // Checked again: another registration may have raced this one.
+  if (regions_.contains(name)) {
+    return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
+  }
+  if (regions_.size() >= options_.max_regions || byte_size > options_.max_bytes - mapped_bytes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("shared-memory limits reached while mapping region '", name, "' (",
+                     options_.max_regions, " regions, ", options_.max_bytes, " bytes)"));
+  }
+  mapped_bytes_ += byte_size;
+  regions_.emplace(name, region);
+  return StatsOf(*region);
+}
+
+absl::Status RegionRegistry::Unregister(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(name);
+  if (it == regions_.end()) {
+    return absl::NotFoundError(absl::StrCat("name: no region '", name, "' is registered"));
+  }
+  mapped_bytes_ -= it->second->size();
+  regions_.erase(it);  // requests still using it keep it mapped until they finish
+  return absl::OkStatus();
+}
+
+RegionStats RegionRegistry::StatsOf(const MappedRegion& region) {
+  return RegionStats{region.name(), region.size(), region.pinned_for_dma(), region.in_flight.load(),
+                     region.total.load()};
+}
+
+std::vector<RegionStats> RegionRegistry::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<RegionStats> list;
+  for (const auto& [name, region] : regions_) list.push_back(StatsOf(*region));
+  return list;
+}
+
+SharedMemoryTotals RegionRegistry::Totals() const {
+  absl::MutexLock lock(&mu_);
+  SharedMemoryTotals totals;
+  totals.regions = regions_.size();
+  totals.mapped_bytes = mapped_bytes_;
+  for (const auto& [name, region] : regions_) {
+    if (region->pinned_for_dma()) totals.pinned_bytes += region->size();
+  }
+  return totals;
+}
+
+absl::StatusOr<std::shared_ptr<MappedRegion>> RegionRegistry::Find(const std::string& name,
+                                                                   const std::string& field) const {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(name);
+  if (it == regions_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat(field, ".region: no region '", name, "' is registered"));
+  }
+  return it->second;
+}
+
+}  // namespace sortd

@@ -1,0 +1,113 @@
+// Shared-memory regions registered by clients on the same host (sortd --shared_memory). A region
+// is a regular file in one directory, opened by plain name (no path, no symlink followed), mapped
+// once, and pinned for the GPUs' DMA through the engine, so the requests that name it move no
+// array bytes through gRPC and no host copies on the GPU path. Requests hold a region while they
+// use it: unregistering removes the name at once, and the mapping goes when the last request
+// using it finishes. A file that shrinks while mapped is contained by the SigbusGuard.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/sigbus_guard.h"
+#include "worker/engine.h"
+#include "worker/unique_fd.h"
+
+namespace sortd {
+
+struct SharedMemoryOptions {
+  bool enabled = false;
+  std::string dir = "/dev/shm";
+  size_t max_regions = 64;              // registered at once
+  size_t max_bytes = size_t{64} << 30;  // mapped at once, over all registered regions
+};
+
+// One mapped region. Shared by the registry and by the requests using it.
+class MappedRegion {
+ public:
+  ~MappedRegion();  // unpins, stops the SIGBUS watch, unmaps and closes
+  MappedRegion(const MappedRegion&) = delete;
+  MappedRegion& operator=(const MappedRegion&) = delete;
+
+  const std::string& name() const { return name_; }
+  char* data() const { return base_; }
+  size_t size() const { return size_; }
+  bool pinned_for_dma() const { return dma_registration_ != nullptr; }
+
+  // OK while the file still holds every mapped byte and no access faulted; FAILED_PRECONDITION
+  // naming the region and its file's size otherwise (for good, once a fault hit the mapping).
+  absl::Status CheckIntact() const;
+
+  // Requests using the region now, and since it was registered.
+  std::atomic<size_t> in_flight{0};
+  std::atomic<size_t> total{0};
+
+ private:
+  friend class RegionRegistry;
+  MappedRegion(std::string name, UniqueFd fd, char* base, size_t size);
+
+  const std::string name_;
+  const UniqueFd fd_;
+  char* const base_;
+  const size_t size_;
+  std::unique_ptr<SigbusGuard::Watch> watch_;
+  std::shared_ptr<void> dma_registration_;  // the engine's pin; null when it needs none
+};
+
+struct RegionStats {
+  std::string name;
+  size_t byte_size = 0;
+  bool pinned_for_dma = false;
+  size_t in_flight = 0;
+  size_t total = 0;
+};
+
+struct SharedMemoryTotals {
+  size_t regions = 0;       // registered
+  size_t mapped_bytes = 0;  // registered regions
+  size_t pinned_bytes = 0;  // of those, pinned for DMA
+};
+
+class RegionRegistry {
+ public:
+  // `engine` pins regions for its DMA (RegisterHostMemory) and must outlive the registry. Installs
+  // the process's SIGBUS guard: one registry at a time.
+  static absl::StatusOr<std::unique_ptr<RegionRegistry>> Create(const SharedMemoryOptions& options,
+                                                                SortEngine* engine);
+
+  // INVALID_ARGUMENT for a bad name or size, NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION
+  // for a file that cannot be opened or is too small, ALREADY_EXISTS, RESOURCE_EXHAUSTED past the
+  // limits. Each message names the field and the numbers.
+  absl::StatusOr<RegionStats> Register(const std::string& name, size_t byte_size);
+  absl::Status Unregister(const std::string& name);
+  std::vector<RegionStats> List() const;
+  SharedMemoryTotals Totals() const;
+
+  // The registered region of that name, held for a request; NOT_FOUND naming `field` otherwise.
+  absl::StatusOr<std::shared_ptr<MappedRegion>> Find(const std::string& name,
+                                                     const std::string& field) const;
+
+  const SharedMemoryOptions& options() const { return options_; }
+
+ private:
+  RegionRegistry(const SharedMemoryOptions& options, SortEngine* engine, UniqueFd dir,
+                 std::unique_ptr<SigbusGuard> guard);
+  static RegionStats StatsOf(const MappedRegion& region);
+
+  const SharedMemoryOptions options_;
+  SortEngine* const engine_;
+  const UniqueFd dir_;
+  std::unique_ptr<SigbusGuard> guard_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<MappedRegion>> regions_ ABSL_GUARDED_BY(mu_);
+  size_t mapped_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sortd
