@@ -2,7 +2,12 @@
 // many concurrent clients mixing sizes, key types, values, argsort and algorithms with every
 // response checked; injected CUDA faults under load; device loss with failover to the CPU; and,
 // on a machine with two GPUs, both taking work.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -23,7 +28,7 @@ struct GpuServer {
   std::string target;
 };
 
-GpuServer StartGpuServer(const GpuPoolOptions& gpu) {
+GpuServer StartGpuServer(const GpuPoolOptions& gpu, const std::string& shm_dir = "") {
   EngineOptions options;
   options.kind = EngineKind::kGpu;
   options.gpu = gpu;
@@ -38,6 +43,8 @@ GpuServer StartGpuServer(const GpuPoolOptions& gpu) {
   EXPECT_TRUE(engine.ok()) << engine.status();
   ServerOptions server_options;
   server_options.listen_address = "127.0.0.1:0";
+  server_options.shared_memory.enabled = !shm_dir.empty();
+  server_options.shared_memory.dir = shm_dir;
   auto server = SortdServer::Start(server_options, std::move(metrics), std::move(*engine));
   EXPECT_TRUE(server.ok()) << server.status();
   GpuServer s;
@@ -219,6 +226,121 @@ TEST(GpuPoolLossTest, LostDeviceFailsOverToTheCpu) {
     if (w.worker == "cuda:0") unhealthy = !w.healthy;
   }
   EXPECT_TRUE(unhealthy);
+}
+
+}  // namespace
+}  // namespace sortd
+
+namespace sortd {
+namespace {
+
+v1::RegionRange Range(const std::string& region, size_t offset, size_t bytes) {
+  v1::RegionRange r;
+  r.set_region(region);
+  r.set_offset(offset);
+  r.set_byte_size(bytes);
+  return r;
+}
+
+// Region-backed requests on the GPU: pinned for DMA at registration; a large request goes by DMA
+// straight from and into the region (in place and not, with values and indices), and many small
+// ones are batched; every result is checked.
+TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
+  char dir[] = "/tmp/sortd-gpu-shm-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  GpuPoolOptions gpu;
+  gpu.batching.max_delay = absl::Microseconds(200);
+  GpuServer s = StartGpuServer(gpu, dir);
+  const size_t n = (size_t{1} << 24) + 3, region_bytes = size_t{512} << 20;
+  const std::string path = std::string(dir) + "/big";
+  const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(region_bytes)), 0);
+  char* base =
+      static_cast<char*>(mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(base, MAP_FAILED);
+  auto client = client::SortClient::Create(s.target);
+  ASSERT_TRUE(client.ok());
+  auto info = (*client)->RegisterRegion("big", region_bytes);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(info->registered_with_gpu());
+
+  const uint64_t seed = testing::TestSeed();
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat64}) {
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(KeyTypeName(type), in_place ? " in place" : "", " seed ", seed));
+      const size_t kw = KeyWidth(type);
+      const std::string keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, seed);
+      const std::string values = testing::MakeValues(8, n);
+      const size_t k_at = 0, v_at = size_t{128} << 20, ok_at = size_t{256} << 20,
+                   ov_at = size_t{384} << 20, oi_at = size_t{448} << 20;
+      std::memcpy(base + k_at, keys.data(), keys.size());
+      std::memcpy(base + v_at, values.data(), values.size());
+      std::memset(base + ok_at, 0x5a, n * kw);  // poisoned: a result that is not written fails
+      v1::SortRequest request;
+      request.set_key_type(ToProtoKeyType(type));
+      request.set_value_width(8);
+      request.set_return_indices(true);
+      request.set_stable(true);
+      request.set_algorithm(v1::ALGORITHM_RADIX);
+      *request.mutable_keys_region() = Range("big", k_at, n * kw);
+      *request.mutable_values_region() = Range("big", v_at, n * 8);
+      *request.mutable_out_keys_region() =
+          in_place ? request.keys_region() : Range("big", ok_at, n * kw);
+      *request.mutable_out_values_region() =
+          in_place ? request.values_region() : Range("big", ov_at, n * 8);
+      *request.mutable_out_indices_region() = Range("big", oi_at, n * 4);
+      v1::SortResponse response;
+      const absl::Status status = (*client)->SortInRegion(request, &response);
+      ASSERT_TRUE(status.ok()) << status;
+      EXPECT_EQ(response.device(), "cuda:0");
+      EXPECT_TRUE(response.keys().empty());
+      const SortSpec spec{type, 8, false, true, true, Algorithm::kRadix};
+      EXPECT_TRUE(testing::VerifySortResult(
+          spec, keys, values, testing::ReferenceSortKeys(type, keys, false),
+          {absl::string_view(base + (in_place ? k_at : ok_at), n * kw),
+           absl::string_view(base + (in_place ? v_at : ov_at), n * 8),
+           absl::string_view(base + oi_at, n * 4)},
+          true));
+    }
+  }
+
+  // Small requests from several threads, each in its own part of the region: batched launches.
+  std::atomic<int> verified{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = client::SortClient::Create(s.target);
+      ASSERT_TRUE(c.ok());
+      for (int i = 0; i < 50; ++i) {
+        const size_t m = 1 + (seed + t * 131 + i * 17) % 1500;
+        char* part = base + size_t(t) * (1 << 20);
+        const std::string keys =
+            testing::MakeKeys(KeyType::kInt32, m, testing::Distribution::kFewUnique, seed + i);
+        std::memcpy(part, keys.data(), keys.size());
+        v1::SortRequest request;
+        request.set_key_type(v1::KEY_TYPE_INT32);
+        request.set_order(v1::SORT_ORDER_DESCENDING);
+        *request.mutable_keys_region() = Range("big", size_t(t) << 20, m * 4);
+        *request.mutable_out_keys_region() = Range("big", (size_t(t) << 20) + (64 << 10), m * 4);
+        v1::SortResponse response;
+        ASSERT_TRUE((*c)->SortInRegion(request, &response).ok());
+        const SortSpec spec{KeyType::kInt32, 0, true, false, false, Algorithm::kAuto};
+        if (testing::VerifySortResult(
+                spec, keys, "", testing::ReferenceSortKeys(KeyType::kInt32, keys, true),
+                {absl::string_view(part + (64 << 10), m * 4), {}, {}}, false)) {
+          ++verified;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(verified.load(), 8 * 50);
+  EXPECT_TRUE((*client)->UnregisterRegion("big").ok());
+  munmap(base, region_bytes);
+  close(fd);
+  unlink(path.c_str());
+  rmdir(dir);
 }
 
 }  // namespace
