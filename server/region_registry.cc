@@ -132,7 +132,11 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   region->watch_ = *std::move(watch);
   // Pinning failures (no GPU, the locked-memory limit) leave the region usable through staging.
   absl::StatusOr<std::shared_ptr<void>> pin = engine_->RegisterHostMemory(base, byte_size);
-  if (pin.ok()) region->dma_registration_ = *std::move(pin);
+  if (pin.ok()) {
+    region->dma_registration_ = *std::move(pin);
+  } else {
+    region->not_pinned_reason_ = std::string(pin.status().message());
+  }
 
   absl::MutexLock lock(&mu_);
   // Checked again: another registration may have raced this one.
@@ -161,8 +165,14 @@ absl::Status RegionRegistry::Unregister(const std::string& name) {
 }
 
 RegionStats RegionRegistry::StatsOf(const MappedRegion& region) {
-  return RegionStats{region.name(), region.size(), region.pinned_for_dma(), region.in_flight.load(),
-                     region.total.load()};
+  RegionStats stats;
+  stats.name = region.name();
+  stats.byte_size = region.size();
+  stats.pinned_for_dma = region.pinned_for_dma();
+  stats.not_pinned_reason = region.not_pinned_reason();
+  stats.in_flight = region.in_flight.load();
+  stats.total = region.total.load();
+  return stats;
 }
 
 std::vector<RegionStats> RegionRegistry::List() const {

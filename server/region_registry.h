@@ -40,6 +40,7 @@ class MappedRegion {
   char* data() const { return base_; }
   size_t size() const { return size_; }
   bool pinned_for_dma() const { return dma_registration_ != nullptr; }
+  const std::string& not_pinned_reason() const { return not_pinned_reason_; }
 
   // OK while the file still holds every mapped byte and no access faulted; FAILED_PRECONDITION
   // naming the region and its file's size otherwise (for good, once a fault hit the mapping).
@@ -59,12 +60,14 @@ class MappedRegion {
   const size_t size_;
   std::unique_ptr<SigbusGuard::Watch> watch_;
   std::shared_ptr<void> dma_registration_;  // the engine's pin; null when it needs none
+  std::string not_pinned_reason_;           // the engine's refusal, when it needed one
 };
 
 struct RegionStats {
   std::string name;
   size_t byte_size = 0;
   bool pinned_for_dma = false;
+  std::string not_pinned_reason;
   size_t in_flight = 0;
   size_t total = 0;
 };

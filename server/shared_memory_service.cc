@@ -10,6 +10,7 @@ void Fill(const RegionStats& stats, v1::RegionInfo* info) {
   info->set_name(stats.name);
   info->set_byte_size(stats.byte_size);
   info->set_registered_with_gpu(stats.pinned_for_dma);
+  info->set_not_pinned_reason(stats.not_pinned_reason);
   info->set_requests_in_flight(stats.in_flight);
   info->set_requests_total(stats.total);
 }

@@ -55,8 +55,13 @@ client::RegionLayout RegionSlots::Load(int slot, const PreparedRequest& sent,
   const client::SharedMemoryRegion& region = regions_[slot];
   const v1::SortRequest& q = sent.request;
   const client::RegionLayout layout = LayoutFor(sent, sent.n);
-  std::memcpy(region.data() + layout.keys.offset, q.keys().data(), q.keys().size());
-  std::memcpy(region.data() + layout.values.offset, q.values().data(), q.values().size());
+  // Outputs never overwrite inputs here, so a slot that sent this request last still holds it:
+  // as a caller whose data is already in shared memory, the tester then copies nothing.
+  if (loaded_[slot] != &sent) {
+    std::memcpy(region.data() + layout.keys.offset, q.keys().data(), q.keys().size());
+    std::memcpy(region.data() + layout.values.offset, q.values().data(), q.values().size());
+    loaded_[slot] = &sent;
+  }
   // Only the small fields: copying `q` would copy its arrays too.
   v1::SortRequest r;
   r.set_key_type(q.key_type());

@@ -3,8 +3,9 @@
 // out_keys, out_values, out_indices), created and registered before the clock starts and
 // unregistered and removed when the run is over.
 //
-// A call takes a free slot, Load writes its request's keys and values into the slot's region and
-// serializes the small request that names the ranges; the dispatcher then takes the send time, so
+// A call takes a free slot, Load writes its request's keys and values into the slot's region
+// (unless the slot holds them from its last call) and serializes the small request that names
+// the ranges; the dispatcher then takes the send time, so
 // the copy is outside the measured latency (in a closed loop; in an open loop it is inside the
 // corrected latency, which counts from the due time), like the bytes path's requests, which are
 // serialized before the run. It is inside the throughput: the dispatcher does it. The callback
@@ -43,8 +44,11 @@ class RegionSlots {
 
  private:
   explicit RegionSlots(std::vector<client::SharedMemoryRegion> regions)
-      : regions_(std::move(regions)) {}
+      : regions_(std::move(regions)), loaded_(regions_.size(), nullptr) {}
   std::vector<client::SharedMemoryRegion> regions_;
+  // The request whose inputs each slot's region holds. A slot is used by one call at a time, so
+  // each entry has one writer at a time.
+  mutable std::vector<const PreparedRequest*> loaded_;
 };
 
 }  // namespace sortd::bench

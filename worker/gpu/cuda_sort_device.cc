@@ -359,7 +359,10 @@ absl::StatusOr<std::shared_ptr<void>> CudaSortDevice::RegisterHostMemory(void* d
   absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(options_.device);
   if (!on_device.ok()) return on_device.status();
   absl::StatusOr<HostRegistration> registration = HostRegistration::Create(data, bytes);
-  if (!registration.ok()) return registration.status();
+  if (!registration.ok()) {
+    cudaGetLastError();  // a refused registration leaves nothing wrong with the device
+    return registration.status();
+  }
   return std::shared_ptr<void>(std::make_shared<HostRegistration>(*std::move(registration)));
 }
 

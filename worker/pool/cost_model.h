@@ -11,12 +11,10 @@
 namespace sortd {
 
 struct CostModel {
-  // CPU engine, one core, per key and 8-bit radix pass (keys only): 2^20 u32 keys in 4 passes
-  // took 19 ms on the 2-core dev VM while other builds ran, about 4.5 ns; a quiet core does
-  // better, so 3 ns is used.
+  // CPU engine, one core, per key and 8-bit radix pass (cpu_sort_bench on the 2-core dev VM).
   double cpu_ns_per_key_pass = 3.0;
-  // GPU request overhead seen end to end inside the server (H2D + sort + D2H launches and the
-  // stream synchronisation), about 40 us for a small request.
+  // GPU request overhead inside the server: the H2D, sort and D2H launches and the stream
+  // synchronisation of a small request (pool_device_run.sh).
   double gpu_fixed_us = 40.0;
   // Effective host<->device bandwidth for one request's bytes, both directions together: through
   // pinned staging (a host copy, then the DMA) for bytes from gRPC, and by DMA alone for a

@@ -246,12 +246,13 @@ v1::RegionRange Range(const std::string& region, size_t offset, size_t bytes) {
 // straight from and into the region (in place and not, with values and indices), and many small
 // ones are batched; every result is checked.
 TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
-  char dir[] = "/tmp/sortd-gpu-shm-XXXXXX";
+  // tmpfs: the driver pins shared-memory pages, not those of a file on disk.
+  char dir[] = "/dev/shm/sortd-gpu-shm-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   GpuPoolOptions gpu;
   gpu.batching.max_delay = absl::Microseconds(200);
   GpuServer s = StartGpuServer(gpu, dir);
-  const size_t n = (size_t{1} << 24) + 3, region_bytes = size_t{512} << 20;
+  const size_t n = (size_t{1} << 24) + 3, region_bytes = size_t{768} << 20;
   const std::string path = std::string(dir) + "/big";
   const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
@@ -263,7 +264,7 @@ TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
   ASSERT_TRUE(client.ok());
   auto info = (*client)->RegisterRegion("big", region_bytes);
   ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_TRUE(info->registered_with_gpu());
+  EXPECT_TRUE(info->registered_with_gpu()) << info->not_pinned_reason();
 
   const uint64_t seed = testing::TestSeed();
   for (KeyType type : {KeyType::kUint32, KeyType::kFloat64}) {
@@ -272,8 +273,9 @@ TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
       const size_t kw = KeyWidth(type);
       const std::string keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, seed);
       const std::string values = testing::MakeValues(8, n);
-      const size_t k_at = 0, v_at = size_t{128} << 20, ok_at = size_t{256} << 20,
-                   ov_at = size_t{384} << 20, oi_at = size_t{448} << 20;
+      // Each array up to 128 MiB + 24 bytes (indices 64 MiB + 12): 160 MiB apart.
+      const size_t k_at = 0, v_at = size_t{160} << 20, ok_at = size_t{320} << 20,
+                   ov_at = size_t{480} << 20, oi_at = size_t{640} << 20;
       std::memcpy(base + k_at, keys.data(), keys.size());
       std::memcpy(base + v_at, values.data(), values.size());
       std::memset(base + ok_at, 0x5a, n * kw);  // poisoned: a result that is not written fails
