@@ -9,6 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libhwy-dev libips4o-dev
 )
 # Tools only the test suite uses; --build-only (the Dockerfile's build stage) skips them.
 if [[ ${1:-} != --build-only ]]; then

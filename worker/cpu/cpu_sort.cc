@@ -1,33 +1,32 @@
 #include "worker/cpu/cpu_sort.h"
 
 #include <algorithm>
-#include <array>
+#include <atomic>
 #include <cstring>
-#include <utility>
-#include <vector>
+#include <type_traits>
 
+#include "hwy/contrib/sort/vqsort.h"
 #include "kernels/util/key_traits.h"
+#include "worker/cpu/sort_words.h"
 
 namespace sortd {
 namespace {
 
-constexpr int kDigitBits = 8;
-constexpr int kBuckets = 1 << kDigitBits;
-// Below this many keys a sort runs on one thread: splitting costs more than it saves
-// (measured on 2 cores: 1M uint32 keys run 1.7x faster on two threads, 64K no faster).
-constexpr size_t kParallelMinKeys = size_t{1} << 17;
-constexpr size_t kMinKeysPerChunk = size_t{1} << 15;
-constexpr size_t kInsertionSortMax = 48;
+// Chosen with bench/cpu_sort_bench --threads (docs/benchmarks.md, "CPU engine vs vqsort/ips4o").
+struct CpuSortPolicy {
+  // Below this many keys a sort runs on one thread: the partition pass costs more than it saves.
+  static constexpr size_t kParallelMinKeys = size_t{1} << 17;
+  // Fewest keys one parallel task handles.
+  static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
+  // The parallel partition's buckets: enough that 16 threads balance their sorts, few enough that
+  // the scatter's write streams stay in the TLB; a 2^26-key input leaves L2-sized buckets.
+  static constexpr int kLogBuckets = 8;
+};
 
-template <typename T>
-T LoadUnaligned(const unsigned char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-template <typename T>
-void StoreUnaligned(unsigned char* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
+int TasksFor(size_t n, ThreadPool* pool) {
+  if (pool == nullptr || pool->size() == 0 || n < CpuSortPolicy::kParallelMinKeys) return 1;
+  return static_cast<int>(
+      std::min<size_t>(pool->size() + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
 }
 
 struct Chunks {
@@ -37,157 +36,226 @@ struct Chunks {
   size_t end(int t) const { return n * (t + 1) / count; }
 };
 
-Chunks SplitForPool(size_t n, ThreadPool* pool) {
-  if (pool == nullptr || pool->size() == 0 || n < kParallelMinKeys) return {n, 1};
-  size_t by_size = n / kMinKeysPerChunk;
-  return {n, static_cast<int>(std::min<size_t>(pool->size() + 1, std::max<size_t>(by_size, 1)))};
+bool IsAligned(const void* p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
-using Histogram = std::array<size_t, kBuckets>;
-
-template <typename Bits, bool kWithIndex>
-void InsertionSort(Bits* keys, uint32_t* idx, size_t n) {
-  for (size_t i = 1; i < n; ++i) {
-    Bits k = keys[i];
-    uint32_t x = kWithIndex ? idx[i] : 0;
-    size_t j = i;
-    for (; j > 0 && keys[j - 1] > k; --j) {
-      keys[j] = keys[j - 1];
-      if (kWithIndex) idx[j] = idx[j - 1];
-    }
-    keys[j] = k;
-    if (kWithIndex) idx[j] = x;
+template <typename T>
+void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = false) {
+  if (descending) {
+    sorter(data, n, hwy::SortDescending());
+  } else {
+    sorter(data, n, hwy::SortAscending());
   }
 }
 
-// Stable LSD radix sort of `keys` (with `idx` riding along). One counting pass up front gives
-// every digit's histogram; a digit that all keys share is skipped. On return keys/idx point at
-// whichever buffer holds the result.
-template <typename Bits, bool kWithIndex>
-void LsdRadixSort(Bits*& keys, Bits*& keys_alt, uint32_t*& idx, uint32_t*& idx_alt, size_t n,
-                  const std::vector<Histogram>& totals, ThreadPool* pool) {
-  constexpr int kPasses = sizeof(Bits) * 8 / kDigitBits;
-  const Chunks chunks = SplitForPool(n, pool);
-  std::vector<Histogram> offsets(chunks.count);
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int shift = pass * kDigitBits;
-    const Histogram& total = totals[pass];
-    if (std::any_of(total.begin(), total.end(), [n](size_t c) { return c == n; })) continue;
-
-    if (chunks.count == 1) {
-      size_t sum = 0;
-      for (int d = 0; d < kBuckets; ++d) offsets[0][d] = std::exchange(sum, sum + total[d]);
-    } else {
-      ParallelFor(pool, chunks.count, [&](int t) {
-        Histogram& h = offsets[t];
-        h.fill(0);
-        for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) ++h[(keys[i] >> shift) & 0xff];
-      });
-      // Digit-major, chunk-minor: chunk t's keys of digit d follow chunk t-1's, keeping stability.
-      size_t sum = 0;
-      for (int d = 0; d < kBuckets; ++d) {
-        for (int t = 0; t < chunks.count; ++t)
-          offsets[t][d] = std::exchange(sum, sum + offsets[t][d]);
-      }
-    }
-    ParallelFor(pool, chunks.count, [&](int t) {
-      Histogram& next = offsets[t];
-      for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-        const size_t pos = next[(keys[i] >> shift) & 0xff]++;
-        keys_alt[pos] = keys[i];
-        if (kWithIndex) idx_alt[pos] = idx[i];
-      }
-    });
-    std::swap(keys, keys_alt);
-    if (kWithIndex) std::swap(idx, idx_alt);
+// The smallest and largest ordered, direction-masked key of [begin, end).
+template <typename Key>
+std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange(
+    const unsigned char* src, typename KeyTraits<Key>::Bits mask, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  Bits lo = static_cast<Bits>(~Bits{0}), hi = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const Bits b = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ mask;
+    lo = std::min(lo, b);
+    hi = std::max(hi, b);
   }
+  return {lo, hi};
 }
 
-template <typename Value>
-void GatherValues(const unsigned char* in, unsigned char* out, const uint32_t* idx, size_t begin,
-                  size_t end) {
+// Writes the keys, values and indices of sorted words [begin, end) to the output.
+template <typename Key, typename Word, typename Codec>
+void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
+                 const SortOutput& out, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  auto* key_out = static_cast<unsigned char*>(out.keys);
+  const auto* val_in = static_cast<const unsigned char*>(in.values);
+  auto* val_out = static_cast<unsigned char*>(out.values);
+  auto* idx_out = static_cast<unsigned char*>(out.indices);
+  const uint32_t vw = spec.value_width;
   for (size_t j = begin; j < end; ++j) {
-    StoreUnaligned(out + j * sizeof(Value),
-                   LoadUnaligned<Value>(in + size_t{idx[j]} * sizeof(Value)));
+    const Word w = words[j];
+    StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
+    if constexpr (Codec::kWithIndex) {
+      const uint32_t i = codec.IndexOf(w);
+      if (vw == 4) StoreUnaligned(val_out + j * 4, LoadUnaligned<uint32_t>(val_in + size_t{i} * 4));
+      if (vw == 8) StoreUnaligned(val_out + j * 8, LoadUnaligned<uint64_t>(val_in + size_t{i} * 8));
+      if (spec.return_indices) StoreUnaligned(idx_out + j * 4, i);
+    }
   }
 }
 
 }  // namespace
 
+CpuSorter::CpuSorter(ThreadPool* helpers) : helpers_(helpers) {
+  const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
+  for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
+}
+
+CpuSorter::~CpuSorter() = default;
+
 void* CpuSorter::Scratch(int slot, size_t bytes) {
   if (scratch_size_[slot] < bytes) {
     scratch_[slot].reset();  // free first: peak memory stays one buffer, not two
-    scratch_[slot].reset(new unsigned char[bytes]);
+    scratch_[slot].reset(new unsigned char[bytes]);  // aligned for any word (max_align_t)
     scratch_bytes_ += bytes - scratch_size_[slot];
     scratch_size_[slot] = bytes;
   }
   return scratch_[slot].get();
 }
 
+size_t* CpuSorter::Counts(size_t entries) {
+  if (counts_.size() < entries) counts_.resize(entries);
+  return counts_.data();
+}
+
+// Keys alone on one thread: vqsort on the keys' own type (integers compare natively, so no
+// transform pass), floats on their ordered bits.
 template <typename Key>
-void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
+void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Traits = KeyTraits<Key>;
   using Bits = typename Traits::Bits;
-  constexpr int kPasses = sizeof(Bits) * 8 / kDigitBits;
   const size_t n = in.n;
-  const bool with_index = spec.value_width != 0 || spec.return_indices;
-  const Bits mask = DirectionMask<Bits>(spec.descending);
-
-  Bits* keys = static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
-  Bits* keys_alt = static_cast<Bits*>(Scratch(1, n * sizeof(Bits)));
-  uint32_t* idx = with_index ? static_cast<uint32_t*>(Scratch(2, n * 4)) : nullptr;
-  uint32_t* idx_alt = with_index ? static_cast<uint32_t*>(Scratch(3, n * 4)) : nullptr;
-
-  // Transform into ordered bits and count every digit at once.
-  const Chunks chunks = SplitForPool(n, helpers_);
-  std::vector<std::vector<Histogram>> chunk_counts(chunks.count,
-                                                   std::vector<Histogram>(kPasses, Histogram{}));
+  const bool aligned = IsAligned(out.keys, sizeof(Bits));
+  Bits* buf =
+      aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
-  ParallelFor(helpers_, chunks.count, [&](int t) {
-    std::vector<Histogram>& counts = chunk_counts[t];
-    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-      const Bits b = Traits::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ mask;
-      keys[i] = b;
-      if (with_index) idx[i] = static_cast<uint32_t>(i);
-      for (int p = 0; p < kPasses; ++p) ++counts[p][(b >> (p * kDigitBits)) & 0xff];
-    }
-  });
-
-  if (n <= kInsertionSortMax) {
-    if (with_index) {
-      InsertionSort<Bits, true>(keys, idx, n);
-    } else {
-      InsertionSort<Bits, false>(keys, idx, n);
-    }
+  if constexpr (std::is_floating_point_v<Key>) {
+    for (size_t i = 0; i < n; ++i)
+      buf[i] = Traits::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits)));
+    VqSort(*sorters_[0], buf, n, spec.descending);
+    auto* dst = static_cast<unsigned char*>(out.keys);
+    for (size_t i = 0; i < n; ++i)
+      StoreUnaligned(dst + i * sizeof(Bits), Traits::FromOrdered(buf[i]));
   } else {
-    std::vector<Histogram>& totals = chunk_counts[0];
-    for (int t = 1; t < chunks.count; ++t) {
-      for (int p = 0; p < kPasses; ++p) {
-        for (int d = 0; d < kBuckets; ++d) totals[p][d] += chunk_counts[t][p][d];
-      }
-    }
-    if (with_index) {
-      LsdRadixSort<Bits, true>(keys, keys_alt, idx, idx_alt, n, totals, helpers_);
-    } else {
-      LsdRadixSort<Bits, false>(keys, keys_alt, idx, idx_alt, n, totals, helpers_);
-    }
+    std::memcpy(buf, src, n * sizeof(Bits));
+    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+    if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
+  }
+}
+
+// Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
+// words are first scattered into buckets by their top bits (a counting pass, then a scatter, both
+// split by input chunk), and the buckets are then sorted independently.
+template <typename Key, typename Word, typename Codec>
+void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+                          const Codec& codec, int tasks) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const size_t n = in.n;
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  auto encode = [&](size_t i) {
+    return codec.Encode(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+  };
+  // Keys alone are sorted in the output array when it is aligned for them: no copy back, and for
+  // unsigned ascending keys no decode pass either.
+  const bool in_output = !Codec::kWithIndex && IsAligned(out.keys, alignof(Word));
+  const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
+
+  if (tasks == 1) {
+    Word* words =
+        in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(0, n * sizeof(Word)));
+    for (size_t i = 0; i < n; ++i) words[i] = encode(i);
+    VqSort(*sorters_[0], words, n);
+    if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
+    return;
   }
 
-  auto* key_out = static_cast<unsigned char*>(out.keys);
-  const auto* val_in = static_cast<const unsigned char*>(in.values);
-  auto* val_out = static_cast<unsigned char*>(out.values);
-  ParallelFor(helpers_, chunks.count, [&](int t) {
-    const size_t begin = chunks.begin(t), end = chunks.end(t);
-    for (size_t j = begin; j < end; ++j) {
-      StoreUnaligned(key_out + j * sizeof(Bits), Traits::FromOrdered(keys[j] ^ mask));
-    }
-    if (spec.value_width == 4) GatherValues<uint32_t>(val_in, val_out, idx, begin, end);
-    if (spec.value_width == 8) GatherValues<uint64_t>(val_in, val_out, idx, begin, end);
-    if (spec.return_indices) {
-      std::memcpy(static_cast<unsigned char*>(out.indices) + begin * 4, idx + begin,
-                  (end - begin) * 4);
+  Word* unsorted = static_cast<Word*>(Scratch(0, n * sizeof(Word)));
+  Word* words =
+      in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(1, n * sizeof(Word)));
+  const uint64_t top_lo = codec.TopOfLowest();
+  const uint64_t top_span = codec.TopOfHighest(n) - top_lo;
+  const int shift = std::max(0, BitWidth(top_span) - CpuSortPolicy::kLogBuckets);
+  const size_t buckets = static_cast<size_t>(top_span >> shift) + 1;
+  auto bucket_of = [&](const Word& w) { return static_cast<size_t>((Top(w) - top_lo) >> shift); };
+  // counts: one histogram per task, then the buckets' starts (and n).
+  size_t* counts = Counts(tasks * buckets + buckets + 1);
+  size_t* starts = counts + tasks * buckets;
+  const Chunks chunks{n, tasks};
+  ParallelFor(helpers_, tasks, [&](int t) {
+    size_t* c = counts + t * buckets;
+    std::fill(c, c + buckets, 0);
+    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+      const Word w = encode(i);
+      unsorted[i] = w;
+      ++c[bucket_of(w)];
     }
   });
+  size_t sum = 0;
+  for (size_t d = 0; d < buckets; ++d) {
+    starts[d] = sum;
+    for (int t = 0; t < tasks; ++t) {
+      const size_t c = counts[t * buckets + d];
+      counts[t * buckets + d] = sum;
+      sum += c;
+    }
+  }
+  starts[buckets] = n;
+  ParallelFor(helpers_, tasks, [&](int t) {
+    size_t* next = counts + t * buckets;
+    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+      const Word w = unsorted[i];
+      words[next[bucket_of(w)]++] = w;
+    }
+  });
+  std::atomic<size_t> next_bucket{0};
+  ParallelFor(helpers_, tasks, [&](int t) {
+    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
+      if (starts[d + 1] - starts[d] > 1)
+        VqSort(*sorters_[t], words + starts[d], starts[d + 1] - starts[d]);
+    }
+  });
+  if (!decode_is_identity) {
+    ParallelFor(helpers_, tasks, [&](int t) {
+      DecodeRange<Key>(spec, codec, words, in, out, chunks.begin(t), chunks.end(t));
+    });
+  }
+}
+
+template <typename Key>
+void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const size_t n = in.n;
+  const bool with_index = spec.value_width != 0 || spec.return_indices;
+  const int tasks = TasksFor(n, helpers_);
+  if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
+
+  // The key range decides the narrowest word that holds a key and its position.
+  const Bits mask = DirectionMask<Bits>(spec.descending);
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  Bits lo, hi;
+  if (tasks == 1) {
+    std::tie(lo, hi) = KeyRange<Key>(src, mask, 0, n);
+  } else {
+    const Chunks chunks{n, tasks};
+    uint64_t* ranges = reinterpret_cast<uint64_t*>(Counts(2 * tasks));
+    ParallelFor(helpers_, tasks, [&](int t) {
+      const auto r = KeyRange<Key>(src, mask, chunks.begin(t), chunks.end(t));
+      ranges[2 * t] = r.first;
+      ranges[2 * t + 1] = r.second;
+    });
+    lo = static_cast<Bits>(ranges[0]);
+    hi = static_cast<Bits>(ranges[1]);
+    for (int t = 1; t < tasks; ++t) {
+      lo = std::min(lo, static_cast<Bits>(ranges[2 * t]));
+      hi = std::max(hi, static_cast<Bits>(ranges[2 * t + 1]));
+    }
+  }
+  if (!with_index) {
+    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, lo, hi, 0},
+                                tasks);
+  }
+  const int index_bits = BitWidth(n - 1);
+  const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
+  if (bits <= 32) {
+    SortWords<Key, uint32_t>(spec, in, out,
+                             PackedCodec<Bits, uint32_t, true>{mask, lo, hi, index_bits}, tasks);
+  } else if (bits <= 64) {
+    SortWords<Key, uint64_t>(spec, in, out,
+                             PackedCodec<Bits, uint64_t, true>{mask, lo, hi, index_bits}, tasks);
+  } else {
+    SortWords<Key, hwy::uint128_t>(spec, in, out, WideCodec<Bits>{mask, lo, hi}, tasks);
+  }
 }
 
 void CpuSorter::Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
