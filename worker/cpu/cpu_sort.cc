@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 
 #include "hwy/contrib/sort/vqsort.h"
@@ -16,17 +17,23 @@ namespace {
 struct CpuSortPolicy {
   // Below this many keys a sort runs on one thread: the partition pass costs more than it saves.
   static constexpr size_t kParallelMinKeys = size_t{1} << 17;
+  // Fewest tasks worth the partition pass, which costs about one thread's work: on two threads
+  // the parallel path was slower than one thread at every size on both machines.
+  static constexpr int kMinParallelTasks = 3;
   // Fewest keys one parallel task handles.
   static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
   // The parallel partition's buckets: enough that 16 threads balance their sorts, few enough that
   // the scatter's write streams stay in the TLB; a 2^26-key input leaves L2-sized buckets.
   static constexpr int kLogBuckets = 8;
+  // Keys sampled to bound the buckets' range.
+  static constexpr size_t kRangeSamples = 1024;
 };
 
 int TasksFor(size_t n, ThreadPool* pool) {
-  if (pool == nullptr || pool->size() == 0 || n < CpuSortPolicy::kParallelMinKeys) return 1;
-  return static_cast<int>(
+  if (pool == nullptr || n < CpuSortPolicy::kParallelMinKeys) return 1;
+  const int tasks = static_cast<int>(
       std::min<size_t>(pool->size() + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
+  return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
 }
 
 struct Chunks {
@@ -47,6 +54,62 @@ void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = fals
   } else {
     sorter(data, n, hwy::SortAscending());
   }
+}
+
+// Scans float bits for what vqsort's float sort (Highway 1.0.3) does not keep: NaNs (unordered),
+// infinities (it writes +Inf back as the largest finite value), and the signs of zeros (its min/max
+// networks may swap them between equal zeros, so negative zeros are counted first).
+template <typename Bits>
+struct FloatScan {
+  bool nan_or_inf = false;
+  size_t negative_zeros = 0;
+};
+template <typename Bits>
+FloatScan<Bits> ScanFloats(const Bits* bits, size_t n) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  constexpr Bits kInf = static_cast<Bits>(sizeof(Bits) == 4 ? 0x7f800000 : 0x7ff0000000000000);
+  bool nan_or_inf = false;
+  size_t negative_zeros = 0;
+  for (size_t i = 0; i < n; ++i) {
+    nan_or_inf |= (bits[i] & ~kSign) >= kInf;
+    negative_zeros += bits[i] == kSign;
+  }
+  return {nan_or_inf, negative_zeros};
+}
+
+// After an IEEE sort without NaNs all zeros are adjacent, with any signs: the API's order wants
+// the `negative` negative zeros first ascending, last descending.
+template <typename Bits>
+void OrderZeros(Bits* bits, size_t n, size_t negative, bool descending) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  using Float = std::conditional_t<sizeof(Bits) == 4, float, double>;
+  auto value = [&](size_t i) {
+    Float f;
+    std::memcpy(&f, &bits[i], sizeof f);
+    return f;
+  };
+  // The zeros' range [lo, hi), found by binary search on the sorted floats.
+  auto before_zero = [&](size_t i) { return descending ? value(i) > 0 : value(i) < 0; };
+  auto not_after_zero = [&](size_t i) { return descending ? value(i) >= 0 : value(i) <= 0; };
+  size_t lo = 0, hi = n;
+  for (size_t a = 0, b = n; a < b;) {
+    const size_t m = a + (b - a) / 2;
+    if (before_zero(m)) {
+      a = lo = m + 1;
+    } else {
+      b = m;
+    }
+  }
+  for (size_t a = lo, b = n; a < b;) {
+    const size_t m = a + (b - a) / 2;
+    if (not_after_zero(m)) {
+      a = m + 1;
+    } else {
+      b = hi = m;
+    }
+  }
+  const size_t first_end = descending ? hi - negative : lo + negative;
+  for (size_t i = lo; i < hi; ++i) bits[i] = ((i < first_end) != descending) ? kSign : Bits{0};
 }
 
 // The smallest and largest ordered, direction-masked key of [begin, end).
@@ -109,8 +172,11 @@ size_t* CpuSorter::Counts(size_t entries) {
   return counts_.data();
 }
 
-// Keys alone on one thread: vqsort on the keys' own type (integers compare natively, so no
-// transform pass), floats on their ordered bits.
+// Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
+// Floats too sort natively when they hold no NaN or Inf: IEEE order is then the API's order except
+// that -0 and +0 compare equal, and the zeros are rewritten in order afterwards (a binary search
+// finds them). With NaNs, floats sort as their ordered bits (a transform pass each way, ~25%
+// slower: bench/cpu_sort_bench). So do infinities.
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Traits = KeyTraits<Key>;
@@ -120,18 +186,21 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
+  std::memcpy(buf, src, n * sizeof(Bits));
   if constexpr (std::is_floating_point_v<Key>) {
-    for (size_t i = 0; i < n; ++i)
-      buf[i] = Traits::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits)));
-    VqSort(*sorters_[0], buf, n, spec.descending);
-    auto* dst = static_cast<unsigned char*>(out.keys);
-    for (size_t i = 0; i < n; ++i)
-      StoreUnaligned(dst + i * sizeof(Bits), Traits::FromOrdered(buf[i]));
+    const FloatScan<Bits> scan = ScanFloats(buf, n);
+    if (scan.nan_or_inf) {
+      for (size_t i = 0; i < n; ++i) buf[i] = Traits::ToOrdered(buf[i]);
+      VqSort(*sorters_[0], buf, n, spec.descending);
+      for (size_t i = 0; i < n; ++i) buf[i] = Traits::FromOrdered(buf[i]);
+    } else {
+      VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+      OrderZeros(buf, n, scan.negative_zeros, spec.descending);
+    }
   } else {
-    std::memcpy(buf, src, n * sizeof(Bits));
     VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
-    if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
   }
+  if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
 }
 
 // Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
@@ -163,11 +232,21 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   Word* unsorted = static_cast<Word*>(Scratch(0, n * sizeof(Word)));
   Word* words =
       in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(1, n * sizeof(Word)));
-  const uint64_t top_lo = codec.TopOfLowest();
-  const uint64_t top_span = codec.TopOfHighest(n) - top_lo;
-  const int shift = std::max(0, BitWidth(top_span) - CpuSortPolicy::kLogBuckets);
-  const size_t buckets = static_cast<size_t>(top_span >> shift) + 1;
-  auto bucket_of = [&](const Word& w) { return static_cast<size_t>((Top(w) - top_lo) >> shift); };
+  // Bucket bounds from a sample: a bucket function only has to be monotone, so words outside the
+  // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
+  uint64_t top_lo = ~uint64_t{0}, top_hi = 0;
+  for (size_t k = 0; k < CpuSortPolicy::kRangeSamples; ++k) {
+    const uint64_t top = Top(encode(k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1)));
+    top_lo = std::min(top_lo, top);
+    top_hi = std::max(top_hi, top);
+  }
+  const int shift = std::max(0, BitWidth(top_hi - top_lo) - CpuSortPolicy::kLogBuckets);
+  const size_t buckets = static_cast<size_t>((top_hi - top_lo) >> shift) + 1;
+  auto bucket_of = [&](const Word& w) {
+    const uint64_t top = Top(w);
+    if (top <= top_lo) return size_t{0};
+    return std::min(static_cast<size_t>((top - top_lo) >> shift), buckets - 1);
+  };
   // counts: one histogram per task, then the buckets' starts (and n).
   size_t* counts = Counts(tasks * buckets + buckets + 1);
   size_t* starts = counts + tasks * buckets;
@@ -198,18 +277,17 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       words[next[bucket_of(w)]++] = w;
     }
   });
+  // Each bucket is decoded right after its sort, while it is still in cache.
   std::atomic<size_t> next_bucket{0};
   ParallelFor(helpers_, tasks, [&](int t) {
     for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
-      if (starts[d + 1] - starts[d] > 1)
+      if (starts[d + 1] - starts[d] > 1) {
         VqSort(*sorters_[t], words + starts[d], starts[d + 1] - starts[d]);
+      }
+      if (!decode_is_identity)
+        DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
     }
   });
-  if (!decode_is_identity) {
-    ParallelFor(helpers_, tasks, [&](int t) {
-      DecodeRange<Key>(spec, codec, words, in, out, chunks.begin(t), chunks.end(t));
-    });
-  }
 }
 
 template <typename Key>
@@ -220,8 +298,17 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const int tasks = TasksFor(n, helpers_);
   if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
 
-  // The key range decides the narrowest word that holds a key and its position.
   const Bits mask = DirectionMask<Bits>(spec.descending);
+  const int index_bits = BitWidth(n - 1);
+  if (!with_index) {
+    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0}, tasks);
+  }
+  // A 32-bit key and its position always share 64 bits.
+  if constexpr (sizeof(Bits) == 4) {
+    return SortWords<Key, uint64_t>(spec, in, out,
+                                    PackedCodec<Bits, uint64_t, true>{mask, 0, index_bits}, tasks);
+  }
+  // A 64-bit key does when its range leaves room for the position (a pass over the keys decides).
   const auto* src = static_cast<const unsigned char*>(in.keys);
   Bits lo, hi;
   if (tasks == 1) {
@@ -241,20 +328,15 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
       hi = std::max(hi, static_cast<Bits>(ranges[2 * t + 1]));
     }
   }
-  if (!with_index) {
-    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, lo, hi, 0},
-                                tasks);
-  }
-  const int index_bits = BitWidth(n - 1);
   const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
   if (bits <= 32) {
-    SortWords<Key, uint32_t>(spec, in, out,
-                             PackedCodec<Bits, uint32_t, true>{mask, lo, hi, index_bits}, tasks);
+    SortWords<Key, uint32_t>(spec, in, out, PackedCodec<Bits, uint32_t, true>{mask, lo, index_bits},
+                             tasks);
   } else if (bits <= 64) {
-    SortWords<Key, uint64_t>(spec, in, out,
-                             PackedCodec<Bits, uint64_t, true>{mask, lo, hi, index_bits}, tasks);
+    SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, true>{mask, lo, index_bits},
+                             tasks);
   } else {
-    SortWords<Key, hwy::uint128_t>(spec, in, out, WideCodec<Bits>{mask, lo, hi}, tasks);
+    SortWords<Key, hwy::uint128_t>(spec, in, out, WideCodec<Bits>{mask}, tasks);
   }
 }
 

@@ -33,13 +33,14 @@ inline uint64_t Top(uint64_t w) { return w; }
 inline uint64_t Top(const hwy::uint128_t& w) { return w.hi; }
 
 // Bits (ordered key bits) into a Word of 32 or 64 bits. With the index, the key is stored as its
-// offset from the smallest key `lo`, so a key range of r bits and n positions fit a word when
-// r + bits(n - 1) <= its width: 32-bit keys with an index always fit 64 bits, 64-bit keys do when
-// their range allows. `lo`/`hi` are the smallest and largest direction-masked keys.
+// offset from `lo`, so a key range of r bits and n positions fit a word when r + bits(n - 1) <= its
+// width: 32-bit keys with an index always fit 64 bits (lo = 0), 64-bit keys do when their range
+// allows.
 template <typename Bits, typename Word, bool kIndex>
 struct PackedCodec {
   static constexpr bool kWithIndex = kIndex;
-  Bits mask, lo, hi;
+  Bits mask;
+  Bits lo;         // no larger than any masked key
   int index_bits;  // 0 without the index
 
   Word Encode(Bits ordered, size_t i) const {
@@ -55,23 +56,19 @@ struct PackedCodec {
   uint32_t IndexOf(Word w) const {
     return static_cast<uint32_t>(static_cast<uint64_t>(w) & ((uint64_t{1} << index_bits) - 1));
   }
-  uint64_t TopOfLowest() const { return Top(Encode(lo ^ mask, 0)); }
-  uint64_t TopOfHighest(size_t n) const { return Top(Encode(hi ^ mask, n - 1)); }
 };
 
 // Keys too wide to share 64 bits with their position: key in hi, position in lo.
 template <typename Bits>
 struct WideCodec {
   static constexpr bool kWithIndex = true;
-  Bits mask, lo, hi;
+  Bits mask;
 
   hwy::uint128_t Encode(Bits ordered, size_t i) const {
     return hwy::uint128_t{static_cast<uint64_t>(i), static_cast<uint64_t>(ordered ^ mask)};
   }
   Bits KeyOf(const hwy::uint128_t& w) const { return static_cast<Bits>(w.hi) ^ mask; }
   uint32_t IndexOf(const hwy::uint128_t& w) const { return static_cast<uint32_t>(w.lo); }
-  uint64_t TopOfLowest() const { return lo; }
-  uint64_t TopOfHighest(size_t) const { return hi; }
 };
 
 }  // namespace sortd
