@@ -71,14 +71,17 @@ struct FloatScan {
 #else
 #define SORTD_VECTORIZE
 #endif
+// Copies float bits and scans them in the same pass.
 template <typename Bits>
-SORTD_VECTORIZE FloatScan<Bits> ScanFloats(const Bits* bits, size_t n) {
+SORTD_VECTORIZE FloatScan<Bits> CopyAndScanFloats(const unsigned char* src, Bits* dst, size_t n) {
   constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
   constexpr Bits kInf = static_cast<Bits>(sizeof(Bits) == 4 ? 0x7f800000 : 0x7ff0000000000000);
   Bits special = 0, negative_zeros = 0;  // Bits-wide, so the loop is one vector type (n < 2^32)
   for (size_t i = 0; i < n; ++i) {
-    special |= (bits[i] & ~kSign) >= kInf;
-    negative_zeros += bits[i] == kSign;
+    const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
+    dst[i] = b;
+    special |= (b & ~kSign) >= kInf;
+    negative_zeros += b == kSign;
   }
   return {special != 0, negative_zeros};
 }
@@ -192,9 +195,8 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
-  std::memcpy(buf, src, n * sizeof(Bits));
   if constexpr (std::is_floating_point_v<Key>) {
-    const FloatScan<Bits> scan = ScanFloats(buf, n);
+    const FloatScan<Bits> scan = CopyAndScanFloats(src, buf, n);
     if (scan.nan_or_inf) {
       for (size_t i = 0; i < n; ++i) buf[i] = Traits::ToOrdered(buf[i]);
       VqSort(*sorters_[0], buf, n, spec.descending);
@@ -204,6 +206,7 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
       OrderZeros(buf, n, scan.negative_zeros, spec.descending);
     }
   } else {
+    std::memcpy(buf, src, n * sizeof(Bits));
     VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
   }
   if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
