@@ -137,25 +137,56 @@ std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange
   return {lo, hi};
 }
 
+// Encodes keys [begin, end) into words.
+template <typename Key, typename Word, typename Codec>
+SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec& codec, Word* words,
+                                 size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  for (size_t i = begin; i < end; ++i) {
+    words[i] =
+        codec.Encode(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+  }
+}
+
+// Keys and indices of sorted words [begin, end) (one branch-free loop, so it vectorizes), then
+// the values they name.
+template <typename Key, typename Word, typename Codec, bool kIndices>
+SORTD_VECTORIZE void DecodeKeys(const Codec& codec, const Word* words, unsigned char* key_out,
+                                unsigned char* idx_out, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  for (size_t j = begin; j < end; ++j) {
+    const Word w = words[j];
+    StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
+    if constexpr (kIndices) StoreUnaligned(idx_out + j * 4, codec.IndexOf(w));
+  }
+}
+template <typename Value, typename Word, typename Codec>
+void GatherValues(const Codec& codec, const Word* words, const unsigned char* val_in,
+                  unsigned char* val_out, size_t begin, size_t end) {
+  for (size_t j = begin; j < end; ++j) {
+    const size_t i = codec.IndexOf(words[j]);
+    StoreUnaligned(val_out + j * sizeof(Value), LoadUnaligned<Value>(val_in + i * sizeof(Value)));
+  }
+}
+
 // Writes the keys, values and indices of sorted words [begin, end) to the output.
 template <typename Key, typename Word, typename Codec>
 void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
                  const SortOutput& out, size_t begin, size_t end) {
-  using Bits = typename KeyTraits<Key>::Bits;
   auto* key_out = static_cast<unsigned char*>(out.keys);
-  const auto* val_in = static_cast<const unsigned char*>(in.values);
-  auto* val_out = static_cast<unsigned char*>(out.values);
   auto* idx_out = static_cast<unsigned char*>(out.indices);
-  const uint32_t vw = spec.value_width;
-  for (size_t j = begin; j < end; ++j) {
-    const Word w = words[j];
-    StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
-    if constexpr (Codec::kWithIndex) {
-      const uint32_t i = codec.IndexOf(w);
-      if (vw == 4) StoreUnaligned(val_out + j * 4, LoadUnaligned<uint32_t>(val_in + size_t{i} * 4));
-      if (vw == 8) StoreUnaligned(val_out + j * 8, LoadUnaligned<uint64_t>(val_in + size_t{i} * 8));
-      if (spec.return_indices) StoreUnaligned(idx_out + j * 4, i);
+  if constexpr (Codec::kWithIndex) {
+    if (spec.return_indices) {
+      DecodeKeys<Key, Word, Codec, true>(codec, words, key_out, idx_out, begin, end);
+    } else {
+      DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
     }
+    const auto* val_in = static_cast<const unsigned char*>(in.values);
+    auto* val_out = static_cast<unsigned char*>(out.values);
+    if (spec.value_width == 4) GatherValues<uint32_t>(codec, words, val_in, val_out, begin, end);
+    if (spec.value_width == 8) GatherValues<uint64_t>(codec, words, val_in, val_out, begin, end);
+  } else {
+    DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
   }
 }
 
@@ -234,7 +265,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   if (tasks == 1) {
     Word* words =
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(0, n * sizeof(Word)));
-    for (size_t i = 0; i < n; ++i) words[i] = encode(i);
+    EncodeRange<Key>(src, codec, words, 0, n);
     VqSort(*sorters_[0], words, n);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
