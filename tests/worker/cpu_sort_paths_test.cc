@@ -34,15 +34,15 @@ void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t o
           std::string out_keys = place(std::string(keys.size(), testing::kPoisonByte));
           std::string out_values = place(std::string(n * vw, testing::kPoisonByte));
           std::string out_indices = place(std::string(indices ? n * 4 : 0, testing::kPoisonByte));
-          sorter.Sort(spec,
-                      SortInput{in_keys.data() + offset, vw ? in_values.data() + offset : nullptr, n},
-                      SortOutput{out_keys.data() + offset, vw ? out_values.data() + offset : nullptr,
-                                 indices ? out_indices.data() + offset : nullptr});
-          ASSERT_TRUE(testing::VerifySortResult(
-              spec, keys, values, expected,
-              {absl::string_view(out_keys).substr(offset), absl::string_view(out_values).substr(offset),
-               absl::string_view(out_indices).substr(offset)},
-              /*require_stable=*/true));
+          sorter.Sort(
+              spec, SortInput{in_keys.data() + offset, vw ? in_values.data() + offset : nullptr, n},
+              SortOutput{out_keys.data() + offset, vw ? out_values.data() + offset : nullptr,
+                         indices ? out_indices.data() + offset : nullptr});
+          ASSERT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
+                                                {absl::string_view(out_keys).substr(offset),
+                                                 absl::string_view(out_values).substr(offset),
+                                                 absl::string_view(out_indices).substr(offset)},
+                                                /*require_stable=*/true));
         }
       }
     }
@@ -64,8 +64,16 @@ template <typename Float>
 std::string SignedZeros(size_t n, Extras extras, uint64_t seed) {
   std::mt19937_64 rng(seed);
   using Limits = std::numeric_limits<Float>;
-  const Float specials[] = {0.0, -0.0, 0.0, -0.0, Limits::max(), -Limits::max(),
-                            Limits::denorm_min(), -Limits::denorm_min(), 1.5, -2.25};
+  const Float specials[] = {0.0,
+                            -0.0,
+                            0.0,
+                            -0.0,
+                            Limits::max(),
+                            -Limits::max(),
+                            Limits::denorm_min(),
+                            -Limits::denorm_min(),
+                            1.5,
+                            -2.25};
   std::vector<Float> v(n);
   for (Float& f : v) {
     f = rng() % 3 == 0 ? static_cast<Float>(static_cast<int64_t>(rng() % 2001) - 1000)
@@ -112,8 +120,10 @@ TEST_P(CpuSortPathsTest, FiniteRandomFloats) {
     std::vector<uint32_t> f32(n);
     std::vector<uint64_t> f64(n);
     for (size_t i = 0; i < n; ++i) {
-      do f32[i] = static_cast<uint32_t>(rng()); while ((f32[i] & 0x7f800000) == 0x7f800000);
-      do f64[i] = rng(); while ((f64[i] & 0x7ff0000000000000) == 0x7ff0000000000000);
+      do f32[i] = static_cast<uint32_t>(rng());
+      while ((f32[i] & 0x7f800000) == 0x7f800000);
+      do f64[i] = rng();
+      while ((f64[i] & 0x7ff0000000000000) == 0x7ff0000000000000);
     }
     CheckAll(sorter_, KeyType::kFloat32, Pack(f32));
     CheckAll(sorter_, KeyType::kFloat64, Pack(f64));
@@ -150,8 +160,8 @@ TEST_P(CpuSortPathsTest, WordWidthCutovers) {
           const uint64_t b = ordered[i];
           raw[i] = type == KeyType::kUint64  ? b
                    : type == KeyType::kInt64 ? b ^ (uint64_t{1} << 63)
-                   : (b >> 63) ? b & ~(uint64_t{1} << 63)
-                               : ~b;
+                   : (b >> 63)               ? b & ~(uint64_t{1} << 63)
+                                             : ~b;
         }
         CheckAll(sorter_, type, Pack(raw));
       }
