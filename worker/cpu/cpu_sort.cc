@@ -13,9 +13,11 @@
 namespace sortd {
 namespace {
 
-// Chosen with bench/cpu_sort_bench --threads (docs/benchmarks.md, "CPU engine vs vqsort/ips4o").
+// Chosen with bench/cpu_sort_bench's thread sweep (docs/benchmarks.md, "CPU engine vs vqsort, ips4o
+// and std::sort").
 struct CpuSortPolicy {
-  // Below this many keys a sort runs on one thread: the partition pass costs more than it saves.
+  // Below this many keys a sort runs on one thread (kept from the radix engine: the sweep measured
+  // 2^20 and up: 16 threads were 1.2-1.4x one thread at 2^20, 5-6x at 2^26).
   static constexpr size_t kParallelMinKeys = size_t{1} << 17;
   // Fewest tasks worth the partition pass, which costs about one thread's work: on two threads
   // the parallel path was slower than one thread at every size on both machines.
@@ -217,8 +219,8 @@ size_t* CpuSorter::Counts(size_t entries) {
 // Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
 // Floats too sort natively when they hold no NaN or Inf: IEEE order is then the API's order except
 // that -0 and +0 compare equal, and the zeros are rewritten in order afterwards (a binary search
-// finds them). With NaNs, floats sort as their ordered bits (a transform pass each way, ~25%
-// slower: bench/cpu_sort_bench). So do infinities.
+// finds them). With NaNs or infinities, floats sort as their ordered bits (a transform pass each
+// way: 0.66-0.84x of the native rate, run A in docs/benchmarks.md).
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Traits = KeyTraits<Key>;
