@@ -1,7 +1,8 @@
 // The CPU sorter's internal strategies, each against the independent reference: the direct float
 // path (IEEE sort, then -0/+0 put in order) with and without NaNs, unaligned arrays, the word
 // widths a key and its position are packed into (32, 64, 128 bits) at their exact cut-overs, and
-// the parallel partition's sampled bucket range with outliers the sample misses.
+// the parallel partition's sampled bucket range with outliers the sample misses, and integer
+// extremes.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -187,6 +188,34 @@ TEST_P(CpuSortPathsTest, OutliersOutsideTheSampledRange) {
   u32[n / 5 + 1] = 7;
   CheckAll(sorter_, KeyType::kUint32, Pack(u32));
   CheckAll(sorter_, KeyType::kInt64, Pack(i64));
+}
+
+// Each integer type's extremes mixed with small values: vqsort pads with sentinels of the key type
+// (its float sort writes them back for +Inf), so the extremes must come back bit for bit.
+template <typename Int>
+std::string Extremes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  using Limits = std::numeric_limits<Int>;
+  const Int picks[] = {Limits::min(),
+                       Limits::max(),
+                       static_cast<Int>(Limits::max() - 1),
+                       static_cast<Int>(Limits::min() + 1),
+                       0,
+                       1,
+                       static_cast<Int>(-1)};
+  std::vector<Int> v(n);
+  for (Int& k : v) k = picks[rng() % 7];
+  return Pack(v);
+}
+
+TEST_P(CpuSortPathsTest, IntegerExtremes) {
+  const uint64_t seed = testing::TestSeed();
+  for (size_t n : {size_t{2}, size_t{7}, size_t{1000}, big()}) {
+    CheckAll(sorter_, KeyType::kUint32, Extremes<uint32_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kInt32, Extremes<int32_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kUint64, Extremes<uint64_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kInt64, Extremes<int64_t>(n, seed + n));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threading, CpuSortPathsTest, ::testing::Bool(),
