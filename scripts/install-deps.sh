@@ -10,6 +10,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libhwy-dev libips4o-dev
 )
 case ${1:-} in
   --build-only) ;;  # the Dockerfile's build stage: no test tools

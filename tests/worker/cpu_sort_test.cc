@@ -1,6 +1,8 @@
-// The CPU sorter is the reference every GPU path is compared with, so it is tested exhaustively:
-// every key type x order x stable x value width x indices, on every data shape, at sizes that hit
-// the insertion-sort cut-over, the single-thread radix path and the multi-threaded one.
+// The CPU sorter is the engine every user without a GPU gets and the GPU pool's fallback, so it is
+// tested exhaustively against the independent reference (tests/support): every key type x order x
+// stable x value width x indices, on every data shape, at small sizes, on the single-thread path
+// (vqsort on the keys or on key+position words) and on the parallel partition path.
+// cpu_sort_paths_test.cc covers each internal strategy's own edge cases.
 #include "worker/cpu/cpu_sort.h"
 
 #include <cmath>
@@ -73,7 +75,7 @@ std::string CaseName(const ::testing::TestParamInfo<CpuSortTest::ParamType>& inf
          std::to_string(n) + (threaded ? "_threaded" : "");
 }
 
-// 0, 1, 2 and 1000 are the spec's small sizes; 47/48/49 straddle the insertion-sort cut-over.
+// 0, 1, 2 and 1000 are the spec's small sizes; 47/48/49 are odd sizes around vqsort's base case.
 INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                          ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
                                             ::testing::ValuesIn(testing::kAllDistributions),
@@ -87,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Large, CpuSortTest,
                                             ::testing::Values<size_t>((size_t{1} << 20) + 1),
                                             ::testing::Values(true)),
                          CaseName);
-// ... and the sizes around the parallel cut-over run both ways.
+// ... and the sizes around the parallel cut-over (2^17 keys, CpuSortPolicy) run both ways.
 INSTANTIATE_TEST_SUITE_P(
     ParallelCutover, CpuSortTest,
     ::testing::Combine(::testing::Values(KeyType::kFloat32, KeyType::kInt64),

@@ -1,33 +1,41 @@
 #include "worker/cpu/cpu_sort.h"
 
 #include <algorithm>
-#include <array>
+#include <atomic>
 #include <cstring>
-#include <utility>
-#include <vector>
+#include <tuple>
+#include <type_traits>
 
+#include "hwy/contrib/sort/vqsort.h"
 #include "kernels/util/key_traits.h"
+#include "worker/cpu/sort_words.h"
 
 namespace sortd {
 namespace {
 
-constexpr int kDigitBits = 8;
-constexpr int kBuckets = 1 << kDigitBits;
-// Below this many keys a sort runs on one thread: splitting costs more than it saves
-// (measured on 2 cores: 1M uint32 keys run 1.7x faster on two threads, 64K no faster).
-constexpr size_t kParallelMinKeys = size_t{1} << 17;
-constexpr size_t kMinKeysPerChunk = size_t{1} << 15;
-constexpr size_t kInsertionSortMax = 48;
+// Chosen with bench/cpu_sort_bench's thread sweep (docs/benchmarks.md, "CPU engine vs vqsort, ips4o
+// and std::sort").
+struct CpuSortPolicy {
+  // Below this many keys a sort runs on one thread (kept from the radix engine: the sweep measured
+  // 2^20 and up: 16 threads were 1.2-1.4x one thread at 2^20, 5-6x at 2^26).
+  static constexpr size_t kParallelMinKeys = size_t{1} << 17;
+  // Fewest tasks worth the partition pass, which costs about one thread's work: on two threads
+  // the parallel path was slower than one thread at every size on both machines.
+  static constexpr int kMinParallelTasks = 3;
+  // Fewest keys one parallel task handles.
+  static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
+  // The parallel partition's buckets: enough that 16 threads balance their sorts, few enough that
+  // the scatter's write streams stay in the TLB; a 2^26-key input leaves L2-sized buckets.
+  static constexpr int kLogBuckets = 8;
+  // Keys sampled to bound the buckets' range.
+  static constexpr size_t kRangeSamples = 1024;
+};
 
-template <typename T>
-T LoadUnaligned(const unsigned char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-template <typename T>
-void StoreUnaligned(unsigned char* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
+int TasksFor(size_t n, ThreadPool* pool) {
+  if (pool == nullptr || n < CpuSortPolicy::kParallelMinKeys) return 1;
+  const int tasks = static_cast<int>(
+      std::min<size_t>(pool->size() + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
+  return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
 }
 
 struct Chunks {
@@ -37,157 +45,343 @@ struct Chunks {
   size_t end(int t) const { return n * (t + 1) / count; }
 };
 
-Chunks SplitForPool(size_t n, ThreadPool* pool) {
-  if (pool == nullptr || pool->size() == 0 || n < kParallelMinKeys) return {n, 1};
-  size_t by_size = n / kMinKeysPerChunk;
-  return {n, static_cast<int>(std::min<size_t>(pool->size() + 1, std::max<size_t>(by_size, 1)))};
+bool IsAligned(const void* p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
-using Histogram = std::array<size_t, kBuckets>;
-
-template <typename Bits, bool kWithIndex>
-void InsertionSort(Bits* keys, uint32_t* idx, size_t n) {
-  for (size_t i = 1; i < n; ++i) {
-    Bits k = keys[i];
-    uint32_t x = kWithIndex ? idx[i] : 0;
-    size_t j = i;
-    for (; j > 0 && keys[j - 1] > k; --j) {
-      keys[j] = keys[j - 1];
-      if (kWithIndex) idx[j] = idx[j - 1];
-    }
-    keys[j] = k;
-    if (kWithIndex) idx[j] = x;
+template <typename T>
+void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = false) {
+  if (descending) {
+    sorter(data, n, hwy::SortDescending());
+  } else {
+    sorter(data, n, hwy::SortAscending());
   }
 }
 
-// Stable LSD radix sort of `keys` (with `idx` riding along). One counting pass up front gives
-// every digit's histogram; a digit that all keys share is skipped. On return keys/idx point at
-// whichever buffer holds the result.
-template <typename Bits, bool kWithIndex>
-void LsdRadixSort(Bits*& keys, Bits*& keys_alt, uint32_t*& idx, uint32_t*& idx_alt, size_t n,
-                  const std::vector<Histogram>& totals, ThreadPool* pool) {
-  constexpr int kPasses = sizeof(Bits) * 8 / kDigitBits;
-  const Chunks chunks = SplitForPool(n, pool);
-  std::vector<Histogram> offsets(chunks.count);
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int shift = pass * kDigitBits;
-    const Histogram& total = totals[pass];
-    if (std::any_of(total.begin(), total.end(), [n](size_t c) { return c == n; })) continue;
+// Scans float bits for what vqsort's float sort (Highway 1.0.3) does not keep: NaNs (unordered),
+// infinities (it writes +Inf back as the largest finite value), and the signs of zeros (its min/max
+// networks may swap them between equal zeros, so negative zeros are counted first).
+template <typename Bits>
+struct FloatScan {
+  bool nan_or_inf = false;
+  size_t negative_zeros = 0;
+};
+// The default build (-O2, x86-64 baseline) does not vectorize this loop, which then cost ~10-20%
+// of a 2^16-key float sort; GCC is asked for the cost model that does, and for an AVX2 clone
+// chosen at load time (64-bit compares need it) (bench/cpu_sort_bench, f32/f64 rows).
+#if defined(__GNUC__) && !defined(__clang__)
+#define SORTD_VECTORIZE \
+  __attribute__((optimize("vect-cost-model=dynamic"), target_clones("avx2", "default")))
+#else
+#define SORTD_VECTORIZE
+#endif
+// Copies float bits and scans them in the same pass.
+template <typename Bits>
+SORTD_VECTORIZE FloatScan<Bits> CopyAndScanFloats(const unsigned char* src, Bits* dst, size_t n) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  constexpr Bits kInf = static_cast<Bits>(sizeof(Bits) == 4 ? 0x7f800000 : 0x7ff0000000000000);
+  Bits special = 0, negative_zeros = 0;  // Bits-wide, so the loop is one vector type (n < 2^32)
+  for (size_t i = 0; i < n; ++i) {
+    const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
+    dst[i] = b;
+    special |= (b & ~kSign) >= kInf;
+    negative_zeros += b == kSign;
+  }
+  return {special != 0, negative_zeros};
+}
 
-    if (chunks.count == 1) {
-      size_t sum = 0;
-      for (int d = 0; d < kBuckets; ++d) offsets[0][d] = std::exchange(sum, sum + total[d]);
+// After an IEEE sort without NaNs all zeros are adjacent, with any signs: the API's order wants
+// the `negative` negative zeros first ascending, last descending.
+template <typename Bits>
+void OrderZeros(Bits* bits, size_t n, size_t negative, bool descending) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  using Float = std::conditional_t<sizeof(Bits) == 4, float, double>;
+  auto value = [&](size_t i) {
+    Float f;
+    std::memcpy(&f, &bits[i], sizeof f);
+    return f;
+  };
+  // The zeros' range [lo, hi), found by binary search on the sorted floats.
+  auto before_zero = [&](size_t i) { return descending ? value(i) > 0 : value(i) < 0; };
+  auto not_after_zero = [&](size_t i) { return descending ? value(i) >= 0 : value(i) <= 0; };
+  size_t lo = 0, hi = n;
+  for (size_t a = 0, b = n; a < b;) {
+    const size_t m = a + (b - a) / 2;
+    if (before_zero(m)) {
+      a = lo = m + 1;
     } else {
-      ParallelFor(pool, chunks.count, [&](int t) {
-        Histogram& h = offsets[t];
-        h.fill(0);
-        for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) ++h[(keys[i] >> shift) & 0xff];
-      });
-      // Digit-major, chunk-minor: chunk t's keys of digit d follow chunk t-1's, keeping stability.
-      size_t sum = 0;
-      for (int d = 0; d < kBuckets; ++d) {
-        for (int t = 0; t < chunks.count; ++t)
-          offsets[t][d] = std::exchange(sum, sum + offsets[t][d]);
-      }
+      b = m;
     }
-    ParallelFor(pool, chunks.count, [&](int t) {
-      Histogram& next = offsets[t];
-      for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-        const size_t pos = next[(keys[i] >> shift) & 0xff]++;
-        keys_alt[pos] = keys[i];
-        if (kWithIndex) idx_alt[pos] = idx[i];
-      }
-    });
-    std::swap(keys, keys_alt);
-    if (kWithIndex) std::swap(idx, idx_alt);
+  }
+  for (size_t a = lo, b = n; a < b;) {
+    const size_t m = a + (b - a) / 2;
+    if (not_after_zero(m)) {
+      a = m + 1;
+    } else {
+      b = hi = m;
+    }
+  }
+  const size_t first_end = descending ? hi - negative : lo + negative;
+  for (size_t i = lo; i < hi; ++i) bits[i] = ((i < first_end) != descending) ? kSign : Bits{0};
+}
+
+// The smallest and largest ordered, direction-masked key of [begin, end).
+template <typename Key>
+std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange(
+    const unsigned char* src, typename KeyTraits<Key>::Bits mask, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  Bits lo = static_cast<Bits>(~Bits{0}), hi = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const Bits b = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ mask;
+    lo = std::min(lo, b);
+    hi = std::max(hi, b);
+  }
+  return {lo, hi};
+}
+
+// Encodes keys [begin, end) into words.
+template <typename Key, typename Word, typename Codec>
+SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec& codec, Word* words,
+                                 size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  for (size_t i = begin; i < end; ++i) {
+    words[i] =
+        codec.Encode(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
   }
 }
 
-template <typename Value>
-void GatherValues(const unsigned char* in, unsigned char* out, const uint32_t* idx, size_t begin,
-                  size_t end) {
+// Keys and indices of sorted words [begin, end) (one branch-free loop, so it vectorizes), then
+// the values they name.
+template <typename Key, typename Word, typename Codec, bool kIndices>
+SORTD_VECTORIZE void DecodeKeys(const Codec& codec, const Word* words, unsigned char* key_out,
+                                unsigned char* idx_out, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
   for (size_t j = begin; j < end; ++j) {
-    StoreUnaligned(out + j * sizeof(Value),
-                   LoadUnaligned<Value>(in + size_t{idx[j]} * sizeof(Value)));
+    const Word w = words[j];
+    StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
+    if constexpr (kIndices) StoreUnaligned(idx_out + j * 4, codec.IndexOf(w));
+  }
+}
+template <typename Value, typename Word, typename Codec>
+void GatherValues(const Codec& codec, const Word* words, const unsigned char* val_in,
+                  unsigned char* val_out, size_t begin, size_t end) {
+  for (size_t j = begin; j < end; ++j) {
+    const size_t i = codec.IndexOf(words[j]);
+    StoreUnaligned(val_out + j * sizeof(Value), LoadUnaligned<Value>(val_in + i * sizeof(Value)));
+  }
+}
+
+// Writes the keys, values and indices of sorted words [begin, end) to the output.
+template <typename Key, typename Word, typename Codec>
+void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
+                 const SortOutput& out, size_t begin, size_t end) {
+  auto* key_out = static_cast<unsigned char*>(out.keys);
+  auto* idx_out = static_cast<unsigned char*>(out.indices);
+  if constexpr (Codec::kWithIndex) {
+    if (spec.return_indices) {
+      DecodeKeys<Key, Word, Codec, true>(codec, words, key_out, idx_out, begin, end);
+    } else {
+      DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
+    }
+    const auto* val_in = static_cast<const unsigned char*>(in.values);
+    auto* val_out = static_cast<unsigned char*>(out.values);
+    if (spec.value_width == 4) GatherValues<uint32_t>(codec, words, val_in, val_out, begin, end);
+    if (spec.value_width == 8) GatherValues<uint64_t>(codec, words, val_in, val_out, begin, end);
+  } else {
+    DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
   }
 }
 
 }  // namespace
 
+CpuSorter::CpuSorter(ThreadPool* helpers) : helpers_(helpers) {
+  const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
+  for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
+}
+
+CpuSorter::~CpuSorter() = default;
+
 void* CpuSorter::Scratch(int slot, size_t bytes) {
   if (scratch_size_[slot] < bytes) {
     scratch_[slot].reset();  // free first: peak memory stays one buffer, not two
-    scratch_[slot].reset(new unsigned char[bytes]);
+    scratch_[slot].reset(new unsigned char[bytes]);  // aligned for any word (max_align_t)
     scratch_bytes_ += bytes - scratch_size_[slot];
     scratch_size_[slot] = bytes;
   }
   return scratch_[slot].get();
 }
 
+size_t* CpuSorter::Counts(size_t entries) {
+  if (counts_.size() < entries) counts_.resize(entries);
+  return counts_.data();
+}
+
+// Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
+// Floats too sort natively when they hold no NaN or Inf: IEEE order is then the API's order except
+// that -0 and +0 compare equal, and the zeros are rewritten in order afterwards (a binary search
+// finds them). With NaNs or infinities, floats sort as their ordered bits (a transform pass each
+// way: 0.66-0.84x of the native rate, run A in docs/benchmarks.md).
 template <typename Key>
-void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
+void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Traits = KeyTraits<Key>;
   using Bits = typename Traits::Bits;
-  constexpr int kPasses = sizeof(Bits) * 8 / kDigitBits;
   const size_t n = in.n;
-  const bool with_index = spec.value_width != 0 || spec.return_indices;
-  const Bits mask = DirectionMask<Bits>(spec.descending);
-
-  Bits* keys = static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
-  Bits* keys_alt = static_cast<Bits*>(Scratch(1, n * sizeof(Bits)));
-  uint32_t* idx = with_index ? static_cast<uint32_t*>(Scratch(2, n * 4)) : nullptr;
-  uint32_t* idx_alt = with_index ? static_cast<uint32_t*>(Scratch(3, n * 4)) : nullptr;
-
-  // Transform into ordered bits and count every digit at once.
-  const Chunks chunks = SplitForPool(n, helpers_);
-  std::vector<std::vector<Histogram>> chunk_counts(chunks.count,
-                                                   std::vector<Histogram>(kPasses, Histogram{}));
+  const bool aligned = IsAligned(out.keys, sizeof(Bits));
+  Bits* buf =
+      aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
-  ParallelFor(helpers_, chunks.count, [&](int t) {
-    std::vector<Histogram>& counts = chunk_counts[t];
-    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-      const Bits b = Traits::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ mask;
-      keys[i] = b;
-      if (with_index) idx[i] = static_cast<uint32_t>(i);
-      for (int p = 0; p < kPasses; ++p) ++counts[p][(b >> (p * kDigitBits)) & 0xff];
-    }
-  });
-
-  if (n <= kInsertionSortMax) {
-    if (with_index) {
-      InsertionSort<Bits, true>(keys, idx, n);
+  if constexpr (std::is_floating_point_v<Key>) {
+    const FloatScan<Bits> scan = CopyAndScanFloats(src, buf, n);
+    if (scan.nan_or_inf) {
+      for (size_t i = 0; i < n; ++i) buf[i] = Traits::ToOrdered(buf[i]);
+      VqSort(*sorters_[0], buf, n, spec.descending);
+      for (size_t i = 0; i < n; ++i) buf[i] = Traits::FromOrdered(buf[i]);
     } else {
-      InsertionSort<Bits, false>(keys, idx, n);
+      VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+      OrderZeros(buf, n, scan.negative_zeros, spec.descending);
     }
   } else {
-    std::vector<Histogram>& totals = chunk_counts[0];
-    for (int t = 1; t < chunks.count; ++t) {
-      for (int p = 0; p < kPasses; ++p) {
-        for (int d = 0; d < kBuckets; ++d) totals[p][d] += chunk_counts[t][p][d];
-      }
-    }
-    if (with_index) {
-      LsdRadixSort<Bits, true>(keys, keys_alt, idx, idx_alt, n, totals, helpers_);
-    } else {
-      LsdRadixSort<Bits, false>(keys, keys_alt, idx, idx_alt, n, totals, helpers_);
-    }
+    std::memcpy(buf, src, n * sizeof(Bits));
+    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+  }
+  if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
+}
+
+// Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
+// words are first scattered into buckets by their top bits (a counting pass, then a scatter, both
+// split by input chunk), and the buckets are then sorted independently.
+template <typename Key, typename Word, typename Codec>
+void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+                          const Codec& codec, int tasks) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const size_t n = in.n;
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  auto encode = [&](size_t i) {
+    return codec.Encode(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+  };
+  // Keys alone are sorted in the output array when it is aligned for them: no copy back, and for
+  // unsigned ascending keys no decode pass either.
+  const bool in_output = !Codec::kWithIndex && IsAligned(out.keys, alignof(Word));
+  const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
+
+  if (tasks == 1) {
+    Word* words =
+        in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(0, n * sizeof(Word)));
+    EncodeRange<Key>(src, codec, words, 0, n);
+    VqSort(*sorters_[0], words, n);
+    if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
+    return;
   }
 
-  auto* key_out = static_cast<unsigned char*>(out.keys);
-  const auto* val_in = static_cast<const unsigned char*>(in.values);
-  auto* val_out = static_cast<unsigned char*>(out.values);
-  ParallelFor(helpers_, chunks.count, [&](int t) {
-    const size_t begin = chunks.begin(t), end = chunks.end(t);
-    for (size_t j = begin; j < end; ++j) {
-      StoreUnaligned(key_out + j * sizeof(Bits), Traits::FromOrdered(keys[j] ^ mask));
-    }
-    if (spec.value_width == 4) GatherValues<uint32_t>(val_in, val_out, idx, begin, end);
-    if (spec.value_width == 8) GatherValues<uint64_t>(val_in, val_out, idx, begin, end);
-    if (spec.return_indices) {
-      std::memcpy(static_cast<unsigned char*>(out.indices) + begin * 4, idx + begin,
-                  (end - begin) * 4);
+  Word* unsorted = static_cast<Word*>(Scratch(0, n * sizeof(Word)));
+  Word* words =
+      in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(1, n * sizeof(Word)));
+  // Bucket bounds from a sample: a bucket function only has to be monotone, so words outside the
+  // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
+  uint64_t top_lo = ~uint64_t{0}, top_hi = 0;
+  for (size_t k = 0; k < CpuSortPolicy::kRangeSamples; ++k) {
+    const uint64_t top = Top(encode(k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1)));
+    top_lo = std::min(top_lo, top);
+    top_hi = std::max(top_hi, top);
+  }
+  const int shift = std::max(0, BitWidth(top_hi - top_lo) - CpuSortPolicy::kLogBuckets);
+  const size_t buckets = static_cast<size_t>((top_hi - top_lo) >> shift) + 1;
+  auto bucket_of = [&](const Word& w) {
+    const uint64_t top = Top(w);
+    if (top <= top_lo) return size_t{0};
+    return std::min(static_cast<size_t>((top - top_lo) >> shift), buckets - 1);
+  };
+  // counts: one histogram per task, then the buckets' starts (and n).
+  size_t* counts = Counts(tasks * buckets + buckets + 1);
+  size_t* starts = counts + tasks * buckets;
+  const Chunks chunks{n, tasks};
+  ParallelFor(helpers_, tasks, [&](int t) {
+    size_t* c = counts + t * buckets;
+    std::fill(c, c + buckets, 0);
+    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+      const Word w = encode(i);
+      unsorted[i] = w;
+      ++c[bucket_of(w)];
     }
   });
+  size_t sum = 0;
+  for (size_t d = 0; d < buckets; ++d) {
+    starts[d] = sum;
+    for (int t = 0; t < tasks; ++t) {
+      const size_t c = counts[t * buckets + d];
+      counts[t * buckets + d] = sum;
+      sum += c;
+    }
+  }
+  starts[buckets] = n;
+  ParallelFor(helpers_, tasks, [&](int t) {
+    size_t* next = counts + t * buckets;
+    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+      const Word w = unsorted[i];
+      words[next[bucket_of(w)]++] = w;
+    }
+  });
+  // Each bucket is decoded right after its sort, while it is still in cache.
+  std::atomic<size_t> next_bucket{0};
+  ParallelFor(helpers_, tasks, [&](int t) {
+    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
+      if (starts[d + 1] - starts[d] > 1) {
+        VqSort(*sorters_[t], words + starts[d], starts[d + 1] - starts[d]);
+      }
+      if (!decode_is_identity)
+        DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
+    }
+  });
+}
+
+template <typename Key>
+void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const size_t n = in.n;
+  const bool with_index = spec.value_width != 0 || spec.return_indices;
+  const int tasks = TasksFor(n, helpers_);
+  if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
+
+  const Bits mask = DirectionMask<Bits>(spec.descending);
+  const int index_bits = BitWidth(n - 1);
+  if (!with_index) {
+    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0}, tasks);
+  }
+  // A 32-bit key and its position always share 64 bits.
+  if constexpr (sizeof(Bits) == 4) {
+    return SortWords<Key, uint64_t>(spec, in, out,
+                                    PackedCodec<Bits, uint64_t, true>{mask, 0, index_bits}, tasks);
+  }
+  // A 64-bit key does when its range leaves room for the position (a pass over the keys decides).
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  Bits lo, hi;
+  if (tasks == 1) {
+    std::tie(lo, hi) = KeyRange<Key>(src, mask, 0, n);
+  } else {
+    const Chunks chunks{n, tasks};
+    uint64_t* ranges = reinterpret_cast<uint64_t*>(Counts(2 * tasks));
+    ParallelFor(helpers_, tasks, [&](int t) {
+      const auto r = KeyRange<Key>(src, mask, chunks.begin(t), chunks.end(t));
+      ranges[2 * t] = r.first;
+      ranges[2 * t + 1] = r.second;
+    });
+    lo = static_cast<Bits>(ranges[0]);
+    hi = static_cast<Bits>(ranges[1]);
+    for (int t = 1; t < tasks; ++t) {
+      lo = std::min(lo, static_cast<Bits>(ranges[2 * t]));
+      hi = std::max(hi, static_cast<Bits>(ranges[2 * t + 1]));
+    }
+  }
+  const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
+  if (bits <= 32) {
+    SortWords<Key, uint32_t>(spec, in, out, PackedCodec<Bits, uint32_t, true>{mask, lo, index_bits},
+                             tasks);
+  } else if (bits <= 64) {
+    SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, true>{mask, lo, index_bits},
+                             tasks);
+  } else {
+    SortWords<Key, hwy::uint128_t>(spec, in, out, WideCodec<Bits>{mask}, tasks);
+  }
 }
 
 void CpuSorter::Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out) {

@@ -1,14 +1,22 @@
-// The CPU engine's sort: a stable LSD radix sort over order-preserving key bits
-// (kernels/util/key_traits.h), so it follows the API's total order for floats and serves as the
-// reference every GPU path is tested against. Large arrays are split across a thread pool.
+// The CPU engine's sort: Highway's vectorized quicksort (vqsort, dispatched at run time to the best
+// instruction set of the machine) over order-preserving key bits (kernels/util/key_traits.h), so it
+// follows the API's total order for floats. Keys that carry values or indices are packed with their
+// input position into one word, which makes the result stable and gives the permutation. Large
+// arrays are partitioned by their top bits across a thread pool, then each bucket is sorted alone.
+// It is the engine behind RunJobOnCpu, the GPU pool's CPU fallback and the CPU stand-in devices.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "worker/sort_spec.h"
 #include "worker/thread_pool.h"
+
+namespace hwy {
+class Sorter;
+}
 
 namespace sortd {
 
@@ -33,9 +41,13 @@ inline constexpr size_t kMaxCpuSortKeys = size_t{1} << 32;
 class CpuSorter {
  public:
   // `helpers` (may be null, must outlive the sorter) splits large sorts across cores.
-  explicit CpuSorter(ThreadPool* helpers = nullptr) : helpers_(helpers) {}
+  explicit CpuSorter(ThreadPool* helpers = nullptr);
+  ~CpuSorter();
+  CpuSorter(const CpuSorter&) = delete;  // owns scratch and vqsort state
+  CpuSorter& operator=(const CpuSorter&) = delete;
 
-  // The result is always stable (equal keys keep input order), whatever spec.stable says.
+  // The result is always stable (equal keys keep input order), whatever spec.stable says: keys
+  // alone are indistinguishable when equal, and keys with a payload sort with their position.
   // Requires in.n < kMaxCpuSortKeys; output arrays must not overlap the input.
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
@@ -45,12 +57,21 @@ class CpuSorter {
  private:
   template <typename Key>
   void SortTyped(const SortSpec& spec, const SortInput& in, const SortOutput& out);
+  template <typename Key>
+  void SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out);
+  template <typename Key, typename Word, typename Codec>
+  void SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+                 const Codec& codec, int tasks);
   void* Scratch(int slot, size_t bytes);
+  size_t* Counts(size_t entries);
 
   ThreadPool* helpers_;
-  std::unique_ptr<unsigned char[]> scratch_[4];
-  size_t scratch_size_[4] = {0, 0, 0, 0};
+  // One vqsort state per parallel task (task t only ever uses sorters_[t]).
+  std::vector<std::unique_ptr<hwy::Sorter>> sorters_;
+  std::unique_ptr<unsigned char[]> scratch_[2];
+  size_t scratch_size_[2] = {0, 0};
   size_t scratch_bytes_ = 0;
+  std::vector<size_t> counts_;  // per-task bucket histograms of the parallel partition
 };
 
 }  // namespace sortd

@@ -1,0 +1,227 @@
+// The CPU sorter's internal strategies, each against the independent reference: the direct float
+// path (IEEE sort, then -0/+0 put in order) with and without NaNs, unaligned arrays, the word
+// widths a key and its position are packed into (32, 64, 128 bits) at their exact cut-overs, and
+// the parallel partition's sampled bucket range with outliers the sample misses, and integer
+// extremes.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/sort_verify.h"
+#include "tests/support/test_data.h"
+#include "worker/cpu/cpu_sort.h"
+
+namespace sortd {
+namespace {
+
+// Sorts `keys` in every request shape, in both directions, with the arrays placed `offset` bytes
+// past an aligned address, and checks each result against the reference.
+void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t offset = 0) {
+  const size_t n = keys.size() / KeyWidth(type);
+  auto place = [offset](const std::string& s) { return std::string(offset, '\0') + s; };
+  for (bool descending : {false, true}) {
+    const std::string expected = testing::ReferenceSortKeys(type, keys, descending);
+    for (bool stable : {false, true}) {
+      for (uint32_t vw : {0u, 4u, 8u}) {
+        const std::string values = vw ? testing::MakeValues(vw, n) : std::string();
+        for (bool indices : {false, true}) {
+          const SortSpec spec{type, vw, descending, stable, indices, Algorithm::kCpu};
+          const std::string in_keys = place(keys), in_values = place(values);
+          std::string out_keys = place(std::string(keys.size(), testing::kPoisonByte));
+          std::string out_values = place(std::string(n * vw, testing::kPoisonByte));
+          std::string out_indices = place(std::string(indices ? n * 4 : 0, testing::kPoisonByte));
+          sorter.Sort(
+              spec, SortInput{in_keys.data() + offset, vw ? in_values.data() + offset : nullptr, n},
+              SortOutput{out_keys.data() + offset, vw ? out_values.data() + offset : nullptr,
+                         indices ? out_indices.data() + offset : nullptr});
+          ASSERT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
+                                                {absl::string_view(out_keys).substr(offset),
+                                                 absl::string_view(out_values).substr(offset),
+                                                 absl::string_view(out_indices).substr(offset)},
+                                                /*require_stable=*/true));
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+std::string Pack(const std::vector<T>& v) {
+  std::string s(v.size() * sizeof(T), '\0');
+  std::memcpy(s.data(), v.data(), s.size());
+  return s;
+}
+
+// What a float input holds beyond zeros of both signs, denormals, the largest finite values and
+// ordinary values: each decides whether the native float sort may be used.
+enum class Extras { kNone, kInfinities, kNaNs };
+
+template <typename Float>
+std::string SignedZeros(size_t n, Extras extras, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  using Limits = std::numeric_limits<Float>;
+  const Float specials[] = {0.0,
+                            -0.0,
+                            0.0,
+                            -0.0,
+                            Limits::max(),
+                            -Limits::max(),
+                            Limits::denorm_min(),
+                            -Limits::denorm_min(),
+                            1.5,
+                            -2.25};
+  std::vector<Float> v(n);
+  for (Float& f : v) {
+    f = rng() % 3 == 0 ? static_cast<Float>(static_cast<int64_t>(rng() % 2001) - 1000)
+                       : specials[rng() % 10];
+    if (extras == Extras::kInfinities && rng() % 50 == 0) {
+      f = rng() % 2 ? Limits::infinity() : -Limits::infinity();
+    }
+    if (extras == Extras::kNaNs && rng() % 50 == 0) {
+      // Exponent all ones, a random non-zero payload, a random sign.
+      using Bits = std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t>;
+      const Bits exponent = static_cast<Bits>(sizeof(Float) == 4 ? 0x7f800000 : 0x7ff0000000000000);
+      const Bits payload = (static_cast<Bits>(rng()) & ~(exponent | (exponent << 1))) | 1;
+      const Bits sign = static_cast<Bits>(rng() % 2) << (sizeof(Bits) * 8 - 1);
+      const Bits bits = sign | exponent | payload;
+      std::memcpy(&f, &bits, sizeof f);
+    }
+  }
+  return Pack(v);
+}
+
+class CpuSortPathsTest : public ::testing::TestWithParam<bool> {  // param: threaded
+ protected:
+  ThreadPool pool_{3};
+  CpuSorter sorter_{GetParam() ? &pool_ : nullptr};
+  // Past the parallel cut-over when threaded; the single-thread paths otherwise.
+  size_t big() const { return GetParam() ? (size_t{1} << 17) + 3 : 3001; }
+};
+
+TEST_P(CpuSortPathsTest, FloatsWithSignedZeros) {
+  const uint64_t seed = testing::TestSeed();
+  for (Extras extras : {Extras::kNone, Extras::kInfinities, Extras::kNaNs}) {
+    for (size_t n : {size_t{2}, size_t{5}, size_t{1000}, big()}) {
+      SCOPED_TRACE(::testing::Message() << "extras=" << static_cast<int>(extras));
+      CheckAll(sorter_, KeyType::kFloat32, SignedZeros<float>(n, extras, seed + n));
+      CheckAll(sorter_, KeyType::kFloat64, SignedZeros<double>(n, extras, seed + n));
+    }
+  }
+}
+
+// Random finite floats over the whole exponent range (the native float sort's common case).
+TEST_P(CpuSortPathsTest, FiniteRandomFloats) {
+  std::mt19937_64 rng(testing::TestSeed());
+  for (size_t n : {size_t{1000}, big()}) {
+    std::vector<uint32_t> f32(n);
+    std::vector<uint64_t> f64(n);
+    for (size_t i = 0; i < n; ++i) {
+      do f32[i] = static_cast<uint32_t>(rng());
+      while ((f32[i] & 0x7f800000) == 0x7f800000);
+      do f64[i] = rng();
+      while ((f64[i] & 0x7ff0000000000000) == 0x7ff0000000000000);
+    }
+    CheckAll(sorter_, KeyType::kFloat32, Pack(f32));
+    CheckAll(sorter_, KeyType::kFloat64, Pack(f64));
+  }
+}
+
+TEST_P(CpuSortPathsTest, UnalignedArrays) {
+  for (KeyType type : kAllKeyTypes) {
+    const std::string keys =
+        testing::MakeKeys(type, big(), testing::Distribution::kRandom, testing::TestSeed());
+    CheckAll(sorter_, type, keys, /*offset=*/1);
+    CheckAll(sorter_, type, keys, /*offset=*/4);
+  }
+}
+
+// 1024 keys need 10 index bits: a 64-bit key range of 22 bits packs into 32-bit words, 23 bits
+// into 64-bit words, 54 bits still into 64, 55 bits into 128-bit words.
+TEST_P(CpuSortPathsTest, WordWidthCutovers) {
+  std::mt19937_64 rng(testing::TestSeed());
+  for (size_t n : {size_t{1024}, big()}) {
+    const int index_bits = n == 1024 ? 10 : 18;
+    for (int range_bits : {32 - index_bits, 33 - index_bits, 64 - index_bits, 65 - index_bits}) {
+      for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " range_bits=" << range_bits);
+        // Ordered bits in [base, base + 2^range_bits - 1], both ends present.
+        const uint64_t span = (uint64_t{1} << range_bits) - 1;
+        const uint64_t base = rng() % (uint64_t{1} << (64 - range_bits));
+        std::vector<uint64_t> ordered(n);
+        for (uint64_t& b : ordered) b = base + rng() % span;
+        ordered[n / 3] = base;
+        ordered[n / 2] = base + span;
+        std::vector<uint64_t> raw(n);
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t b = ordered[i];
+          raw[i] = type == KeyType::kUint64  ? b
+                   : type == KeyType::kInt64 ? b ^ (uint64_t{1} << 63)
+                   : (b >> 63)               ? b & ~(uint64_t{1} << 63)
+                                             : ~b;
+        }
+        CheckAll(sorter_, type, Pack(raw));
+      }
+    }
+  }
+}
+
+// Everything in a narrow band but for a few extremes at positions the range sample skips: the
+// partition clamps them into the first and last buckets.
+TEST_P(CpuSortPathsTest, OutliersOutsideTheSampledRange) {
+  std::mt19937 rng(testing::TestSeed());
+  const size_t n = big();
+  std::vector<uint32_t> u32(n);
+  std::vector<int64_t> i64(n);
+  for (size_t i = 0; i < n; ++i) {
+    u32[i] = 1000000 + rng() % 64;
+    i64[i] = -5 + static_cast<int64_t>(rng() % 11);
+  }
+  for (size_t i : {size_t{1}, n / 7 + 1, n - 2}) {
+    u32[i] = i % 2 ? 0 : ~0u;
+    i64[i] = i % 2 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  }
+  u32[n / 5 + 1] = 7;
+  CheckAll(sorter_, KeyType::kUint32, Pack(u32));
+  CheckAll(sorter_, KeyType::kInt64, Pack(i64));
+}
+
+// Each integer type's extremes mixed with small values: vqsort pads with sentinels of the key type
+// (its float sort writes them back for +Inf), so the extremes must come back bit for bit.
+template <typename Int>
+std::string Extremes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  using Limits = std::numeric_limits<Int>;
+  const Int picks[] = {Limits::min(),
+                       Limits::max(),
+                       static_cast<Int>(Limits::max() - 1),
+                       static_cast<Int>(Limits::min() + 1),
+                       0,
+                       1,
+                       static_cast<Int>(-1)};
+  std::vector<Int> v(n);
+  for (Int& k : v) k = picks[rng() % 7];
+  return Pack(v);
+}
+
+TEST_P(CpuSortPathsTest, IntegerExtremes) {
+  const uint64_t seed = testing::TestSeed();
+  for (size_t n : {size_t{2}, size_t{7}, size_t{1000}, big()}) {
+    CheckAll(sorter_, KeyType::kUint32, Extremes<uint32_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kInt32, Extremes<int32_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kUint64, Extremes<uint64_t>(n, seed + n));
+    CheckAll(sorter_, KeyType::kInt64, Extremes<int64_t>(n, seed + n));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threading, CpuSortPathsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "threaded" : "one_thread");
+                         });
+
+}  // namespace
+}  // namespace sortd
