@@ -74,14 +74,14 @@ SORTD_TSAN_WRAP(void, _ZN4absl7debian35MutexD1Ev, (Mutex * mu)) {
   __real__ZN4absl7debian35MutexD1Ev(mu);
 }
 
-// Waits that release the mutex inside and hold it again on return (Await, LockWhen, CondVar::Wait)
-// are an unlock then a lock, as TSan sees them.
+// Waits that release the mutex inside and hold it again on return (Await, CondVar::Wait) are an
+// unlock then a lock, as TSan sees them. The unlock's annotation stays open across the whole wait:
+// Abseil evaluates the wait's condition inside it, with the mutex really held, and TSan ignores
+// accesses until post_unlock (as in Abseil's own TSan build, which diverts around the evaluation).
 namespace {
-void Released(Mutex* mu) {
-  __tsan_mutex_pre_unlock(mu, 0);
-  __tsan_mutex_post_unlock(mu, 0);
-}
+void Releasing(Mutex* mu) { __tsan_mutex_pre_unlock(mu, 0); }
 void Reacquired(Mutex* mu) {
+  __tsan_mutex_post_unlock(mu, 0);
   __tsan_mutex_pre_lock(mu, 0);
   Locked(mu, 0);
 }
@@ -89,13 +89,13 @@ void Reacquired(Mutex* mu) {
 
 SORTD_TSAN_WRAP(void, _ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE,
                 (Mutex * mu, const Condition& cond)) {
-  Released(mu);
+  Releasing(mu);
   __real__ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE(mu, cond);
   Reacquired(mu);
 }
 SORTD_TSAN_WRAP(bool, _ZN4absl7debian35Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE,
                 (Mutex * mu, const Condition& cond, Duration timeout)) {
-  Released(mu);
+  Releasing(mu);
   const bool met = __real__ZN4absl7debian35Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE(
       mu, cond, timeout);
   Reacquired(mu);
@@ -108,13 +108,13 @@ SORTD_TSAN_WRAP(void, _ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE,
   Locked(mu, 0);
 }
 SORTD_TSAN_WRAP(void, _ZN4absl7debian37CondVar4WaitEPNS0_5MutexE, (CondVar * cv, Mutex* mu)) {
-  Released(mu);
+  Releasing(mu);
   __real__ZN4absl7debian37CondVar4WaitEPNS0_5MutexE(cv, mu);
   Reacquired(mu);
 }
 SORTD_TSAN_WRAP(bool, _ZN4absl7debian37CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE,
                 (CondVar * cv, Mutex* mu, Duration timeout)) {
-  Released(mu);
+  Releasing(mu);
   const bool timed_out =
       __real__ZN4absl7debian37CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE(cv, mu, timeout);
   Reacquired(mu);
