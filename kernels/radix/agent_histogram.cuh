@@ -7,6 +7,7 @@
 
 #include "kernels/block/block_scan.cuh"
 #include "kernels/radix/radix_common.cuh"
+#include "kernels/warp/warp_utils.cuh"
 
 namespace sortd::kernels::radix {
 
@@ -26,6 +27,35 @@ struct AgentHistogram {
     bool is_last;
   };
 
+  // Real data often holds a digit constant (the passes that get skipped): then every key of a
+  // warp hits one shared counter, and the atomics serialise. A thread whose keys share the digit
+  // adds them at once, and a warp whose keys all share it, once for the warp. For random keys
+  // that costs a few ALU instructions per key against kPasses atomics.
+  __device__ static void CountFullTile(TempStorage& s, Bits (&k)[kItems], Bits mask) {
+    Bits diff = 0;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      k[j] = KeyTraits<Key>::ToOrdered(k[j]) ^ mask;
+      diff |= k[j] ^ k[0];
+    }
+    const bool lane0 = warp::LaneId() == 0;
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) {
+      const int shift = p * kRadixBits;
+      const uint32_t d0 = Digit(k[0], shift);
+      const bool uniform = Digit(diff, shift) == 0;
+      const uint32_t lead = __shfl_sync(0xffffffffu, d0, 0);
+      if (__all_sync(0xffffffffu, uniform && d0 == lead)) {
+        if (lane0) atomicAdd(&s.counts[p][lead], 32u * kItems);
+      } else if (uniform) {
+        atomicAdd(&s.counts[p][d0], static_cast<uint32_t>(kItems));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) atomicAdd(&s.counts[p][Digit(k[j], shift)], 1u);
+      }
+    }
+  }
+
   __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
     for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) (&s.counts[0][0])[i] = 0;
     __syncthreads();
@@ -34,6 +64,12 @@ struct AgentHistogram {
     for (size_t base = static_cast<size_t>(blockIdx.x) * kTile; base < b.n;
          base += static_cast<size_t>(gridDim.x) * kTile) {
       Bits k[kItems];
+      if (base + kTile <= b.n) {  // block-uniform: every lane of every warp takes this branch
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) k[j] = keys[base + j * kThreads + threadIdx.x];
+        CountFullTile(s, k, mask);
+        continue;
+      }
       bool valid[kItems];
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {  // all loads in flight before the first atomic
