@@ -22,6 +22,12 @@ struct SegmentedPolicy {
   // (6 for pairs) fit an SM. A 64 KB tile that also held 16384-key segments in shared memory
   // allowed 3 blocks per SM and ran 4096-key segments at 41.9 Gkeys/s on an H200 (0.89x CUB).
   // Longer segments are sorted by their block in scratch memory.
+  // Tiny segments (the caller's max_segment_keys at most kTinyMaxKeys): a group of lanes per
+  // segment, kTinyItems keys a lane, so groups of 4 lanes (32 keys) or 8 (64 keys); a warp sorts
+  // 8 or 4 segments at once (tiny_segment_kernels.cuh). Chosen over one warp per segment, which
+  // ran 2^22 segments of 32 at 0.49x CUB (docs/benchmarks.md).
+  static constexpr int kTinyItems = 8;
+  static constexpr uint32_t kTinyMaxKeys = 64;
   template <typename T>
   static constexpr uint32_t kTileBytes = kThreads* kBlockItems<T> * sizeof(T);
 };
