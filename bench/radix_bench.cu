@@ -46,22 +46,6 @@ cudaError_t EarlyValuesSort(void* temp, size_t* temp_bytes, const DeviceSortArgs
 // How random bits become keys of a narrow range (applied in place, per key).
 enum class Narrow { kNone, kU32Below16, kU64Window32, kF32OneExponent, kF32Window16 };
 
-// u32 and u64 keys only (the other types are not instantiated, to keep the build short).
-cudaError_t PlainHistogramSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
-                               cudaStream_t stream) {
-  using sortd::kernels::radix::DispatchRadixSortWithPolicy;
-  using sortd::kernels::radix::PlainHistogramPolicy;
-  if (args.key_type == KeyType::kUint32) {
-    return DispatchRadixSortWithPolicy<uint32_t, PlainHistogramPolicy<4>>(temp, temp_bytes, args,
-                                                                          stream);
-  }
-  if (args.key_type == KeyType::kUint64) {
-    return DispatchRadixSortWithPolicy<uint64_t, PlainHistogramPolicy<8>>(temp, temp_bytes, args,
-                                                                          stream);
-  }
-  return cudaErrorNotSupported;
-}
-
 struct Config {
   const char* name;
   KeyType key_type;
@@ -232,8 +216,7 @@ int main(int argc, char** argv) {
 
   // CUB first, so each radix row can carry its speed-up over CUB measured in the same run.
   // "radix+early_values" (pairs only) is the default tiles with values loaded before the
-  // look-back; "radix+plain_histogram" (u32 and u64 keys, from 2^18 keys) the default with a
-  // histogram that does not check for constant digits (kernels/radix/radix_policy_variants.cuh).
+  // look-back (kernels/radix/radix_policy_variants.cuh).
   struct Engine {
     const char* name;
     DeviceSortFn fn;
@@ -241,8 +224,7 @@ int main(int argc, char** argv) {
   };
   const Engine engines[] = {{"cub", &sortd::kernels::LibrarySort, false},
                             {"radix", &sortd::kernels::RadixSort, false},
-                            {"radix+early_values", &EarlyValuesSort, true},
-                            {"radix+plain_histogram", &PlainHistogramSort, false}};
+                            {"radix+early_values", &EarlyValuesSort, true}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
@@ -280,7 +262,6 @@ int main(int argc, char** argv) {
         args.values_out = c.value_width ? values_out.get() : nullptr;
         args.stable = true;
         size_t temp_bytes = 0;
-        if (engine.fn(nullptr, &temp_bytes, args, stream) == cudaErrorNotSupported) continue;
         SORTD_BENCH_CHECK(engine.fn(nullptr, &temp_bytes, args, stream));
         const sortd::DeviceBuffer temp = MustAlloc(temp_bytes);
         const sortd::bench::TimingResult t =

@@ -7,11 +7,10 @@
 
 #include "kernels/block/block_scan.cuh"
 #include "kernels/radix/radix_common.cuh"
-#include "kernels/warp/warp_utils.cuh"
 
 namespace sortd::kernels::radix {
 
-template <typename Key, typename Policy, bool kAggregate = true>
+template <typename Key, typename Policy>
 struct AgentHistogram {
   using Bits = typename KeyTraits<Key>::Bits;
   static constexpr int kPasses = sizeof(Bits) * 8 / kRadixBits;
@@ -27,60 +26,14 @@ struct AgentHistogram {
     bool is_last;
   };
 
-  // Real data often holds a digit constant (the passes that get skipped): then every key of a
-  // warp hits one shared counter, and the atomics serialise. Where a thread's keys share a pass's
-  // digit it adds them with one atomic, and where the whole warp's do, with one for the warp.
-  // The check costs ALU work that random keys do not repay (2% of a u32 sort at 2^24 and 2^28 on
-  // an H200, 2026-11-24), so a warp checks only the passes in `candidates`: a pass leaves them
-  // when some lane's keys differ in it, and every 16th tile puts them all back.
-  static constexpr uint32_t kAllPasses = (1u << kPasses) - 1;
-  __device__ static void CountFullTile(TempStorage& s, Bits (&k)[kItems], Bits mask,
-                                       uint32_t& candidates) {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) k[j] = KeyTraits<Key>::ToOrdered(k[j]) ^ mask;
-    Bits diff = 0;
-    if (candidates != 0) {  // warp-uniform
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) diff |= k[j] ^ k[0];
-    }
-    const bool lane0 = warp::LaneId() == 0;
-#pragma unroll
-    for (int p = 0; p < kPasses; ++p) {
-      const int shift = p * kRadixBits;
-      if ((candidates >> p) & 1u) {
-        const uint32_t d0 = Digit(k[0], shift);
-        if (__all_sync(0xffffffffu, Digit(diff, shift) == 0)) {
-          const uint32_t lead = __shfl_sync(0xffffffffu, d0, 0);
-          if (__all_sync(0xffffffffu, d0 == lead)) {
-            if (lane0) atomicAdd(&s.counts[p][lead], 32u * kItems);
-          } else {
-            atomicAdd(&s.counts[p][d0], static_cast<uint32_t>(kItems));
-          }
-          continue;
-        }
-        candidates &= ~(1u << p);
-      }
-#pragma unroll
-      for (int j = 0; j < kItems; ++j) atomicAdd(&s.counts[p][Digit(k[j], shift)], 1u);
-    }
-  }
-
   __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
     for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) (&s.counts[0][0])[i] = 0;
     __syncthreads();
     const Bits* keys = static_cast<const Bits*>(b.keys_in);
     const Bits mask = static_cast<Bits>(b.mask);
-    uint32_t candidates = kAggregate ? kAllPasses : 0, tiles = 0;
     for (size_t base = static_cast<size_t>(blockIdx.x) * kTile; base < b.n;
          base += static_cast<size_t>(gridDim.x) * kTile) {
       Bits k[kItems];
-      if (base + kTile <= b.n) {  // block-uniform: every lane of every warp takes this branch
-#pragma unroll
-        for (int j = 0; j < kItems; ++j) k[j] = keys[base + j * kThreads + threadIdx.x];
-        if (kAggregate && tiles++ % 16 == 0) candidates = kAllPasses;
-        CountFullTile(s, k, mask, candidates);
-        continue;
-      }
       bool valid[kItems];
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {  // all loads in flight before the first atomic

@@ -12,7 +12,7 @@ namespace sortd::kernels::radix {
 template <typename Key, typename Policy>
 __global__ void __launch_bounds__(Policy::Histogram::kBlockThreads)
     HistogramKernel(RadixBuffers buffers, RadixScratch scratch) {
-  using Agent = AgentHistogram<Key, typename Policy::Histogram, Policy::kHistogramAggregates>;
+  using Agent = AgentHistogram<Key, typename Policy::Histogram>;
   __shared__ typename Agent::TempStorage temp;
   Agent::Run(temp, buffers, scratch);
 }

@@ -43,8 +43,6 @@ struct RadixCommonPolicy<4> {
   // Histogram: a few blocks per SM, each item costs one shared atomic per digit pass.
   using Histogram = TilePolicy<512, 16>;
   static constexpr int kHistogramBlocksPerSm = 2;
-  // Constant digits counted once per thread or warp (agent_histogram.cuh); off only in a variant.
-  static constexpr bool kHistogramAggregates = true;
   // Single block: the whole input sorted in shared memory in one launch.
   using SingleTile = TilePolicy<256, 16>;
 };
@@ -53,7 +51,6 @@ template <>
 struct RadixCommonPolicy<8> {
   using Histogram = TilePolicy<512, 8>;
   static constexpr int kHistogramBlocksPerSm = 2;
-  static constexpr bool kHistogramAggregates = true;
   using SingleTile = TilePolicy<256, 8>;
 };
 

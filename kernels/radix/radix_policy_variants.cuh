@@ -17,13 +17,6 @@ struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
   static constexpr size_t kSmallInputKeys = 0;  // measure the big tiles at every size
 };
 
-// The default schedule with the histogram counting every key's digits one by one (no check for
-// constant digits): the A/B for what that check costs random keys and saves narrow ones.
-template <int kKeyBytes>
-struct PlainHistogramPolicy : RadixPolicy<kKeyBytes> {
-  static constexpr bool kHistogramAggregates = false;
-};
-
 // Small tiles (many look-back steps per pass) and early values: a test schedule only.
 template <int kKeyBytes>
 struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
