@@ -4,6 +4,21 @@
 
 namespace sortd::bench {
 
+namespace {
+template <typename Owner>
+Owner OrExit(absl::StatusOr<Owner> owner) {
+  if (!owner.ok()) {
+    std::fprintf(stderr, "%s\n", owner.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(*owner);
+}
+}  // namespace
+
+DeviceBuffer MustAlloc(size_t bytes) { return OrExit(DeviceBuffer::Create(bytes)); }
+CudaStream MustStream() { return OrExit(CudaStream::Create()); }
+CudaEvent MustEvent() { return OrExit(CudaEvent::Create()); }
+
 void BenchReport::Add(BenchRow row) { rows_.push_back(std::move(row)); }
 
 void BenchReport::PrintTable(std::FILE* out, const std::string& title) const {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/gpu/cuda_resources.h"
+
 // Benchmarks are programs, not library code: a failed CUDA call ends them with its location.
 #define SORTD_BENCH_CHECK(expr)                                          \
   do {                                                                   \
@@ -23,6 +25,12 @@
   } while (0)
 
 namespace sortd::bench {
+
+// The project's RAII owners (worker/gpu/cuda_resources.h), or the end of the program with the
+// reason: a benchmark cannot go on without its buffers.
+DeviceBuffer MustAlloc(size_t bytes);
+CudaStream MustStream();
+CudaEvent MustEvent();
 
 struct BenchRow {
   std::string benchmark;  // "radix", "cub", "bitonic_naive", "std::sort", ...
@@ -75,32 +83,33 @@ struct TimingResult {
 template <typename Launch>
 TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& launch) {
   TimingResult result;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  auto start = CudaEvent::Create();
+  auto stop = CudaEvent::Create();
+  if (!start.ok() || !stop.ok()) {
+    result.error = cudaErrorMemoryAllocation;
+    return result;
+  }
   auto fail = [&](cudaError_t e) {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
     result.error = e;
     return result;
   };
   cudaError_t e;
-  if ((e = cudaEventCreate(&start)) != cudaSuccess) return fail(e);
-  if ((e = cudaEventCreate(&stop)) != cudaSuccess) return fail(e);
   for (int i = 0; i < warmup; ++i) {
     if ((e = launch(i)) != cudaSuccess) return fail(e);
   }
   if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) return fail(e);
   std::vector<float> ms(runs);
   for (int i = 0; i < runs; ++i) {
-    cudaEventRecord(start, stream);
+    cudaEventRecord(start->get(), stream);
     if ((e = launch(warmup + i)) != cudaSuccess) return fail(e);
-    cudaEventRecord(stop, stream);
-    if ((e = cudaEventSynchronize(stop)) != cudaSuccess) return fail(e);
-    cudaEventElapsedTime(&ms[i], start, stop);
+    cudaEventRecord(stop->get(), stream);
+    if ((e = cudaEventSynchronize(stop->get())) != cudaSuccess) return fail(e);
+    cudaEventElapsedTime(&ms[i], start->get(), stop->get());
   }
   result.median_ms = Median(ms);
   result.min_ms = *std::min_element(ms.begin(), ms.end());
   result.runs = runs;
-  return fail(cudaSuccess);
+  return result;
 }
 
 // "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`.

@@ -3,7 +3,9 @@
 // layer versions, odd-even merge against std::sort on this machine's CPU, and the batched sort
 // against CUB's DeviceSegmentedSort. Every result is checked against std::sort before it counts.
 //
-//   network_bench [--json PATH] [--quick]
+// --batch_only runs only the batched table; --batch_log2 N sets its total keys (default 27).
+//
+//   network_bench [--json PATH] [--quick] [--batch_only] [--batch_log2 N]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,13 +27,6 @@
 namespace sortd::bench {
 namespace {
 
-struct Device {
-  void* p = nullptr;
-  ~Device() {
-    if (p) cudaFree(p);
-  }
-};
-
 std::string Pow2(size_t n) {
   int l = 0;
   while ((size_t{1} << l) < n) ++l;
@@ -46,28 +41,35 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
 
 int Run(int argc, char** argv) {
   std::string json;
-  bool quick = false;
+  bool quick = false, batch_only = false;
+  int batch_log2 = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--batch_only")) batch_only = true;
+    if (!std::strcmp(argv[i], "--batch_log2") && i + 1 < argc) batch_log2 = std::atoi(argv[++i]);
   }
   const std::string device = DeviceDescription(0);
   std::printf("network_bench on %s\n", device.c_str());
   BenchReport report;
-  cudaStream_t stream;
-  SORTD_BENCH_CHECK(cudaStreamCreate(&stream));
+  const CudaStream owned_stream = MustStream();
+  const cudaStream_t stream = owned_stream.get();
   const int kRuns = 10, kWarmup = 2;
 
-  const size_t kMaxN = quick ? size_t{1} << 24 : size_t{1} << 28;
+  const size_t kMaxN = quick || batch_only ? size_t{1} << 24 : size_t{1} << 28;
+  const size_t kBatchN = size_t{1} << (batch_log2 ? batch_log2 : quick ? 24 : 27);
   std::vector<uint32_t> host(kMaxN);
   std::mt19937_64 rng(42);
   for (auto& k : host) k = static_cast<uint32_t>(rng());
   // Several input copies at small sizes, rotated per run, so L2 does not hold the input.
-  Device in, out, temp, naive_out;
-  SORTD_BENCH_CHECK(cudaMalloc(&in.p, kMaxN * 4));
-  SORTD_BENCH_CHECK(cudaMalloc(&out.p, kMaxN * 4));
-  SORTD_BENCH_CHECK(cudaMalloc(&naive_out.p, kMaxN * 4));
-  SORTD_BENCH_CHECK(cudaMemcpy(in.p, host.data(), kMaxN * 4, cudaMemcpyHostToDevice));
+  const size_t kBufN = std::max(kMaxN, kBatchN);
+  if (host.size() < kBufN) {
+    host.resize(kBufN);
+    for (size_t i = kMaxN; i < kBufN; ++i) host[i] = static_cast<uint32_t>(rng());
+  }
+  const DeviceBuffer in = MustAlloc(kBufN * 4), out = MustAlloc(kBufN * 4);
+  const DeviceBuffer naive_out = MustAlloc(kMaxN * 4);
+  SORTD_BENCH_CHECK(cudaMemcpy(in.get(), host.data(), kBufN * 4, cudaMemcpyHostToDevice));
   size_t temp_bytes = 0;
   {
     kernels::DeviceSortArgs q;
@@ -82,13 +84,21 @@ int Run(int argc, char** argv) {
     SORTD_BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
     temp_bytes = std::max(temp_bytes, b);
   }
-  SORTD_BENCH_CHECK(cudaMalloc(&temp.p, temp_bytes));
-  auto* keys_in = static_cast<uint32_t*>(in.p);
-  auto* keys_out = static_cast<uint32_t*>(out.p);
+  {  // the batched sorts' scratch: one element (with index) per key
+    kernels::DeviceSegmentedSortArgs q;
+    q.n = kBatchN;
+    size_t b = 0;
+    SORTD_BENCH_CHECK(kernels::SegmentedSort(nullptr, &b, q, stream));
+    temp_bytes = std::max(temp_bytes, b);
+  }
+  const DeviceBuffer temp = MustAlloc(temp_bytes);
+  auto* keys_in = in.as<uint32_t>();
+  auto* keys_out = out.as<uint32_t>();
 
   // --- Whole-array networks against the one-launch-per-layer versions. ---
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 24};
   if (!quick) sizes.push_back(size_t{1} << 28);
+  if (batch_only) sizes.clear();
   double oem_2_28_ms = 0;
   for (size_t n : sizes) {
     const size_t copies = std::max<size_t>(1, std::min<size_t>(16, kMaxN / n));
@@ -105,7 +115,7 @@ int Run(int argc, char** argv) {
       auto ours = [&](int i) {
         args.keys_in = input(i);
         size_t tb = temp_bytes;
-        return fn(temp.p, &tb, args, stream);
+        return fn(temp.get(), &tb, args, stream);
       };
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, ours);
       SORTD_BENCH_CHECK(t.error);
@@ -116,17 +126,15 @@ int Run(int argc, char** argv) {
         return 1;
       }
       auto naive = [&](int i) {
-        return bitonic ? NaiveNetworkSort<true>(input(i), static_cast<uint32_t*>(naive_out.p), n,
-                                                stream)
-                       : NaiveNetworkSort<false>(input(i), static_cast<uint32_t*>(naive_out.p), n,
-                                                 stream);
+        return bitonic ? NaiveNetworkSort<true>(input(i), naive_out.as<uint32_t>(), n, stream)
+                       : NaiveNetworkSort<false>(input(i), naive_out.as<uint32_t>(), n, stream);
       };
       const int naive_runs = n >= (size_t{1} << 28) ? 3 : kRuns;
       const TimingResult tn = TimeOnStream(stream, 1, naive_runs, naive);
       SORTD_BENCH_CHECK(tn.error);
       SORTD_BENCH_CHECK(naive(0));
       SORTD_BENCH_CHECK(cudaStreamSynchronize(stream));
-      if (!SameAsSorted(sorted, static_cast<uint32_t*>(naive_out.p), n)) {
+      if (!SameAsSorted(sorted, naive_out.as<uint32_t>(), n)) {
         std::fprintf(stderr, "naive %s n=%zu: WRONG RESULT\n", name, n);
         return 1;
       }
@@ -138,20 +146,19 @@ int Run(int argc, char** argv) {
     }
   }
   // Argsort cost at 2^24: (key, index) pairs through the network plus the index output.
-  {
+  if (!batch_only) {
     const size_t n = size_t{1} << 24;
-    Device idx;
-    SORTD_BENCH_CHECK(cudaMalloc(&idx.p, n * 4));
+    const DeviceBuffer idx = MustAlloc(n * 4);
     for (int net = 0; net < 2; ++net) {
       kernels::DeviceSortArgs args;
       args.n = n;
       args.keys_in = keys_in;
       args.keys_out = keys_out;
-      args.indices_out = static_cast<uint32_t*>(idx.p);
+      args.indices_out = idx.as<uint32_t>();
       kernels::DeviceSortFn fn = net == 0 ? kernels::BitonicSort : kernels::OddEvenMergeSort;
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
         size_t tb = temp_bytes;
-        return fn(temp.p, &tb, args, stream);
+        return fn(temp.get(), &tb, args, stream);
       });
       SORTD_BENCH_CHECK(t.error);
       report.Add({net == 0 ? "bitonic" : "odd_even_merge", "u32 argsort", "n=2^24", n, t.median_ms,
@@ -160,7 +167,7 @@ int Run(int argc, char** argv) {
   }
   // Where the time goes at 2^24 u32 keys: each kind of launch timed alone on the same data
   // (the count says how many of it one sort makes).
-  {
+  if (!batch_only) {
     namespace nw = kernels::network;
     using E = nw::BitsElem<uint32_t>;
     constexpr uint32_t kTile = nw::kTileElems<uint32_t>;
@@ -171,7 +178,8 @@ int Run(int argc, char** argv) {
     a.keys_in = keys_in;
     a.keys_out = keys_out;
     const auto io = nw::MakeIo<uint32_t, E>(a);
-    auto* buf = reinterpret_cast<uint32_t*>((reinterpret_cast<uintptr_t>(temp.p) + 15) / 16 * 16);
+    auto* buf =
+        reinterpret_cast<uint32_t*>((reinterpret_cast<uintptr_t>(temp.get()) + 15) / 16 * 16);
     uint32_t* other = buf + n;
     auto phase = [&](const char* what, const char* count, auto&& launch) -> int {
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
@@ -233,13 +241,12 @@ int Run(int argc, char** argv) {
   }
 
   // --- Batched small sorts against cub::DeviceSegmentedSort, 2^27 keys. ---
-  const size_t kBatchN = quick ? size_t{1} << 24 : size_t{1} << 27;
   struct Shape {
     std::string name;
     std::vector<uint32_t> offsets;
   };
   std::vector<Shape> shapes;
-  for (uint32_t len : {32u, 256u, 1024u, 4096u}) {
+  for (uint32_t len : {32u, 64u, 256u, 1024u, 4096u}) {
     Shape s{"segments of " + std::to_string(len), {}};
     for (size_t o = 0; o <= kBatchN; o += len) s.offsets.push_back(static_cast<uint32_t>(o));
     shapes.push_back(std::move(s));
@@ -256,22 +263,21 @@ int Run(int argc, char** argv) {
     }
     shapes.push_back(std::move(s));
   }
-  Device offsets_d, cub_temp;
-  SORTD_BENCH_CHECK(cudaMalloc(&offsets_d.p, (kBatchN + 1) * 4));
+  const DeviceBuffer offsets_d = MustAlloc((kBatchN + 1) * 4);
+  DeviceBuffer cub_temp;
   size_t cub_temp_bytes = 0, seg_temp_bytes = 0;
   for (const Shape& s : shapes) {
     const size_t n = s.offsets.back();
     const auto num = static_cast<uint32_t>(s.offsets.size() - 1);
-    const auto* off = static_cast<const uint32_t*>(offsets_d.p);
-    SORTD_BENCH_CHECK(
-        cudaMemcpy(offsets_d.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
+    const auto* off = offsets_d.as<const uint32_t>();
+    SORTD_BENCH_CHECK(cudaMemcpy(offsets_d.get(), s.offsets.data(), s.offsets.size() * 4,
+                                 cudaMemcpyHostToDevice));
     size_t b = 0;
     SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, keys_in, keys_out, n, num, off,
                                                          off + 1, stream));
     if (b > cub_temp_bytes) {
-      if (cub_temp.p) cudaFree(cub_temp.p);
-      cub_temp.p = nullptr;
-      SORTD_BENCH_CHECK(cudaMalloc(&cub_temp.p, b));
+      cub_temp = DeviceBuffer();  // free first
+      cub_temp = MustAlloc(b);
       cub_temp_bytes = b;
     }
     kernels::DeviceSegmentedSortArgs args;
@@ -285,13 +291,19 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "segmented scratch larger than expected\n");
       return 1;
     }
-    const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
-      size_t tb = temp_bytes;
-      return kernels::SegmentedSort(temp.p, &tb, args, stream);
-    });
-    SORTD_BENCH_CHECK(t.error);
-    // Check every segment against std::sort.
-    {
+    // Untold (max_segment_keys 0), and for tiny segments also told, as the worker tells it: the
+    // hint is what selects the tiny-segment kernel.
+    const uint32_t longest = s.offsets.size() > 1 ? s.offsets[1] - s.offsets[0] : 0;
+    std::vector<std::pair<uint32_t, TimingResult>> timings;
+    for (uint32_t hint : {0u, longest}) {
+      if (hint != 0 && (hint > 64 || s.name.rfind("segments", 0) != 0)) continue;
+      args.max_segment_keys = hint;
+      const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
+        size_t tb = temp_bytes;
+        return kernels::SegmentedSort(temp.get(), &tb, args, stream);
+      });
+      SORTD_BENCH_CHECK(t.error);
+      // Check every segment against std::sort.
       std::vector<uint32_t> got(n);
       SORTD_BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
       std::vector<uint32_t> want(host.begin(), host.begin() + n);
@@ -299,22 +311,24 @@ int Run(int argc, char** argv) {
         std::sort(want.begin() + s.offsets[i], want.begin() + s.offsets[i + 1]);
       }
       if (got != want) {
-        std::fprintf(stderr, "segmented %s: WRONG RESULT\n", s.name.c_str());
+        std::fprintf(stderr, "segmented %s hint %u: WRONG RESULT\n", s.name.c_str(), hint);
         return 1;
       }
+      timings.emplace_back(hint, t);
     }
     const TimingResult tc = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
       size_t tb = cub_temp_bytes;
-      return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, tb, keys_in, keys_out, n, num, off,
+      return cub::DeviceSegmentedSort::SortKeys(cub_temp.get(), tb, keys_in, keys_out, n, num, off,
                                                 off + 1, stream);
     });
     SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", s.name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
-    report.Add({"segmented", "u32", s.name, n, t.median_ms, t.min_ms, t.runs,
-                Ratio(tc.median_ms, t.median_ms) + " cub"});
+    for (const auto& [hint, t] : timings) {
+      report.Add({hint ? "segmented, longest told" : "segmented", "u32", s.name, n, t.median_ms,
+                  t.min_ms, t.runs, Ratio(tc.median_ms, t.median_ms) + " cub"});
+    }
   }
 
-  cudaStreamDestroy(stream);
   return report.Finish("Comparison networks", device, json);
 }
 

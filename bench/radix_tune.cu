@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
     std::printf("radix_tune SKIPPED: no CUDA device\n");
     return 0;
   }
-  cudaStream_t stream;
-  SORTD_BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const sortd::CudaStream owned_stream = sortd::bench::MustStream();
+  const cudaStream_t stream = owned_stream.get();
   struct Config {
     const char* name;
     KeyType type;
@@ -114,14 +114,18 @@ int main(int argc, char** argv) {
       const size_t set_bytes = n * (c.key_bytes + c.value_width);
       const size_t sets =
           std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
-      void *keys_in, *keys_out, *values_in = nullptr, *values_out = nullptr;
-      SORTD_BENCH_CHECK(cudaMalloc(&keys_in, n * c.key_bytes * sets));
-      SORTD_BENCH_CHECK(cudaMalloc(&keys_out, n * c.key_bytes));
+      using sortd::bench::MustAlloc;
+      const sortd::DeviceBuffer keys_in_buf = MustAlloc(n * c.key_bytes * sets);
+      const sortd::DeviceBuffer keys_out_buf = MustAlloc(n * c.key_bytes);
+      const sortd::DeviceBuffer values_in_buf = MustAlloc(n * c.value_width * sets);
+      const sortd::DeviceBuffer values_out_buf = MustAlloc(n * c.value_width);
+      void* keys_in = keys_in_buf.get();
+      void* keys_out = keys_out_buf.get();
+      void* values_in = values_in_buf.get();  // null without values
+      void* values_out = values_out_buf.get();
       sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in),
                                                          n * c.key_bytes * sets / 8, lg);
       if (c.value_width) {
-        SORTD_BENCH_CHECK(cudaMalloc(&values_in, n * c.value_width * sets));
-        SORTD_BENCH_CHECK(cudaMalloc(&values_out, n * c.value_width));
         sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in),
                                                            n * c.value_width * sets / 8, 3);
       }
@@ -135,8 +139,8 @@ int main(int argc, char** argv) {
         args.values_out = values_out;
         size_t bytes = 0;
         SORTD_BENCH_CHECK(cand.fn(nullptr, &bytes, args, stream));
-        void* temp;
-        SORTD_BENCH_CHECK(cudaMalloc(&temp, bytes));
+        const sortd::DeviceBuffer temp_buf = MustAlloc(bytes);
+        void* temp = temp_buf.get();
         const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
           const size_t set = static_cast<size_t>(i) % sets;
           args.keys_in = static_cast<const char*>(keys_in) + set * n * c.key_bytes;
@@ -146,7 +150,6 @@ int main(int argc, char** argv) {
           return cand.fn(temp, &bytes, args, stream);
         });
         SORTD_BENCH_CHECK(t.error);
-        SORTD_BENCH_CHECK(cudaFree(temp));
         ms.push_back(t.median_ms);
       }
       for (size_t k = 0; k < c.candidates.size(); ++k) {
@@ -154,10 +157,6 @@ int main(int argc, char** argv) {
                     c.candidates[k].name.c_str(), ms[k], n / (ms[k] * 1e6), ms.back() / ms[k]);
       }
       std::fflush(stdout);
-      cudaFree(keys_in);
-      cudaFree(keys_out);
-      cudaFree(values_in);
-      cudaFree(values_out);
     }
   }
   return 0;

@@ -19,11 +19,6 @@
 namespace sortd::bench {
 namespace {
 
-struct Device {
-  void* p = nullptr;
-  ~Device() { cudaFree(p); }
-};
-
 int Run(int argc, char** argv) {
   std::string json;
   for (int i = 1; i < argc; ++i) {
@@ -31,8 +26,8 @@ int Run(int argc, char** argv) {
   }
   const std::string device = DeviceDescription(0);
   BenchReport report;
-  cudaStream_t stream;
-  SORTD_BENCH_CHECK(cudaStreamCreate(&stream));
+  const CudaStream owned_stream = MustStream();
+  const cudaStream_t stream = owned_stream.get();
   constexpr int kRuns = 20, kWarmup = 3;
   struct Shape {
     uint32_t segments;
@@ -47,11 +42,10 @@ int Run(int argc, char** argv) {
   std::vector<uint32_t> host(max_n);
   std::mt19937_64 rng(42);
   for (auto& k : host) k = static_cast<uint32_t>(rng());
-  Device in, out, offsets_d, temp, cub_temp;
-  SORTD_BENCH_CHECK(cudaMalloc(&in.p, max_n * 4));
-  SORTD_BENCH_CHECK(cudaMalloc(&out.p, max_n * 4));
-  SORTD_BENCH_CHECK(cudaMalloc(&offsets_d.p, (16384 + 1) * 4));
-  SORTD_BENCH_CHECK(cudaMemcpy(in.p, host.data(), max_n * 4, cudaMemcpyHostToDevice));
+  const DeviceBuffer in = MustAlloc(max_n * 4), out = MustAlloc(max_n * 4);
+  const DeviceBuffer offsets_d = MustAlloc((16384 + 1) * 4);
+  DeviceBuffer temp, cub_temp;
+  SORTD_BENCH_CHECK(cudaMemcpy(in.get(), host.data(), max_n * 4, cudaMemcpyHostToDevice));
   size_t temp_bytes = 0, cub_temp_bytes = 0;
   for (const Shape& s : shapes) {
     std::vector<uint32_t> offsets{0};
@@ -61,10 +55,10 @@ int Run(int argc, char** argv) {
     const size_t n = offsets.back();
     const uint32_t longest = s.len ? s.len : 4096;
     SORTD_BENCH_CHECK(
-        cudaMemcpy(offsets_d.p, offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
-    const auto* off = static_cast<const uint32_t*>(offsets_d.p);
-    const auto* keys_in = static_cast<const uint32_t*>(in.p);
-    auto* keys_out = static_cast<uint32_t*>(out.p);
+        cudaMemcpy(offsets_d.get(), offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
+    const auto* off = offsets_d.as<const uint32_t>();
+    const auto* keys_in = in.as<const uint32_t>();
+    auto* keys_out = out.as<uint32_t>();
     kernels::DeviceSegmentedSortArgs args;
     args.n = n;
     args.keys_in = keys_in;
@@ -76,11 +70,10 @@ int Run(int argc, char** argv) {
     size_t cub_need = 0;
     SORTD_BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, cub_need, keys_in, keys_out, n,
                                                          s.segments, off, off + 1, stream));
-    auto grow = [](Device& d, size_t& have, size_t want) {
+    auto grow = [](DeviceBuffer& d, size_t& have, size_t want) {
       if (want <= have) return;
-      cudaFree(d.p);
-      d.p = nullptr;
-      SORTD_BENCH_CHECK(cudaMalloc(&d.p, want));
+      d = DeviceBuffer();  // free first
+      d = MustAlloc(want);
       have = want;
     };
     grow(temp, temp_bytes, need);
@@ -92,7 +85,7 @@ int Run(int argc, char** argv) {
       args.max_segment_keys = tell ? longest : 0;
       SORTD_BENCH_CHECK(cudaMemset(keys_out, 0xff, n * 4));
       size_t tb = temp_bytes;
-      SORTD_BENCH_CHECK(kernels::SegmentedSort(temp.p, &tb, args, stream));
+      SORTD_BENCH_CHECK(kernels::SegmentedSort(temp.get(), &tb, args, stream));
       std::vector<uint32_t> got(n), want(host.begin(), host.begin() + n);
       SORTD_BENCH_CHECK(cudaMemcpy(got.data(), keys_out, n * 4, cudaMemcpyDeviceToHost));
       for (uint32_t i = 0; i < s.segments; ++i)
@@ -104,7 +97,7 @@ int Run(int argc, char** argv) {
       }
       const TimingResult t = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
         size_t b = temp_bytes;
-        return kernels::SegmentedSort(temp.p, &b, args, stream);
+        return kernels::SegmentedSort(temp.get(), &b, args, stream);
       });
       SORTD_BENCH_CHECK(t.error);
       if (!tell) untold_ms = t.median_ms;
@@ -114,13 +107,12 @@ int Run(int argc, char** argv) {
     }
     const TimingResult tc = TimeOnStream(stream, kWarmup, kRuns, [&](int) {
       size_t b = cub_temp_bytes;
-      return cub::DeviceSegmentedSort::SortKeys(cub_temp.p, b, keys_in, keys_out, n, s.segments,
+      return cub::DeviceSegmentedSort::SortKeys(cub_temp.get(), b, keys_in, keys_out, n, s.segments,
                                                 off, off + 1, stream);
     });
     SORTD_BENCH_CHECK(tc.error);
     report.Add({"cub_segmented", "u32", name, n, tc.median_ms, tc.min_ms, tc.runs, ""});
   }
-  cudaStreamDestroy(stream);
   return report.Finish("Batched small sorts at the server's batch shapes", device, json);
 }
 

@@ -22,6 +22,13 @@ struct SegmentedPolicy {
   // (6 for pairs) fit an SM. A 64 KB tile that also held 16384-key segments in shared memory
   // allowed 3 blocks per SM and ran 4096-key segments at 41.9 Gkeys/s on an H200 (0.89x CUB).
   // Longer segments are sorted by their block in scratch memory.
+  // Tiny segments (the caller's max_segment_keys at most kTinyMaxKeys): a group of lanes per
+  // segment, kTinyItems keys a lane, so groups of 4 lanes (32 keys) or 8 (64 keys); a warp sorts
+  // 8 or 4 segments at once (tiny_segment_kernels.cuh): 2^22 segments of 32 at 4.02x CUB's
+  // segmented sort and 2^21 of 64 at 1.78x, where one warp per segment ran 0.52x and 0.47x (H200,
+  // 2026-11-24, network_bench --batch_only; docs/benchmarks.md, "Kernels past CUB").
+  static constexpr int kTinyItems = 8;
+  static constexpr uint32_t kTinyMaxKeys = 64;
   template <typename T>
   static constexpr uint32_t kTileBytes = kThreads* kBlockItems<T> * sizeof(T);
 };

@@ -4,12 +4,26 @@
 #include "kernels/network/dispatch_network_sort.cuh"
 #include "kernels/segmented/segmented_kernels.cuh"
 #include "kernels/segmented/segmented_policy.h"
+#include "kernels/segmented/tiny_segment_kernels.cuh"
 #include "kernels/segmented_sort.h"
 #include "kernels/util/cuda_error.h"
 
 namespace sortd::kernels {
 namespace segmented {
 namespace {
+
+// A warp's worth of groups per 32 lanes, 8 warps a block.
+template <typename Key, typename E, int kGroup>
+cudaError_t LaunchTiny(const network::NetworkIo<Key, E>& io, const DeviceSegmentedSortArgs& a,
+                       cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  constexpr uint32_t kSegmentsPerBlock = kThreads / kGroup;
+  const unsigned blocks = (a.num_segments + kSegmentsPerBlock - 1) / kSegmentsPerBlock;
+  TinySegmentKernel<Key, E, kGroup, SegmentedPolicy::kTinyItems, kThreads>
+      <<<blocks, kThreads, 0, stream>>>(io, a.segment_offsets, a.num_segments);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
 
 template <typename Key, bool kWithIndex>
 cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortArgs& a,
@@ -33,6 +47,10 @@ cudaError_t Dispatch(void* temp, size_t* temp_bytes, const DeviceSegmentedSortAr
   const uintptr_t raw = reinterpret_cast<uintptr_t>(temp);
   T* scratch = reinterpret_cast<T*>((raw + alignof(T) - 1) / alignof(T) * alignof(T));
   const auto io = network::MakeIo<Key, E>(a);
+  if (a.max_segment_keys != 0 && a.max_segment_keys <= P::kTinyMaxKeys) {
+    return a.max_segment_keys <= 32 ? LaunchTiny<Key, E, 32 / P::kTinyItems>(io, a, stream)
+                                    : LaunchTiny<Key, E, 64 / P::kTinyItems>(io, a, stream);
+  }
   auto kernel = SegmentedSortKernel<Key, E, P::kThreads, P::kWarpItems, P::template kBlockItems<T>>;
   const uint32_t per_block = a.max_segment_keys > P::kWarpCap ? 1 : P::kThreads / 32;
   const unsigned blocks = (a.num_segments + per_block - 1) / per_block;

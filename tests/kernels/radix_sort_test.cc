@@ -220,7 +220,8 @@ TEST_P(GpuSortTest, Sanitize) {
     const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
     for (size_t n : {size_t{0}, size_t{1}, size_t{257}, t.single_tile_max, t.onesweep_tile + 1,
                      3 * t.onesweep_tile + 5}) {
-      for (Distribution dist : {Distribution::kRandom, Distribution::kLowByteVaries}) {
+      for (Distribution dist : {Distribution::kRandom, Distribution::kLowByteVaries,
+                                Distribution::kMiddleByteConstant}) {
         for (Shape shape : {Shape{0, false}, Shape{8, false}, Shape{4, true}}) {
           Check(type, n, dist, /*descending=*/n % 2 == 1, shape, seed + n);
           if (HasFailure()) return;
@@ -260,7 +261,8 @@ TEST_P(GpuSortTest, LargeSizes) {
     }
   }
   for (KeyType type : kAllKeyTypes) {
-    for (Distribution dist : {Distribution::kRandom, Distribution::kHighByteVaries}) {
+    for (Distribution dist :
+         {Distribution::kRandom, Distribution::kHighByteVaries, Distribution::kNarrowRange}) {
       // The CUB baseline is CUB's business: one shape of data is enough for it here.
       if (dist != Distribution::kRandom && std::string(GetParam().name) == "library") continue;
       for (bool desc : {false, true}) {

@@ -151,6 +151,50 @@ TEST(SegmentedSortTest, PathBoundaries) {
   }
 }
 
+// Tiny segments (hint <= 64: a group of 4 or 8 lanes per segment): every key type, order and
+// request shape; equal lengths 1..64 and mixed 0..hint, segment counts that leave a warp's
+// last groups and a block's last warps empty; every distribution.
+TEST(SegmentedSortTest, TinySegments) {
+  DeviceArena arena;
+  const uint64_t seed = TestSeed();
+  std::mt19937_64 rng(seed ^ 0x7199);
+  int c = 0;
+  for (KeyType type : kAllKeyTypes) {
+    for (bool desc : {false, true}) {
+      for (uint32_t vw : {0u, 4u, 8u}) {
+        for (bool idx : {false, true}) {
+          SortSpec spec;
+          spec.key_type = type;
+          spec.descending = desc;
+          spec.value_width = vw;
+          spec.return_indices = idx;
+          spec.stable = true;
+          for (uint32_t hint : {32u, 64u}) {
+            const Distribution dist = kAllDistributions[(c++) % std::size(kAllDistributions)];
+            std::vector<uint32_t> lengths(1 + rng() % 300);
+            for (auto& len : lengths) len = static_cast<uint32_t>(rng() % (hint + 1));
+            CheckSegments(arena, spec, lengths, dist, seed + c, hint);
+            const uint32_t len = 1 + static_cast<uint32_t>(c % hint);
+            CheckSegments(arena, spec, std::vector<uint32_t>(257, len), dist, seed + c, hint);
+            CheckSegments(arena, spec, std::vector<uint32_t>(33, hint), dist, seed + c, hint);
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  // Many segments (several blocks), and a hint that understates: one segment of 65 or 1000 keys
+  // among tiny ones still sorts (the slow path of its warp).
+  SortSpec spec;
+  spec.value_width = 4;
+  spec.return_indices = true;
+  CheckSegments(arena, spec, std::vector<uint32_t>(20011, 32), Distribution::kRandom, seed, 32);
+  std::vector<uint32_t> lied(100, 20);
+  lied[13] = 65;
+  lied[77] = 1000;
+  CheckSegments(arena, spec, lied, Distribution::kFewUnique, seed, 32);
+}
+
 TEST(SegmentedSortTest, AllDistributionsMixed) {
   DeviceArena arena;
   const uint64_t seed = TestSeed();
@@ -214,6 +258,15 @@ TEST(SegmentedSortSanitizerTest, EveryPath) {
     SortSpec keys;
     CheckSegments(arena, keys, {3, 300, 16385, 7}, Distribution::kFewUnique, TestSeed(),
                   tell_longest ? 16385 : 0);
+  }
+  // Tiny segments: groups of 4 and 8 lanes, empty ones, a warp whose last groups have none, and
+  // one segment longer than the hint.
+  for (uint32_t hint : {32u, 64u}) {
+    CheckSegments(arena, spec, {0, 1, 2, 31, hint, 7, 0, hint - 1, 3, 5, 9, 17, 1},
+                  Distribution::kRandom, TestSeed(), hint);
+    SortSpec keys;
+    CheckSegments(arena, keys, {hint, 2, hint + 1, 0, 4}, Distribution::kFewUnique, TestSeed(),
+                  hint);
   }
 }
 

@@ -21,6 +21,8 @@ const char* DistributionName(Distribution d) {
     case Distribution::kLowByteVaries: return "low_byte_varies";
     case Distribution::kHighByteVaries: return "high_byte_varies";
     case Distribution::kSpecialFloats: return "special_floats";
+    case Distribution::kNarrowRange: return "narrow_range";
+    case Distribution::kMiddleByteConstant: return "middle_byte_constant";
   }
   return "?";
 }
@@ -99,6 +101,16 @@ std::string MakeTypedKeys(size_t n, Distribution dist, uint64_t seed) {
         b = (base & (~Bits{0} >> 8)) |
             static_cast<Bits>(static_cast<Bits>(rng() & 0xff) << (kBits - 8));
         break;
+      case Distribution::kNarrowRange: {
+        const Bits low = ~Bits{0} >> (kBits / 2);
+        b = (base & ~low) | (static_cast<Bits>(rng()) & low);
+        break;
+      }
+      case Distribution::kMiddleByteConstant: {
+        const Bits byte = Bits{0xff} << (kBits / 2);
+        b = (base & byte) | (static_cast<Bits>(rng()) & ~byte);
+        break;
+      }
       case Distribution::kSpecialFloats:
       default:
         if (rng() % 2 == 0) {

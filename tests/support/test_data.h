@@ -19,11 +19,18 @@ enum class Distribution {
   kLowByteVaries,   // only the lowest byte differs: most radix passes are skippable
   kHighByteVaries,  // only the highest byte differs
   kSpecialFloats,  // NaN/-NaN (several payloads), +-0, +-Inf, denormals, mixed with ordinary values
+  // Only the low half of the ordered bits varies (u32 in one aligned 2^16 window, u64 in one 2^32
+  // window, floats of one sign and exponent range): the high half's radix passes are skippable.
+  kNarrowRange,
+  kMiddleByteConstant,  // random but for one constant byte in the middle: a pass skipped between
+                        // two active ones
 };
 inline constexpr Distribution kAllDistributions[] = {
-    Distribution::kRandom,         Distribution::kAllEqual,     Distribution::kFewUnique,
-    Distribution::kSorted,         Distribution::kReversed,     Distribution::kLowByteVaries,
-    Distribution::kHighByteVaries, Distribution::kSpecialFloats};
+    Distribution::kRandom,         Distribution::kAllEqual,
+    Distribution::kFewUnique,      Distribution::kSorted,
+    Distribution::kReversed,       Distribution::kLowByteVaries,
+    Distribution::kHighByteVaries, Distribution::kSpecialFloats,
+    Distribution::kNarrowRange,    Distribution::kMiddleByteConstant};
 
 const char* DistributionName(Distribution d);
 

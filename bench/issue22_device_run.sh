@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Issue #22's device run (radix past CUB, pass skipping, tiny segments): GPU tests, compute-
+# sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
+# random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
+# checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
+#   bash .gpu22/run.sh [all|tests|bench|ncu|final] [extra radix_bench args...]
+# final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
+#         + sanitizers + tests, in that order, for the record.
+#
+# Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
+#   /work/shared/tools/gpu-bundle B build22/tests/gpu_tests build22/bench/radix_bench \
+#     build22/bench/network_bench
+#   strip --strip-debug B/bin/* && tar -C B -cf - bin | xz -6 -T2 >B/bin.tar.xz && rm -r B/bin
+#   cp bench/issue22_device_run.sh B/run.sh
+set -uo pipefail
+if [[ ! -d .gpu22/bin && -f .gpu22/bin.tar.xz ]]; then
+  python3 -c "import tarfile; tarfile.open('.gpu22/bin.tar.xz').extractall('.gpu22')" || exit 1
+fi
+# shellcheck source=/dev/null  # made by gpu-bundle
+. .gpu22/env.sh
+mode=${1:-all}
+shift || true
+out=${OUT:-/tmp/issue22-out}
+mkdir -p "$out"
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv
+} | tee -a "$out/nvidia-smi.txt"
+# SM clock, memory clock and power every 200 ms for the whole run (clocks are left as found).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 200 >>"$out/nvidia-smi.txt" 2>&1 &
+sampler=$!
+if [[ $mode == all || $mode == bench || $mode == final ]]; then
+  echo "== radix_bench"
+  study=(--study)
+  [[ $mode == final ]] && study=()
+  timeout "${T_BENCH:-200}" radix_bench "${study[@]}" --dist all "$@" >"$out/radix_bench.log" 2>&1
+  echo "radix_bench rc=$?"
+  sed -n '/^### /,$p' "$out/radix_bench.log"
+  echo "== network_bench --batch_only"
+  timeout "${T_NET:-120}" network_bench --batch_only >"$out/network_bench.log" 2>&1
+  echo "network_bench rc=$?"
+  sed -n '/^### /,$p' "$out/network_bench.log"
+fi
+ncu_lines='^  [A-Za-z_].*\(|^    (Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issued Warp|No Eligible)'
+if [[ $mode == ncu || $mode == final ]]; then
+  # u32 keys below 2^16 at 2^24, one whole sort of each engine: CUB's 13 sorts (3 warm-up + 10)
+  # of 5 matching launches come first, so skips 10 and 75 take sort 3 of CUB and of ours.
+  for skip in 10 75; do
+    timeout 100 ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section SchedulerStats -k regex:'Onesweep|Histogram' --launch-skip "$skip" --launch-count 5 \
+      radix_bench --runs 10 --dist narrow --only "u32 < 2^16" --min_log2 24 --max_log2 24 \
+      >>"$out/ncu.log" 2>&1
+    echo "ncu narrow skip=$skip rc=$?"
+  done
+  grep -E "$ncu_lines" "$out/ncu.log" | head -90
+fi
+if [[ $mode == final ]]; then
+  # Odd-even merge's kernels (the first 2^20 sort of network_bench --quick; per-tile work is the
+  # same at 2^24): what bounds them.
+  timeout "${T_NCU_OEM:-90}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+    --section SchedulerStats -k regex:'OddEvenMerge|TileSortKernel' --launch-count 24 \
+    network_bench --quick --batch_log2 20 >"$out/ncu_oem.log" 2>&1
+  echo "ncu oem rc=$?"
+  grep -E "$ncu_lines" "$out/ncu_oem.log" | head -120
+fi
+if [[ $mode == all || $mode == tests || $mode == final ]]; then
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool"
+    timeout "${T_SAN:-100}" compute-sanitizer --tool "$tool" --error-exitcode 3 gpu_tests \
+      --gtest_filter="${SAN_FILTER:-GpuSort/GpuSortTest.Sanitize/radix:SegmentedSortSanitizerTest.*}" \
+      --gtest_brief=1 >"$out/$tool.log" 2>&1
+    echo "$tool rc=$?"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/$tool.log" | head -8
+  done
+  echo "== gpu_tests"
+  # Four shards at once (the CPU reference sorts dominate; the machine has 16 cores), each
+  # line-buffered so a run cut by the timeout still shows how far it got.
+  pids=()
+  for shard in 0 1 2 3; do
+    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard timeout "${T_TESTS:-240}" stdbuf -oL gpu_tests \
+      --gtest_filter="${GTEST_FILTER:-GpuSort*:Segmented*:Network*}" >"/tmp/gpu_tests_$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for shard in 0 1 2 3; do
+    wait "${pids[$shard]}"
+    echo "gpu_tests shard $shard rc=$?"
+    cat "/tmp/gpu_tests_$shard.log" >>"$out/gpu_tests.log"
+  done
+  grep -E "^\[  (PASSED|FAILED) |^\[==========\]|FAILED|Failure|seed|OK \]" "$out/gpu_tests.log" | head -70
+fi
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
+exit 0
