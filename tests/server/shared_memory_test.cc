@@ -18,6 +18,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/server/server_fixture.h"
+#include "tests/support/region_range.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 
@@ -52,14 +53,6 @@ class ClientRegion {
   int fd_ = -1;
   char* data_ = nullptr;
 };
-
-v1::RegionRange Range(const std::string& region, size_t offset, size_t bytes) {
-  v1::RegionRange r;
-  r.set_region(region);
-  r.set_offset(offset);
-  r.set_byte_size(bytes);
-  return r;
-}
 
 class SharedMemoryTest : public ::testing::Test {
  protected:

@@ -197,6 +197,10 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   });
   SORTD_RETURN_IF_CUDA_ERROR(static_cast<cudaError_t>(first_error.load()),
                              absl::StrCat(name_, ": host-to-device copy"));
+  return ComputeWaitsForCopies();
+}
+
+absl::Status CudaSortDevice::ComputeWaitsForCopies() {
   for (int k = 0; k < 2; ++k) {
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()),
                                "cudaEventRecord");
@@ -382,13 +386,7 @@ absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes) {
                                                cudaMemcpyHostToDevice, copy_[c % 2].get()),
                                absl::StrCat(name_, ": host-to-device copy"));
   }
-  for (int k = 0; k < 2; ++k) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(copy_in_done_[k].get(), copy_[k].get()),
-                               "cudaEventRecord");
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), copy_in_done_[k].get(), 0),
-                               "cudaStreamWaitEvent");
-  }
-  return absl::OkStatus();
+  return ComputeWaitsForCopies();
 }
 
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {

@@ -115,6 +115,8 @@ class CudaSortDevice : public SortDevice {
   // Host -> device from memory pinned for DMA (a registered region): no host copy, chunked over
   // the copy streams as StageIn is, queued from this thread.
   absl::Status DmaIn(const char* src, char* dst, size_t bytes);
+  // The compute stream waits for everything queued on the copy streams so far.
+  absl::Status ComputeWaitsForCopies();
 
   // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread
   // takes a share too).

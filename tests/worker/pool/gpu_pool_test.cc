@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "rpc/enum_convert.h"
 #include "server/sortd_server.h"
+#include "tests/support/region_range.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "worker/engine_factory.h"
@@ -234,13 +235,7 @@ TEST(GpuPoolLossTest, LostDeviceFailsOverToTheCpu) {
 namespace sortd {
 namespace {
 
-v1::RegionRange Range(const std::string& region, size_t offset, size_t bytes) {
-  v1::RegionRange r;
-  r.set_region(region);
-  r.set_offset(offset);
-  r.set_byte_size(bytes);
-  return r;
-}
+using testing::Range;
 
 // Region-backed requests on the GPU: pinned for DMA at registration; a large request goes by DMA
 // straight from and into the region (in place and not, with values and indices), and many small
