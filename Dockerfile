@@ -30,6 +30,7 @@ COPY CMakeLists.txt ./
 COPY proto proto
 COPY kernels kernels
 COPY worker worker
+COPY rpc rpc
 COPY server server
 COPY client client
 COPY scripts/collect-runtime.sh scripts/

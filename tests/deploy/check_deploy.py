@@ -165,6 +165,12 @@ check(re.search(r"^ARG SORTD_CUDA=ON$", dockerfile, re.M) and '-DSORTD_CUDA="${S
       "the CUDA build is a build argument (ON by default, OFF for a CPU-only image)")
 for src in re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M):
     check(src == "." or (root / src).exists(), f"Dockerfile COPY source {src} does not exist")
+copied = set(re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M))
+top_cmake = (root / "CMakeLists.txt").read_text()
+for folder in re.findall(r"^add_subdirectory\((\w+)\)", top_cmake, re.M):
+    if folder not in ("tests", "bench"):  # the image builds neither
+        check("." in copied or folder in copied,
+              f"Dockerfile must COPY {folder}/: CMakeLists.txt builds it (add_subdirectory)")
 check("scripts/install-deps.sh" in dockerfile, "Dockerfile must install dependencies with scripts/install-deps.sh")
 check(re.search(r"^USER\s+(?!root|0\b)\S+", dockerfile, re.M) is not None, "Dockerfile must switch to a non-root USER")
 check(re.search(r"^EXPOSE\s+.*50051", dockerfile, re.M) and re.search(r"^EXPOSE\s+.*9464", dockerfile, re.M), "EXPOSE 50051 and 9464")

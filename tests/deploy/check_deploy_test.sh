@@ -10,8 +10,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 copy() {  # the files the checks read, the Dockerfile's COPY sources among them
   rm -rf "$work/t" && mkdir -p "$work/t" && cp -r "$root/deploy" "$root/Dockerfile" "$root/.dockerignore" \
-    "$root/README.md" "$root/scripts" "$root/.ci" "$root/CMakeLists.txt" "$root/proto" "$root/kernels" \
-    "$root/worker" "$root/server" "$root/client" "$work/t/"
+    "$root/README.md" "$root/scripts" "$root/.ci" "$root/CMakeLists.txt" "$work/t/"
+  local src
+  while read -r src; do
+    [[ -e $work/t/$src ]] || (cd "$root" && cp -r --parents "$src" "$work/t/")
+  done < <(sed -nE 's/^COPY +([^- ][^ ]*) .*/\1/p' "$root/Dockerfile")
 }
 # The unchanged copy passes, so each failure below is the broken file's.
 copy; python3 "$here/check_deploy.py" "$work/t" >"$work/out" || { cat "$work/out"; echo "FAIL: the copy fails"; exit 1; }
@@ -29,4 +32,6 @@ copy; printf 'a: [unclosed\n' >"$work/t/deploy/k8s/broken.yaml"
 expect_failure "a YAML file that does not parse"
 copy; sed -i "s|^FROM \${RUNTIME_BASE}|FROM debian:12|" "$work/t/Dockerfile"
 expect_failure "a runtime base that is not a build argument"
-echo "5 passed, 0 failed"
+copy; sed -i '/^COPY rpc rpc$/d' "$work/t/Dockerfile"
+expect_failure "an image build without a folder CMake builds"
+echo "6 passed, 0 failed"
