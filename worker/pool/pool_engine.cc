@@ -90,10 +90,10 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   switch (worker->Submit(job)) {
     case DeviceWorker::SubmitResult::kQueued: return;
     case DeviceWorker::SubmitResult::kFull:
-      job->done(absl::ResourceExhaustedError(
-                    absl::StrCat("worker ", worker->name(),
-                                 "'s queue is full (the least-loaded healthy GPU); "
-                                 "retry later")),
+      job->done(absl::ResourceExhaustedError(absl::StrCat(
+                    "worker ", worker->name(), "'s queue is full (", worker->Stats().queue_depth,
+                    " jobs queued, limit ", options_.batching.max_queued_jobs,
+                    ", --gpu_queue_limit; the least-loaded healthy GPU); retry later")),
                 SortReport{hint, worker->device().name(), {}, {}, {}, {}});
       return;
     case DeviceWorker::SubmitResult::kClosed:

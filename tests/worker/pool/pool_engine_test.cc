@@ -198,7 +198,10 @@ TEST(PoolEngineTest, FullQueueAnswersResourceExhausted) {
   pool.engine->Submit(q1.Make(KeyType::kUint32, 10, Algorithm::kRadix));
   pool.engine->Submit(q2.Make(KeyType::kUint32, 10, Algorithm::kRadix));
   pool.engine->Submit(refused.Make(KeyType::kUint32, 10, Algorithm::kRadix));
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  const absl::Status refusal = refused.status();
+  EXPECT_EQ(refusal.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refusal.message()),
+              ::testing::HasSubstr("2 jobs queued, limit 2, --gpu_queue_limit"));
   for (Probe* p : {&running, &q1, &q2}) EXPECT_TRUE(p->status().ok());
 }
 
