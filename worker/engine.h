@@ -69,6 +69,17 @@ struct SortJob {
   // not otherwise overlap an input or another output.
   bool outputs_preset = false;
 
+  // Every input, or every preset output, lies in memory pinned for DMA (a registered region): a
+  // GPU worker moves it by DMA alone, with no host copy and no staging.
+  bool InputsPinnedForDma() const {
+    return keys.dma_ready() && (spec.value_width == 0 || values.dma_ready());
+  }
+  bool OutputsPinnedForDma() const {
+    return outputs_preset && out_keys.dma_ready &&
+           (spec.value_width == 0 || out_values.dma_ready) &&
+           (!spec.return_indices || out_indices.dma_ready);
+  }
+
   // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
   // a job handed back twice to the CPU engine, so no job circles between workers.
   int reroutes = 0;

@@ -405,10 +405,8 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   // split over the copy threads), a DMA in, a DMA out into the same staging, none out (gRPC sends
   // from staging). From a registered region: a DMA in straight from the caller's pages and a DMA
   // out straight into them; no host copy and no staging.
-  const bool direct_in = job.keys.dma_ready() && (vw == 0 || job.values.dma_ready());
-  const bool direct_out = job.outputs_preset && job.out_keys.dma_ready &&
-                          (vw == 0 || job.out_values.dma_ready) &&
-                          (!spec.return_indices || job.out_indices.dma_ready);
+  const bool direct_in = job.InputsPinnedForDma();
+  const bool direct_out = job.OutputsPinnedForDma();
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
 

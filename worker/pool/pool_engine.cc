@@ -12,10 +12,7 @@ size_t JobBytes(const SortJob& job) { return job.n * ResultBytesPerKey(job.spec)
 
 // A region-backed job whose bytes are all pinned for DMA: the GPU path copies nothing on the host.
 bool PinnedForDma(const SortJob& job) {
-  return job.keys.dma_ready() && (job.spec.value_width == 0 || job.values.dma_ready()) &&
-         job.outputs_preset && job.out_keys.dma_ready &&
-         (job.spec.value_width == 0 || job.out_values.dma_ready) &&
-         (!job.spec.return_indices || job.out_indices.dma_ready);
+  return job.InputsPinnedForDma() && job.OutputsPinnedForDma();
 }
 
 }  // namespace
