@@ -110,6 +110,24 @@ ABSL_FLAG(uint64_t, shared_memory_max_regions, sortd::SharedMemoryOptions().max_
           "Most shared-memory regions registered at once");
 ABSL_FLAG(uint64_t, shared_memory_max_bytes, sortd::SharedMemoryOptions().max_bytes,
           "Most bytes of shared-memory regions mapped at once");
+ABSL_FLAG(uint64_t, max_inflight_bytes, sortd::ServerOptions().max_inflight_bytes,
+          "Memory budget: request and response bytes of accepted calls held at once, "
+          "server-wide (gRPC's memory quota for uploads in progress is the same figure); a call "
+          "that does not fit gets RESOURCE_EXHAUSTED at once. 0 takes half the memory the "
+          "process may use (physical memory or its cgroup's limit)");
+ABSL_FLAG(int, max_concurrent_streams, sortd::ServerOptions().max_concurrent_streams,
+          "Calls one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS)");
+ABSL_FLAG(absl::Duration, send_timeout, sortd::ServerOptions().send_timeout,
+          "A response its client does not take within this long is cancelled and its memory "
+          "freed (clients that stopped reading)");
+ABSL_FLAG(absl::Duration, max_connection_idle, sortd::ServerOptions().max_connection_idle,
+          "A client connection with no call for this long is closed (clients reconnect on "
+          "demand)");
+ABSL_FLAG(absl::Duration, keepalive_time, sortd::ServerOptions().keepalive_time,
+          "Idle connections are pinged this often, so peers that vanished are found and their "
+          "connections freed");
+ABSL_FLAG(absl::Duration, keepalive_timeout, sortd::ServerOptions().keepalive_timeout,
+          "A connection whose peer does not answer a keepalive ping within this long is closed");
 ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection,
           "Serve gRPC server reflection (for grpcurl and similar tools)");
 
@@ -209,6 +227,12 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
+  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.send_timeout = absl::GetFlag(FLAGS_send_timeout);
+  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  options.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
   options.shared_memory.enabled = absl::GetFlag(FLAGS_shared_memory);
   options.shared_memory.dir = absl::GetFlag(FLAGS_shared_memory_dir);
   options.shared_memory.max_regions = absl::GetFlag(FLAGS_shared_memory_max_regions);
@@ -220,6 +244,9 @@ int main(int argc, char** argv) {
     Log(absl::StrCat("cannot start: ", server.status().ToString()));
     return 1;
   }
+  Log(absl::StrCat("memory budget ", (*server)->memory_budget().limit(),
+                   " bytes in flight (--max_inflight_bytes); at most ",
+                   options.max_concurrent_streams, " calls per connection"));
   Log(absl::StrCat("serving sortd.v1.SortService",
                    options.enable_echo ? " and Diagnostics/Echo" : "", " on ",
                    options.listen_address, " (port ", (*server)->port(), ")"));

@@ -184,6 +184,18 @@ Metrics::Metrics(const BuildInfo& build)
       gauge("sortd_shared_memory_mapped_bytes", "Bytes of registered regions mapped by sortd."),
       gauge("sortd_shared_memory_pinned_bytes",
             "Bytes of registered regions pinned for the GPUs' DMA (cudaHostRegister).")};
+  memory_budget_ = {
+      gauge("sortd_inflight_bytes",
+            "Request and response bytes of accepted SortKeys calls held now (the memory budget "
+            "in use)."),
+      gauge("sortd_inflight_bytes_limit", "The memory budget (--max_inflight_bytes)."),
+      gauge("sortd_live_calls", "SortKeys calls from their headers until gRPC is done with them.")};
+  send_timeouts_ = &prometheus::BuildCounter()
+                        .Name("sortd_send_timeouts_total")
+                        .Help("Responses cancelled because the client did not take them within "
+                              "--send_timeout.")
+                        .Register(*registry_)
+                        .Add({});
 }
 
 void Metrics::RecordTransport(bool shared_memory) {
@@ -194,6 +206,17 @@ void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned
   shared_memory_[0]->Set(static_cast<double>(regions));
   shared_memory_[1]->Set(static_cast<double>(mapped_bytes));
   shared_memory_[2]->Set(static_cast<double>(pinned_bytes));
+}
+
+void Metrics::SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
+                       uint64_t send_timeouts) {
+  memory_budget_[0]->Set(static_cast<double>(inflight_bytes));
+  memory_budget_[1]->Set(static_cast<double>(limit_bytes));
+  memory_budget_[2]->Set(static_cast<double>(live_calls));
+  const double counted = send_timeouts_->Value();
+  if (static_cast<double>(send_timeouts) > counted) {
+    send_timeouts_->Increment(static_cast<double>(send_timeouts) - counted);
+  }
 }
 
 Metrics::~Metrics() { exposer_.reset(); }

@@ -56,6 +56,10 @@ class Metrics : public EngineObserver {
   // Shared-memory regions registered now (after each register and unregister).
   void SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes);
 
+  // The memory budget and the calls in progress (copied from the server once a second).
+  void SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
+                uint64_t send_timeouts);
+
   // The text exposition of everything, as a scrape would return it.
   std::string Scrape() const;
 
@@ -75,6 +79,8 @@ class Metrics : public EngineObserver {
   SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
   std::array<prometheus::Counter*, 2> transport_;          // bytes, shared_memory
   std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
+  std::array<prometheus::Gauge*, 3> memory_budget_;  // in flight, limit, live calls
+  prometheus::Counter* send_timeouts_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -1,5 +1,6 @@
 #include "server/sortd_server.h"
 
+#include <malloc.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include "absl/strings/strip.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/server_builder_option.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 
 namespace sortd {
@@ -29,8 +32,30 @@ int GrpcMessageLimit(size_t payload_bytes) {
              : static_cast<int>(limit);
 }
 
-// How long gRPC may take to send responses already finished when the server stops.
-constexpr absl::Duration kSendGrace = absl::Seconds(5);
+// How long a drain that reached its deadline still waits for responses already on the wire.
+constexpr absl::Duration kSendGrace = absl::Seconds(2);
+
+// Below this much in flight at the peak, freed memory is not worth a malloc_trim pass.
+constexpr size_t kTrimAfterPeakBytes = size_t{64} << 20;
+
+// gRPC registers its reflection plugin with every server builder in the process once the
+// reflection library is linked; this option takes it out of the builder when reflection is off.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
+                                    return plugin->name() == "proto_server_reflection";
+                                  }),
+                   plugins->end());
+  }
+};
+
+int Milliseconds(absl::Duration d) {
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d),
+                                            std::numeric_limits<int>::max()));
+}
 
 // gRPC unlinks the socket file at a unix: address before binding, even one a running server
 // answers on, so a second sortd would silently take the path over (and remove it from under the
@@ -85,7 +110,13 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
       metrics_(std::move(metrics)),
       engine_(std::move(engine)),
       regions_(std::move(regions)),
-      service_(engine_.get(), metrics_.get(), options.limits, regions_.get()),
+      budget_(std::make_unique<MemoryBudget>(options.max_inflight_bytes != 0
+                                                 ? options.max_inflight_bytes
+                                                 : DefaultMemoryBudgetBytes(),
+                                             "--max_inflight_bytes")),
+      calls_(std::make_unique<CallTracker>(options.send_timeout)),
+      service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),
+               regions_.get()),
       echo_service_(options.limits) {
   if (regions_ != nullptr) {
     shared_memory_service_ =
@@ -128,8 +159,23 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!options.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
+  grpc::ResourceQuota quota("sortd");
+  quota.Resize(s->budget_->limit());
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             Milliseconds(options.max_connection_idle));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Milliseconds(options.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             Milliseconds(options.keepalive_timeout));
+  // A compressed request could expand to --max_request_bytes from a few kilobytes on the wire;
+  // sortd's arrays do not compress usefully anyway, so only uncompressed messages are accepted
+  // (a compressed one is answered UNIMPLEMENTED by gRPC).
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(&s->service_);
   if (options.enable_echo) builder.RegisterService(&s->echo_service_);
@@ -151,6 +197,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     while (
         !raw->stop_health_.WaitForNotificationWithTimeout(raw->options_.worker_health_interval)) {
       raw->PublishWorkerHealth();
+      raw->ReleaseIdleMemory();
     }
   });
   return s;
@@ -164,6 +211,16 @@ SortdServer::~SortdServer() {
 void SortdServer::PublishWorkerHealth() {
   for (const WorkerStats& w : engine_->Stats()) {
     server_->GetHealthCheckService()->SetServingStatus("sortd.worker." + w.worker, w.healthy);
+  }
+}
+
+void SortdServer::ReleaseIdleMemory() {
+  const size_t in_use = budget_->in_use();
+  metrics_->SetCalls(in_use, budget_->limit(), calls_->live(), calls_->send_timeouts());
+  peak_inflight_bytes_ = std::max(peak_inflight_bytes_, budget_->TakePeak());
+  if (in_use == 0 && peak_inflight_bytes_ >= kTrimAfterPeakBytes) {
+    malloc_trim(0);
+    peak_inflight_bytes_ = 0;
   }
 }
 
@@ -182,10 +239,14 @@ void SortdServer::Shutdown() {
   // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
   // and only the engine finishes the ones it holds.
   engine_->Shutdown(deadline);
-  // Every accepted RPC has been finished by now, but responses may still be on the wire (a sort
-  // that was running at the deadline finishes after it): give gRPC time to send them rather
-  // than cancelling them at a deadline that has passed.
-  server_->Shutdown(absl::ToChronoTime(std::max(deadline, absl::Now() + kSendGrace)));
+  // Every accepted call has been finished by now. Calls still uploading are answered UNAVAILABLE
+  // when their message is in, and responses may still be on the wire: wait for all of them until
+  // the deadline (a little past it for responses of sorts that ran to it), rather than have
+  // gRPC's shutdown cancel calls it has not handed over yet.
+  if (!calls_->WaitForNoCalls(deadline)) calls_->WaitForNoCalls(absl::Now() + kSendGrace);
+  // Nothing is left to wait for: gRPC stops at once, closing idle connections too (given a
+  // later deadline it would hold them open until it passed).
+  server_->Shutdown(absl::ToChronoTime(absl::Now()));
   server_->Wait();
 }
 

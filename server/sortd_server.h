@@ -12,7 +12,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
+#include "server/call_tracker.h"
 #include "server/echo_service.h"
+#include "server/memory_budget.h"
 #include "server/metrics.h"
 #include "server/region_registry.h"
 #include "server/shared_memory_service.h"
@@ -34,6 +36,21 @@ struct ServerOptions {
   // Serve the Diagnostics service (Echo), for measuring the transport ceiling. Off by default:
   // it is a diagnostic, not part of the product API.
   bool enable_echo = false;
+  // Memory bounds against what any client sends (README, Security). Request and response bytes of
+  // accepted SortKeys calls held at once, server-wide; a call that does not fit is answered
+  // RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads in
+  // progress) is set to the same figure. 0 takes half the memory the process may use.
+  size_t max_inflight_bytes = 0;
+  // Streams one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS): bounds
+  // the uploads one connection can have in progress.
+  int max_concurrent_streams = 32;
+  // A response its client does not take within this long is cancelled and its memory freed.
+  absl::Duration send_timeout = absl::Seconds(60);
+  // A connection with no call for this long is closed (GOAWAY); clients reconnect on demand.
+  absl::Duration max_connection_idle = absl::Minutes(10);
+  // Keepalive pings find connections whose peer vanished without closing them.
+  absl::Duration keepalive_time = absl::Minutes(1);
+  absl::Duration keepalive_timeout = absl::Seconds(20);
   // How long a shutdown lets accepted requests finish before they are failed with UNAVAILABLE.
   absl::Duration drain_deadline = absl::Seconds(30);
   // How often each worker's health is copied into the health service, as the service
@@ -55,6 +72,8 @@ class SortdServer {
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }  // 0 when no metrics endpoint
   const Metrics& metrics() const { return *metrics_; }
+  const MemoryBudget& memory_budget() const { return *budget_; }
+  const CallTracker& calls() const { return *calls_; }
   const SortEngine& engine() const { return *engine_; }
 
   // Drains and stops: health turns NOT_SERVING, new RPCs get UNAVAILABLE, accepted requests
@@ -72,11 +91,17 @@ class SortdServer {
   // Null when shared memory is off. Requests hold its regions while the engine runs them, and the
   // engine is drained (Shutdown) before any member goes.
   std::unique_ptr<RegionRegistry> regions_;
+  std::unique_ptr<MemoryBudget> budget_;
+  std::unique_ptr<CallTracker> calls_;  // outlives the gRPC server (the calls report to it)
   SortServiceImpl service_;
   std::unique_ptr<SharedMemoryServiceImpl> shared_memory_service_;
   EchoServiceImpl echo_service_;
   std::unique_ptr<grpc::Server> server_;
   void PublishWorkerHealth();
+  // Copies the budget into the metrics, and gives freed memory back to the system once the load
+  // has ended (glibc keeps what request buffers freed otherwise).
+  void ReleaseIdleMemory();
+  size_t peak_inflight_bytes_ = 0;  // since memory was last given back; health thread only
   absl::Notification stop_health_;
   std::thread health_thread_;
   int port_ = 0;

@@ -1,0 +1,54 @@
+// Every SortKeys call from its headers until gRPC is done with it. A drain waits until none is
+// live, so it never has to cut a call off mid-upload; and a watchdog cancels calls whose response
+// a client has stopped reading for longer than the send timeout, so the response's bytes (and the
+// memory budget they hold) are freed rather than kept for as long as the connection stays open.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/server_context.h"
+
+namespace sortd {
+
+class CallTracker {
+ public:
+  explicit CallTracker(absl::Duration send_timeout);
+  ~CallTracker();  // stops the watchdog; every call must be done by then
+  CallTracker(const CallTracker&) = delete;  // its watchdog thread points at it
+  CallTracker& operator=(const CallTracker&) = delete;
+
+  void Started();
+  // The call's status (and response) have been handed to gRPC: from now on it is watched.
+  void Sending(grpc::ServerContextBase* context);
+  // gRPC is done with the call (OnDone); the context is not touched after this returns.
+  void Done(grpc::ServerContextBase* context);
+
+  // Blocks until no call is live or `deadline` passes; true when none is live.
+  bool WaitForNoCalls(absl::Time deadline);
+  size_t live() const;
+  uint64_t send_timeouts() const;  // calls cancelled by the watchdog so far
+
+ private:
+  void Watch();
+
+  const absl::Duration send_timeout_;
+  mutable absl::Mutex mu_;
+  size_t live_ ABSL_GUARDED_BY(mu_) = 0;
+  // When each sending call's send deadline passes.
+  absl::flat_hash_map<grpc::ServerContextBase*, absl::Time> sending_ ABSL_GUARDED_BY(mu_);
+  // Being cancelled by the watchdog outside the lock: Done waits for these (gRPC may finish the
+  // call on another thread while TryCancel runs) unless it runs inside that TryCancel.
+  absl::flat_hash_set<grpc::ServerContextBase*> cancelling_ ABSL_GUARDED_BY(mu_);
+  uint64_t send_timeouts_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread watchdog_;
+};
+
+}  // namespace sortd

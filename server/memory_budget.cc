@@ -1,0 +1,92 @@
+#include "server/memory_budget.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace sortd {
+
+MemoryBudget::MemoryBudget(size_t limit_bytes, std::string flag)
+    : limit_(limit_bytes), flag_(std::move(flag)) {}
+
+MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    Release();
+    budget_ = std::exchange(other.budget_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void MemoryBudget::Reservation::Release() {
+  if (budget_ != nullptr) budget_->Return(bytes_);
+  budget_ = nullptr;
+  bytes_ = 0;
+}
+
+absl::StatusOr<MemoryBudget::Reservation> MemoryBudget::Reserve(size_t bytes,
+                                                                const std::string& what) {
+  absl::MutexLock lock(&mu_);
+  if (bytes > limit_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("memory budget: this request needs ", bytes, " bytes (", what,
+                     "), more than the server's whole budget of ", limit_, " bytes (", flag_,
+                     "); send it in smaller requests"));
+  }
+  if (bytes > limit_ - in_use_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "memory budget: this request needs ", bytes, " bytes (", what, ") and ", in_use_, " of ",
+        limit_, " bytes are in flight (", flag_, "); retry when earlier requests have finished"));
+  }
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+  return Reservation(this, bytes);
+}
+
+size_t MemoryBudget::in_use() const {
+  absl::MutexLock lock(&mu_);
+  return in_use_;
+}
+
+size_t MemoryBudget::TakePeak() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(peak_, in_use_);
+}
+
+void MemoryBudget::Return(size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  in_use_ -= bytes;
+}
+
+namespace {
+
+// cgroup v2's memory.max (or v1's limit_in_bytes); 0 when there is no limit or none is readable.
+size_t CgroupMemoryLimit() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream file(path);
+    std::string text;
+    if (!(file >> text)) continue;
+    uint64_t bytes = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &bytes)) return bytes;
+  }
+  return 0;  // "max", or not in a cgroup with a limit
+}
+
+}  // namespace
+
+size_t DefaultMemoryBudgetBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  size_t memory = pages > 0 && page_size > 0 ? size_t(pages) * size_t(page_size) : size_t{8} << 30;
+  if (const size_t cgroup = CgroupMemoryLimit(); cgroup != 0) memory = std::min(memory, cgroup);
+  return memory / 2;
+}
+
+}  // namespace sortd

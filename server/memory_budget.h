@@ -1,0 +1,64 @@
+// The server-wide budget for request and response bytes in flight. A SortKeys call reserves what
+// it holds (its request's bytes, which gRPC has already received, plus the response the engine
+// will write) before its job is accepted, and releases it when gRPC is done with the call, so the
+// memory all accepted requests can pin is bounded whatever clients send: one more request than
+// fits is answered RESOURCE_EXHAUSTED at once, naming the numbers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace sortd {
+
+class MemoryBudget {
+ public:
+  // `flag` names the setting in messages (e.g. "--max_inflight_bytes").
+  MemoryBudget(size_t limit_bytes, std::string flag);
+  MemoryBudget(const MemoryBudget&) = delete;  // reservations point at it
+  MemoryBudget& operator=(const MemoryBudget&) = delete;
+
+  // Bytes held from Reserve until destruction (or Release). Move-only.
+  class Reservation {
+   public:
+    Reservation() = default;
+    Reservation(Reservation&& other) noexcept { *this = std::move(other); }
+    Reservation& operator=(Reservation&& other) noexcept;
+    ~Reservation() { Release(); }
+    void Release();
+    size_t bytes() const { return bytes_; }
+
+   private:
+    friend class MemoryBudget;
+    Reservation(MemoryBudget* budget, size_t bytes) : budget_(budget), bytes_(bytes) {}
+    MemoryBudget* budget_ = nullptr;
+    size_t bytes_ = 0;
+  };
+
+  // RESOURCE_EXHAUSTED when `bytes` does not fit beside what is in flight; `what` says what the
+  // bytes are (e.g. "request 4096 + response 4096 bytes").
+  absl::StatusOr<Reservation> Reserve(size_t bytes, const std::string& what);
+
+  size_t limit() const { return limit_; }
+  size_t in_use() const;
+  // Bytes in flight at most since the last call (a gauge's high-water mark).
+  size_t TakePeak();
+
+ private:
+  void Return(size_t bytes);
+
+  const size_t limit_;
+  const std::string flag_;
+  mutable absl::Mutex mu_;
+  size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t peak_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// The default budget: half the memory this process may use (the smaller of physical memory and
+// its cgroup's limit), so the rest stays for the engines' pools, gRPC and the kernel.
+size_t DefaultMemoryBudgetBytes();
+
+}  // namespace sortd
