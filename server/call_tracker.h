@@ -20,7 +20,7 @@ namespace sortd {
 class CallTracker {
  public:
   explicit CallTracker(absl::Duration send_timeout);
-  ~CallTracker();  // stops the watchdog; every call must be done by then
+  ~CallTracker();                            // stops the watchdog; every call must be done by then
   CallTracker(const CallTracker&) = delete;  // its watchdog thread points at it
   CallTracker& operator=(const CallTracker&) = delete;
 

@@ -68,8 +68,8 @@ namespace {
 
 // cgroup v2's memory.max (or v1's limit_in_bytes); 0 when there is no limit or none is readable.
 size_t CgroupMemoryLimit() {
-  for (const char* path : {"/sys/fs/cgroup/memory.max",
-                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::ifstream file(path);
     std::string text;
     if (!(file >> text)) continue;

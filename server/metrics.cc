@@ -192,8 +192,9 @@ Metrics::Metrics(const BuildInfo& build)
       gauge("sortd_live_calls", "SortKeys calls from their headers until gRPC is done with them.")};
   send_timeouts_ = &prometheus::BuildCounter()
                         .Name("sortd_send_timeouts_total")
-                        .Help("Responses cancelled because the client did not take them within "
-                              "--send_timeout.")
+                        .Help(
+                            "Responses cancelled because the client did not take them within "
+                            "--send_timeout.")
                         .Register(*registry_)
                         .Add({});
 }

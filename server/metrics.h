@@ -79,7 +79,7 @@ class Metrics : public EngineObserver {
   SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
   std::array<prometheus::Counter*, 2> transport_;          // bytes, shared_memory
   std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
-  std::array<prometheus::Gauge*, 3> memory_budget_;  // in flight, limit, live calls
+  std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/support/server_callback.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
+#include "grpcpp/support/server_callback.h"
 #include "rpc/status_util.h"
 #include "server/region_request.h"
 #include "server/sort_wire.h"
@@ -58,9 +58,9 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
     service_->calls_->Started();
     if (service_->draining_.load()) {
       // Answered without reading the upload: the client learns at once to go elsewhere.
-      service_->Refuse(this, "invalid",
-                       absl::UnavailableError(
-                           "the server is shutting down and takes no new requests"));
+      service_->Refuse(
+          this, "invalid",
+          absl::UnavailableError("the server is shutting down and takes no new requests"));
       return;
     }
     StartRead(&request_);
@@ -68,9 +68,9 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed (or went away) without sending its message
-      service_->Refuse(this, "invalid",
-                       absl::InvalidArgumentError(
-                           "SortRequest: the call ended without a request message"));
+      service_->Refuse(
+          this, "invalid",
+          absl::InvalidArgumentError("SortRequest: the call ended without a request message"));
       return;
     }
     service_->Handle(this);

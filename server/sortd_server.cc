@@ -53,8 +53,8 @@ class WithoutReflection final : public grpc::ServerBuilderOption {
 };
 
 int Milliseconds(absl::Duration d) {
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d),
-                                            std::numeric_limits<int>::max()));
+  return static_cast<int>(
+      std::min<int64_t>(absl::ToInt64Milliseconds(d), std::numeric_limits<int>::max()));
 }
 
 // gRPC unlinks the socket file at a unix: address before binding, even one a running server
@@ -110,10 +110,9 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
       metrics_(std::move(metrics)),
       engine_(std::move(engine)),
       regions_(std::move(regions)),
-      budget_(std::make_unique<MemoryBudget>(options.max_inflight_bytes != 0
-                                                 ? options.max_inflight_bytes
-                                                 : DefaultMemoryBudgetBytes(),
-                                             "--max_inflight_bytes")),
+      budget_(std::make_unique<MemoryBudget>(
+          options.max_inflight_bytes != 0 ? options.max_inflight_bytes : DefaultMemoryBudgetBytes(),
+          "--max_inflight_bytes")),
       calls_(std::make_unique<CallTracker>(options.send_timeout)),
       service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),
                regions_.get()),

@@ -1,0 +1,224 @@
+// What bounds a sortd against any client: the memory budget (unit and through the server),
+// compressed requests refused, a client that stops reading cancelled after the send timeout,
+// reflection off when asked, and the drain contract (a call still uploading when the drain begins
+// gets UNAVAILABLE, and an idle connection does not hold up the exit).
+#include <chrono>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "tests/server/server_fixture.h"
+#include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
+
+namespace sortd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using testing::AsyncCall;
+using testing::TestServer;
+using testing::WaitFor;
+
+constexpr char kSortKeys[] = "/sortd.v1.SortService/SortKeys";
+
+v1::SortRequest U32Request(size_t n) {
+  v1::SortRequest r;
+  r.set_key_type(v1::KEY_TYPE_UINT32);
+  r.set_keys(testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kRandom,
+                               testing::TestSeed()));
+  return r;
+}
+
+grpc::ByteBuffer Serialized(const v1::SortRequest& request) {
+  const std::string bytes = request.SerializeAsString();
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// A raw call the test drives step by step (generic API, its own completion queue).
+class RawCall {
+ public:
+  RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method)
+      : stub_(channel), call_(stub_.PrepareCall(&context_, method, &cq_)) {}
+  ~RawCall() {
+    context_.TryCancel();
+    cq_.Shutdown();
+    for (void* tag; cq_.Next(&tag, &ok_);) {
+    }
+  }
+  bool Start() { return Step([&](void* tag) { call_->StartCall(tag); }); }
+  bool Write(const grpc::ByteBuffer& message) {
+    return Step([&](void* tag) { call_->Write(message, tag); });
+  }
+  bool Read(grpc::ByteBuffer* message) {
+    return Step([&](void* tag) { call_->Read(message, tag); });
+  }
+  bool WritesDone() { return Step([&](void* tag) { call_->WritesDone(tag); }); }
+  grpc::Status Finish() {
+    grpc::Status status;
+    Step([&](void* tag) { call_->Finish(&status, tag); });
+    return status;
+  }
+
+ private:
+  template <typename Op>
+  bool Step(Op op) {
+    void* want = reinterpret_cast<void*>(++tag_);
+    op(want);
+    void* got = nullptr;
+    EXPECT_TRUE(cq_.Next(&got, &ok_));
+    EXPECT_EQ(got, want);
+    return ok_;
+  }
+
+  grpc::ClientContext context_;
+  grpc::CompletionQueue cq_;
+  grpc::GenericStub stub_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  intptr_t tag_ = 0;
+  bool ok_ = false;
+};
+
+TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
+  MemoryBudget budget(1000, "--max_inflight_bytes");
+  auto a = budget.Reserve(600, "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(budget.in_use(), 600u);
+  auto b = budget.Reserve(401, "request 400 + response 1 bytes");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(b.status().message()),
+              AllOf(HasSubstr("needs 401 bytes (request 400 + response 1 bytes)"),
+                    HasSubstr("600 of 1000 bytes are in flight"),
+                    HasSubstr("--max_inflight_bytes")));
+  auto c = budget.Reserve(400, "c");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(budget.in_use(), 1000u);
+  MemoryBudget::Reservation moved = *std::move(a);
+  EXPECT_EQ(budget.in_use(), 1000u);  // moving does not release
+  moved.Release();
+  EXPECT_EQ(budget.in_use(), 400u);
+  EXPECT_EQ(budget.TakePeak(), 1000u);
+  EXPECT_EQ(budget.TakePeak(), 400u);  // the peak restarts from what is in use
+  auto whole = budget.Reserve(1001, "w");
+  ASSERT_FALSE(whole.ok());
+  EXPECT_THAT(std::string(whole.status().message()),
+              HasSubstr("more than the server's whole budget of 1000 bytes"));
+  *c = MemoryBudget::Reservation();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComesBack) {
+  ServerOptions options;
+  options.max_inflight_bytes = 1 << 20;
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = absl::Milliseconds(300);
+  TestServer t = TestServer::Start(options, engine);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  AsyncCall running;  // 400 KB of keys: request and response take 800 KB of the 1 MiB
+  running.request = U32Request(100000);
+  running.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  EXPECT_GT(t.server->memory_budget().in_use(), 800000u);
+
+  v1::SortResponse response;
+  absl::Status refused = t.Client()->SortRaw(running.request, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()),
+              AllOf(HasSubstr("memory budget"), HasSubstr("response 400000 bytes"),
+                    HasSubstr("of 1048576 bytes are in flight"),
+                    HasSubstr("--max_inflight_bytes")));
+  EXPECT_TRUE(running.result.get().ok());
+  ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
+  EXPECT_TRUE(t.Client()->SortRaw(running.request, &response).ok());
+
+  absl::Status too_big = t.Client()->SortRaw(U32Request(200000), &response);
+  EXPECT_EQ(too_big.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(too_big.message()), HasSubstr("more than the server's whole budget"));
+  EXPECT_EQ(t.engine->jobs_taken(), 2u);  // refused calls never reached the engine
+}
+
+TEST(ServerLimitsTest, CompressedRequestsAreRefused) {
+  TestServer t = TestServer::Start();
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  grpc::ClientContext context;
+  context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  v1::SortResponse response;
+  const grpc::Status status = stub->SortKeys(&context, U32Request(1000), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << status.error_message();
+  EXPECT_EQ(t.engine->jobs_taken(), 0u);
+  EXPECT_TRUE(t.Client()->SortRaw(U32Request(1000), &response).ok());  // unharmed
+}
+
+TEST(ServerLimitsTest, AClientThatStopsReadingIsCancelledAfterTheSendTimeout) {
+  ServerOptions options;
+  options.send_timeout = absl::Milliseconds(500);
+  TestServer t = TestServer::Start(options);
+  // A small receive window and no automatic growth, so a response the client never reads stalls
+  // the server's send instead of landing in the client's buffers.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  auto channel =
+      grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
+  RawCall call(channel, kSortKeys);
+  ASSERT_TRUE(call.Start());
+  ASSERT_TRUE(call.Write(Serialized(U32Request(4 << 20))));  // a 16 MiB response
+  ASSERT_TRUE(call.WritesDone());
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
+      << "the stalled response was never cancelled";
+  EXPECT_TRUE(WaitFor([&] {
+    return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0;
+  }));
+  grpc::ByteBuffer response;
+  EXPECT_FALSE(call.Read(&response)) << "the cancelled response still arrived whole";
+}
+
+TEST(ServerLimitsTest, ReflectionOffMeansNoReflectionService) {
+  ServerOptions options;
+  options.enable_reflection = false;
+  TestServer t = TestServer::Start(options);
+  RawCall call(t.Client()->channel(),
+               "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo");
+  call.Start();
+  EXPECT_EQ(call.Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST(ServerLimitsTest, ACallStillUploadingWhenTheDrainBeginsGetsUnavailable) {
+  ServerOptions options;
+  options.drain_deadline = absl::Seconds(20);
+  TestServer t = TestServer::Start(options);
+  RawCall call(t.Client()->channel(), kSortKeys);
+  ASSERT_TRUE(call.Start());  // the headers are in; the message is not
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 1; }));
+  std::thread drain([&] { t.server->Shutdown(); });
+  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  call.Write(Serialized(U32Request(1000)));
+  call.WritesDone();
+  const grpc::Status status = call.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+  drain.join();
+  EXPECT_EQ(t.engine->jobs_taken(), 0u);
+}
+
+TEST(ServerLimitsTest, AnIdleConnectionDoesNotHoldUpTheExit) {
+  ServerOptions options;
+  options.drain_deadline = absl::Seconds(30);
+  TestServer t = TestServer::Start(options);
+  auto client = t.Client();
+  v1::SortResponse response;
+  ASSERT_TRUE(client->SortRaw(U32Request(1000), &response).ok());  // the connection is up
+  const absl::Time start = absl::Now();
+  t.server->Shutdown();
+  // Far below the deadline: nothing was in flight, so nothing is waited for.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+}
+
+}  // namespace
+}  // namespace sortd
