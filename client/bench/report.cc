@@ -89,7 +89,8 @@ std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
                       SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
-                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "");
+                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "",
+                      o.tls.enabled() ? (o.tls.cert_file.empty() ? " tls" : " mtls") : "");
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -98,10 +99,13 @@ std::string FormatTextReport(const BenchResult& r) {
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
                         o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
                         o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
-  absl::StrAppendFormat(&out, "  transport  %s\n",
+  absl::StrAppendFormat(&out, "  transport  %s%s\n",
                         o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ",
                                                        o.shm_dir, ", outputs in separate ranges")
-                                        : "bytes: arrays in the gRPC messages");
+                                        : "bytes: arrays in the gRPC messages",
+                        !o.tls.enabled()          ? ""
+                        : o.tls.cert_file.empty() ? ", over TLS"
+                                                  : ", over mutual TLS");
   const std::string loop =
       o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
