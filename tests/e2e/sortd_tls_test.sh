@@ -149,6 +149,12 @@ check "mTLS: round trip through sortctl sort" expect_sorted "${mtls[@]}" \
 check "mTLS: verified bench" "$sortctl" bench --target="$target" "${mtls[@]}" \
   --tls_cert_file="$certs/client.crt" --tls_key_file="$certs/client.key" --sizes=fixed:1000 \
   --concurrency=2 --requests=20 --warmup=0s --progress=false
+# The container's HEALTHCHECK (Dockerfile) takes the TLS flags from the environment.
+check "mTLS: health with the flags from the environment, as the Dockerfile's HEALTHCHECK" env \
+  FLAGS_tls_ca_file="$certs/ca.crt" FLAGS_tls_cert_file="$certs/client.crt" \
+  FLAGS_tls_key_file="$certs/client.key" FLAGS_tls_server_name=localhost \
+  "$sortctl" health --target="$target" --timeout=3s \
+  --tryfromenv=tls_ca_file,tls_cert_file,tls_key_file,tls_server_name
 check "mTLS: client without a certificate refused" expect_error "give --tls_cert_file and --tls_key_file" \
   "$sortctl" health --target="$target" --timeout=5s "${mtls[@]}"
 check "mTLS: client certificate from another CA refused" expect_error "refused the client certificate" \
