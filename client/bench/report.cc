@@ -83,6 +83,12 @@ std::string LoopName(const BenchOptions& o) {
                          o.rate);
 }
 
+// "none", "tls" (the server's certificate verified) or "mtls" (a client certificate too).
+const char* TlsName(const BenchOptions& o) {
+  if (!o.tls.enabled()) return "none";
+  return o.tls.cert_file.empty() ? "tls" : "mtls";
+}
+
 }  // namespace
 
 std::string DescribeLoad(const BenchOptions& o) {
@@ -90,7 +96,7 @@ std::string DescribeLoad(const BenchOptions& o) {
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
                       SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
                       o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "",
-                      o.tls.enabled() ? (o.tls.cert_file.empty() ? " tls" : " mtls") : "");
+                      o.tls.enabled() ? absl::StrCat(" ", TlsName(o)) : "");
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -179,6 +185,7 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"target\": ", JsonString(o.target)));
   f.push_back(absl::StrCat("\"transport\": ", JsonString(o.shared_memory ? "shm" : "bytes")));
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
+  f.push_back(absl::StrCat("\"tls\": ", JsonString(TlsName(o))));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
   f.push_back(absl::StrFormat("\"rate\": %g", o.rate));
   f.push_back(absl::StrCat("\"arrival\": ",
