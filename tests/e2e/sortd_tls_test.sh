@@ -2,7 +2,7 @@
 # TLS and mutual TLS end to end: certificates made here with openssl (two CAs, server and client
 # certificates, expired ones), a real sortd and the sortctl CLI. Start-up refuses bad files naming
 # the flag; each wrong client is refused; good TLS and mTLS round trips; replaced certificate files
-# are served to new connections while an open one keeps working.
+# and client CA are served to new connections while an open one keeps working.
 # Usage: sortd_tls_test.sh SORTD SORTCTL
 set -euo pipefail
 sortd=$1
@@ -68,6 +68,7 @@ issue ca expired_server server 20200101000000Z 20200102000000Z
 issue ca expired_client client 20200101000000Z 20200102000000Z
 issue other_ca other_client client
 issue new_ca new_server server_renamed
+issue new_ca new_client client
 check "openssl made an expired certificate" bash -c \
   "! openssl x509 -checkend 0 -noout -in '$certs/expired_server.crt' >/dev/null"
 
@@ -175,19 +176,25 @@ check "expired server certificate: refused" expect_error "certificate verify fai
 kill -TERM "$pid"
 wait "$pid"
 
-# ---- reload: the files are swapped atomically (a symlinked directory), as gRPC asks ----
+# ---- reload, under mTLS: the server's certificate and key and the client CA are swapped
+# atomically (a symlinked directory, as gRPC asks) for ones from a new CA ----
 mkdir -p "$certs/v1" "$certs/v2"
 cp "$certs/server.crt" "$certs/server.key" "$certs/v1/"
+cp "$certs/ca.crt" "$certs/v1/client_ca.crt"
 cp "$certs/new_server.crt" "$certs/v2/server.crt"
 cp "$certs/new_server.key" "$certs/v2/server.key"
+cp "$certs/new_ca.crt" "$certs/v2/client_ca.crt"
 ln -s v1 "$certs/live"
 start_sortd --tls_cert_file="$certs/live/server.crt" --tls_key_file="$certs/live/server.key" \
-  --tls_refresh_interval=1s
+  --tls_client_ca_file="$certs/live/client_ca.crt" --tls_refresh_interval=1s
 target=127.0.0.1:$port
+old=(--tls_ca_file="$certs/ca.crt" --tls_cert_file="$certs/client.crt"
+  --tls_key_file="$certs/client.key")
 # One connection, opened before the swap and used throughout: were it dropped, its reconnection
-# would fail (it trusts only the old CA) and the bench would count errors.
-"$sortctl" bench --target="$target" --tls_ca_file="$certs/ca.crt" --sizes=fixed:1000 \
-  --concurrency=1 --duration=5s --warmup=0s --progress=false --json >"$work/reload.json" &
+# would fail (the server's new certificate is from a CA it does not trust, and its client
+# certificate is not from the new client CA), and the bench would count errors.
+"$sortctl" bench --target="$target" "${old[@]}" --sizes=fixed:1000 --concurrency=1 \
+  --duration=5s --warmup=0s --progress=false --json >"$work/reload.json" &
 bench=$!
 sorting() {  # the bench's connection is up: sortd has answered requests
   local i
@@ -200,20 +207,26 @@ sorting() {  # the bench's connection is up: sortd has answered requests
 check "reload: the bench is sorting before the swap" sorting
 ln -s v2 "$certs/live.next"
 mv -T "$certs/live.next" "$certs/live"
-new=(--tls_ca_file="$certs/new_ca.crt" --tls_server_name=sortd.test)
-reloaded() {  # a new connection that trusts only the new CA succeeds within 5 s
+new=(--tls_ca_file="$certs/new_ca.crt" --tls_server_name=sortd.test
+  --tls_cert_file="$certs/new_client.crt" --tls_key_file="$certs/new_client.key")
+reloaded() {  # a new connection with the new CA's certificates succeeds within 5 s
   local i
   for ((i = 0; i < 25; ++i)); do
     "$sortctl" health --target="$target" --timeout=2s "${new[@]}" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
-  echo "  a client trusting the new CA never connected"
+  echo "  a client of the new CA never connected"
   return 1
 }
-check "reload: a client trusting the new CA connects" reloaded
+check "reload: a client of the new CA connects" reloaded
 check "reload: and sorts" expect_sorted "${new[@]}"
-check "reload: a new client trusting only the old CA is refused" expect_error "certificate verify failed" \
-  "$sortctl" health --target="$target" --timeout=5s --tls_ca_file="$certs/ca.crt"
+check "reload: a new client trusting only the old CA is refused" \
+  expect_error "certificate verify failed" \
+  "$sortctl" health --target="$target" --timeout=5s "${old[@]}"
+check "reload: a client certificate from the old client CA is refused" \
+  expect_error "refused the client certificate" "$sortctl" health --target="$target" \
+  --timeout=5s "${new[@]:0:2}" --tls_cert_file="$certs/client.crt" \
+  --tls_key_file="$certs/client.key"
 check "reload: the connection opened before kept working" wait "$bench"
 check "reload: no request failed on it" json_check "$work/reload.json" \
   "r['errors'] == 0 and r['requests_ok'] > 0"
