@@ -47,7 +47,12 @@ RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin sort
 USER sortd
 # 50051: gRPC (sortd.v1.SortService, health, reflection); 9464: Prometheus /metrics.
 EXPOSE 50051 9464
+# With TLS (sortd --tls_cert_file ...) the health check needs sortctl's TLS flags: set them as
+# environment variables, which --tryfromenv reads when present: FLAGS_tls_ca_file (the CA of
+# sortd's certificate), FLAGS_tls_server_name (a name in that certificate, unless it has
+# IP:127.0.0.1), and for mTLS FLAGS_tls_cert_file/FLAGS_tls_key_file (a client certificate).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["sortctl", "health", "--target=127.0.0.1:50051", "--timeout=3s"]
+  CMD ["sortctl", "health", "--target=127.0.0.1:50051", "--timeout=3s", \
+       "--tryfromenv=tls_ca_file,tls_cert_file,tls_key_file,tls_server_name"]
 ENTRYPOINT ["sortd"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464", "--drain_deadline=30s"]

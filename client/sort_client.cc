@@ -32,7 +32,10 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
     // whose arguments differ never share one; the id makes them differ.
     args.SetInt("sortd.distinct_channel_id", options.distinct_channel_id);
   }
-  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options.tls, &args);
+  if (!credentials.ok()) return credentials.status();
+  auto channel = grpc::CreateCustomChannel(target, *credentials, args);
   if (channel == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("target: cannot make a channel to '", target, "'"));

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/channel_credentials.h"
 #include "client/shm_region.h"
 #include "grpcpp/channel.h"
 #include "sortd/v1/sortd.grpc.pb.h"
@@ -32,6 +33,8 @@ struct ClientOptions {
   // >= 0: the channel gets connections of its own instead of sharing them with other channels to
   // the same target (gRPC shares by default), so a load tester's M channels are M connections.
   int distinct_channel_id = -1;
+  // TLS or mutual TLS (plaintext unless tls.ca_file is set).
+  ClientTlsOptions tls;
 };
 
 struct SortOptions {

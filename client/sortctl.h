@@ -40,7 +40,10 @@ struct SortFlags {
 // INVALID_ARGUMENT naming the flag when one does not parse.
 absl::StatusOr<SortFlags> ParseSortFlags();
 
-// A client for --target with --timeout and --lb_policy.
+// --tls_ca_file, --tls_cert_file, --tls_key_file and --tls_server_name.
+client::ClientTlsOptions TlsOptionsFromFlags();
+
+// A client for --target with --timeout, --lb_policy and the --tls_* flags.
 absl::StatusOr<std::unique_ptr<client::SortClient>> MakeClient();
 
 int RunSort();

@@ -49,6 +49,7 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   bench::BenchOptions o;
   o.target = absl::GetFlag(FLAGS_target);
   o.lb_policy = absl::GetFlag(FLAGS_lb_policy);
+  o.tls = TlsOptionsFromFlags();
   if (absl::GetFlag(FLAGS_timeout) != absl::InfiniteDuration()) {
     o.call_timeout = absl::GetFlag(FLAGS_timeout);
   }

@@ -21,6 +21,17 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, lb_policy, "", "gRPC load-balancing policy, e.g. round_robin");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "Deadline of each call, e.g. 10s (bench: 60s when not set)");
+ABSL_FLAG(std::string, tls_ca_file, sortd::client::ClientTlsOptions().ca_file,
+          "PEM CA bundle the server's certificate must chain to; turns TLS on (sortd "
+          "--tls_cert_file)");
+ABSL_FLAG(std::string, tls_cert_file, sortd::client::ClientTlsOptions().cert_file,
+          "PEM client certificate, for a server that requires one (sortd --tls_client_ca_file); "
+          "with --tls_key_file and --tls_ca_file");
+ABSL_FLAG(std::string, tls_key_file, sortd::client::ClientTlsOptions().key_file,
+          "PEM private key of --tls_cert_file (unencrypted)");
+ABSL_FLAG(std::string, tls_server_name, sortd::client::ClientTlsOptions().server_name,
+          "Name to check the server's certificate against instead of --target's host (e.g. the "
+          "certificate's DNS name when dialing an IP address)");
 ABSL_FLAG(std::string, key_type, "u32", "Key type: u32, i32, f32, u64, i64, f64");
 ABSL_FLAG(std::string, order, "asc", "asc or desc");
 ABSL_FLAG(bool, stable, false, "Equal keys keep their input order");
@@ -40,8 +51,36 @@ int Fail(const std::string& message, int code) {
   return code;
 }
 
+namespace {
+
+// gRPC reports a TLS mismatch as a connection failure: "Socket closed" when the server ends the
+// handshake (a plaintext client, or a client certificate missing or refused: in TLS 1.3 the
+// client learns only afterwards), "wrong version number" when a TLS client meets a plaintext
+// server. The likely cause, from the flags this run was given.
+std::string TlsHint(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kUnavailable) return "";
+  const client::ClientTlsOptions tls = TlsOptionsFromFlags();
+  if (absl::StrContains(status.message(), "wrong version number")) {
+    return " (the server does not speak TLS: is sortd running without --tls_cert_file?)";
+  }
+  if (!absl::StrContains(status.message(), "Socket closed")) return "";
+  if (!tls.enabled()) {
+    return " (if the server serves TLS, give --tls_ca_file, and --tls_cert_file/--tls_key_file "
+           "if it requires client certificates)";
+  }
+  if (tls.cert_file.empty()) {
+    return " (if the server requires client certificates (sortd --tls_client_ca_file), give "
+           "--tls_cert_file and --tls_key_file)";
+  }
+  return " (the server may have refused the client certificate: not issued by a CA in its "
+         "--tls_client_ca_file, or expired)";
+}
+
+}  // namespace
+
 int FailStatus(const absl::Status& status) {
-  return Fail(absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message()));
+  return Fail(absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message(),
+                           TlsHint(status)));
 }
 
 absl::StatusOr<SortFlags> ParseSortFlags() {
@@ -69,8 +108,18 @@ absl::StatusOr<SortFlags> ParseSortFlags() {
   return flags;
 }
 
+client::ClientTlsOptions TlsOptionsFromFlags() {
+  client::ClientTlsOptions tls;
+  tls.ca_file = absl::GetFlag(FLAGS_tls_ca_file);
+  tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  return tls;
+}
+
 absl::StatusOr<std::unique_ptr<client::SortClient>> MakeClient() {
   client::ClientOptions options;
+  options.tls = TlsOptionsFromFlags();
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.load_balancing_policy = absl::GetFlag(FLAGS_lb_policy);
   return client::SortClient::Create(absl::GetFlag(FLAGS_target), options);
@@ -102,7 +151,9 @@ int main(int argc, char** argv) {
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
       "                [--transport=bytes|shm [--shm_dir=/dev/shm]]\n"
-      "  sortctl health [--target=localhost:50051]");
+      "  sortctl health [--target=localhost:50051]\n"
+      "every command: [--tls_ca_file=CA.pem [--tls_cert_file=C.pem --tls_key_file=K.pem]\n"
+      "               [--tls_server_name=NAME]]   TLS, and mutual TLS with a client certificate");
   // --help and --helpshort list sortctl's flags (all defined under client/); --helpfull adds
   // Abseil's. File names are relative to the source tree (-fmacro-prefix-map in CMakeLists.txt).
   absl::FlagsUsageConfig usage;

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev libips4o-dev
@@ -21,9 +21,9 @@ case ${1:-} in
     packages=(podman runc containernetworking-plugins catatonit debootstrap
       python3 python3-yaml curl prometheus) ;;
   # Tools only the test suite and CI's checks use: the clang builds (thread-safety analysis and
-  # sanitizers), clang-format and shellcheck.
+  # sanitizers), clang-format, shellcheck, and openssl for the TLS test's certificates.
   *) packages+=(python3 python3-yaml curl prometheus shellcheck clang libclang-rt-dev
-       clang-format) ;;
+       clang-format openssl) ;;
 esac
 
 missing=()

@@ -22,6 +22,17 @@
 ABSL_FLAG(std::string, listen, sortd::ServerOptions().listen_address,
           "gRPC listen address: host:port, or unix:PATH (a Unix domain socket, for clients on the "
           "same host)");
+ABSL_FLAG(std::string, tls_cert_file, sortd::TlsOptions().cert_file,
+          "PEM certificate chain (leaf first): serve TLS on --listen (with --tls_key_file). "
+          "Without it sortd serves plaintext, and warns when --listen is not loopback or unix:");
+ABSL_FLAG(std::string, tls_key_file, sortd::TlsOptions().key_file,
+          "PEM private key of --tls_cert_file (unencrypted)");
+ABSL_FLAG(std::string, tls_client_ca_file, sortd::TlsOptions().client_ca_file,
+          "PEM CA bundle: require every client to present a certificate issued by one of these "
+          "CAs (mutual TLS); needs --tls_cert_file");
+ABSL_FLAG(absl::Duration, tls_refresh_interval, sortd::TlsOptions().refresh_interval,
+          "How often the --tls_* files are re-read (at least 1s): replaced files are served from "
+          "the next handshake on, and open connections are kept. Replace them atomically (rename)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Prometheus /metrics listen address, host:port; empty disables the endpoint");
 ABSL_FLAG(std::string, engine, "auto",
@@ -170,6 +181,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // the habitual "reload": must not end the server
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto engine_kind = sortd::ParseEngineKind(absl::GetFlag(FLAGS_engine));
@@ -233,6 +245,10 @@ int main(int argc, char** argv) {
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
   options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
+  options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  options.tls.refresh_interval = absl::GetFlag(FLAGS_tls_refresh_interval);
   options.shared_memory.enabled = absl::GetFlag(FLAGS_shared_memory);
   options.shared_memory.dir = absl::GetFlag(FLAGS_shared_memory_dir);
   options.shared_memory.max_regions = absl::GetFlag(FLAGS_shared_memory_max_regions);
@@ -250,13 +266,24 @@ int main(int argc, char** argv) {
   Log(absl::StrCat("serving sortd.v1.SortService",
                    options.enable_echo ? " and Diagnostics/Echo" : "", " on ",
                    options.listen_address, " (port ", (*server)->port(), ")"));
+  for (const std::string& line :
+       sortd::DescribeTransportSecurity(options.tls, options.listen_address)) {
+    Log(line);
+  }
   if ((*server)->metrics_port() != 0) {
     Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
                      (*server)->metrics_port(), ")"));
   }
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    Log(options.tls.cert_file.empty()
+            ? "received SIGHUP; nothing to reload (no TLS)"
+            : absl::StrCat("received SIGHUP; the TLS files are re-read from disk every ",
+                           absl::FormatDuration(options.tls.refresh_interval),
+                           " (--tls_refresh_interval), so a replaced certificate is served within "
+                           "that time without a signal"));
+  }
   Log(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT", "; draining for up to ",
                    absl::FormatDuration(options.drain_deadline)));
   (*server)->Shutdown();

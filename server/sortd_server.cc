@@ -82,18 +82,7 @@ absl::Status CheckUnixSocketFree(const std::string& address) {
 // Shared memory lets a caller have sortd read and write files by name, so it is served only to
 // callers on this host: a Unix socket, or a loopback address.
 absl::Status CheckSharedMemoryListen(const std::string& address) {
-  absl::string_view host = address;
-  if (absl::StartsWith(host, "unix:")) return absl::OkStatus();
-  absl::ConsumePrefix(&host, "ipv4:");
-  absl::ConsumePrefix(&host, "ipv6:");
-  if (absl::StartsWith(host, "[")) {
-    host = host.substr(1, host.find(']') == absl::string_view::npos ? 0 : host.find(']') - 1);
-  } else {
-    host = host.substr(0, host.rfind(':'));
-  }
-  if (host == "localhost" || host == "::1" || absl::StartsWith(host, "127.")) {
-    return absl::OkStatus();
-  }
+  if (IsLocalAddress(address)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "--shared_memory: listen address ", address,
       " is not a Unix socket or a loopback address; shared memory lets any caller have sortd "
@@ -148,6 +137,12 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     s->engine_->Shutdown(absl::InfinitePast());
     return free;
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(options.tls);
+  if (!credentials.ok()) {
+    s->engine_->Shutdown(absl::InfinitePast());
+    return credentials.status();
+  }
   if (!options.metrics_address.empty()) {
     absl::StatusOr<int> port = s->metrics_->StartExposer(options.metrics_address);
     if (!port.ok()) {
@@ -175,7 +170,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   // (a compressed one is answered UNIMPLEMENTED by gRPC).
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(options.listen_address, *credentials, &s->port_);
   builder.RegisterService(&s->service_);
   if (options.enable_echo) builder.RegisterService(&s->echo_service_);
   if (s->shared_memory_service_ != nullptr)

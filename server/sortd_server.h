@@ -19,6 +19,7 @@
 #include "server/region_registry.h"
 #include "server/shared_memory_service.h"
 #include "server/sort_service.h"
+#include "server/tls_options.h"
 #include "server/validation.h"
 #include "worker/engine.h"
 
@@ -31,6 +32,8 @@ struct ServerOptions {
   // refused unless listen_address is a Unix socket or a loopback address.
   SharedMemoryOptions shared_memory;
   bool enable_reflection = true;
+  // TLS, or mutual TLS, on listen_address; plaintext when tls.cert_file is empty.
+  TlsOptions tls;
   // Prometheus /metrics listen address, "host:port"; empty serves no metrics endpoint.
   std::string metrics_address;
   // Serve the Diagnostics service (Echo), for measuring the transport ceiling. Off by default:

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "client/channel_credentials.h"
 #include "sortd/v1/sortd.pb.h"
 #include "worker/sort_spec.h"
 
@@ -42,7 +43,8 @@ struct BenchOptions {
   // lb_policy to round_robin (gRPC's default, pick_first, uses one address).
   std::string target;
   std::string lb_policy;
-  bool echo = false;  // Diagnostics/Echo instead of SortKeys: the transport ceiling
+  client::ClientTlsOptions tls;  // TLS or mutual TLS on every channel; plaintext by default
+  bool echo = false;             // Diagnostics/Echo instead of SortKeys: the transport ceiling
   // The arrays in shared-memory regions instead of the messages (sortd --shared_memory, same
   // host, one server): one region per slot in shm_dir (sortd's --shared_memory_dir), registered
   // before the clock starts; see shm_slots.h for what is timed.

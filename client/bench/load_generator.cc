@@ -295,6 +295,7 @@ absl::Status Runner::Setup() {
   for (int i = 0; i < options_.channels; ++i) {
     client::ClientOptions client_options;
     client_options.load_balancing_policy = options_.lb_policy;
+    client_options.tls = options_.tls;
     client_options.distinct_channel_id = i;
     auto client = client::SortClient::Create(options_.target, client_options);
     if (!client.ok()) return client.status();
@@ -330,6 +331,7 @@ absl::Status Runner::Setup() {
 absl::Status Runner::SetupRegions() {
   client::ClientOptions client_options;
   client_options.load_balancing_policy = options_.lb_policy;
+  client_options.tls = options_.tls;
   client_options.timeout = kPreflightTimeout;
   auto client = client::SortClient::Create(options_.target, client_options);
   if (!client.ok()) return client.status();

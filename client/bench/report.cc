@@ -83,13 +83,20 @@ std::string LoopName(const BenchOptions& o) {
                          o.rate);
 }
 
+// "none", "tls" (the server's certificate verified) or "mtls" (a client certificate too).
+const char* TlsName(const BenchOptions& o) {
+  if (!o.tls.enabled()) return "none";
+  return o.tls.cert_file.empty() ? "tls" : "mtls";
+}
+
 }  // namespace
 
 std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
                       SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
-                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "");
+                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "",
+                      o.tls.enabled() ? absl::StrCat(" ", TlsName(o)) : "");
 }
 
 std::string FormatTextReport(const BenchResult& r) {
@@ -98,10 +105,13 @@ std::string FormatTextReport(const BenchResult& r) {
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
                         o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
                         o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
-  absl::StrAppendFormat(&out, "  transport  %s\n",
+  absl::StrAppendFormat(&out, "  transport  %s%s\n",
                         o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ",
                                                        o.shm_dir, ", outputs in separate ranges")
-                                        : "bytes: arrays in the gRPC messages");
+                                        : "bytes: arrays in the gRPC messages",
+                        !o.tls.enabled()          ? ""
+                        : o.tls.cert_file.empty() ? ", over TLS"
+                                                  : ", over mutual TLS");
   const std::string loop =
       o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
@@ -175,6 +185,7 @@ std::string FormatJsonReport(const BenchResult& r) {
   f.push_back(absl::StrCat("\"target\": ", JsonString(o.target)));
   f.push_back(absl::StrCat("\"transport\": ", JsonString(o.shared_memory ? "shm" : "bytes")));
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
+  f.push_back(absl::StrCat("\"tls\": ", JsonString(TlsName(o))));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
   f.push_back(absl::StrFormat("\"rate\": %g", o.rate));
   f.push_back(absl::StrCat("\"arrival\": ",

@@ -10,6 +10,9 @@ sortctl=$2
 start_sortd --transposition_cap=10
 target=127.0.0.1:$port
 check "health reports SERVING" "$sortctl" health --target="$target"
+kill -HUP "$pid"
+check "SIGHUP does not end the server" "$sortctl" health --target="$target"
+check "SIGHUP is logged" grep -q "received SIGHUP" "$sortd_log"
 
 expect_sorted() {  # expect_sorted TYPE INPUT EXPECTED [flags...]
   local type=$1 input=$2 expected=$3

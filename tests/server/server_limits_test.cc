@@ -18,8 +18,8 @@ namespace sortd {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using testing::AsyncCall;
+using ::testing::HasSubstr;
 using testing::TestServer;
 using testing::WaitFor;
 
@@ -28,8 +28,8 @@ constexpr char kSortKeys[] = "/sortd.v1.SortService/SortKeys";
 v1::SortRequest U32Request(size_t n) {
   v1::SortRequest r;
   r.set_key_type(v1::KEY_TYPE_UINT32);
-  r.set_keys(testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kRandom,
-                               testing::TestSeed()));
+  r.set_keys(
+      testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kRandom, testing::TestSeed()));
   return r;
 }
 
@@ -50,14 +50,18 @@ class RawCall {
     for (void* tag; cq_.Next(&tag, &ok_);) {
     }
   }
-  bool Start() { return Step([&](void* tag) { call_->StartCall(tag); }); }
+  bool Start() {
+    return Step([&](void* tag) { call_->StartCall(tag); });
+  }
   bool Write(const grpc::ByteBuffer& message) {
     return Step([&](void* tag) { call_->Write(message, tag); });
   }
   bool Read(grpc::ByteBuffer* message) {
     return Step([&](void* tag) { call_->Read(message, tag); });
   }
-  bool WritesDone() { return Step([&](void* tag) { call_->WritesDone(tag); }); }
+  bool WritesDone() {
+    return Step([&](void* tag) { call_->WritesDone(tag); });
+  }
   grpc::Status Finish() {
     grpc::Status status;
     Step([&](void* tag) { call_->Finish(&status, tag); });
@@ -91,10 +95,10 @@ TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
   auto b = budget.Reserve(401, "request 400 + response 1 bytes");
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(b.status().message()),
-              AllOf(HasSubstr("needs 401 bytes (request 400 + response 1 bytes)"),
-                    HasSubstr("600 of 1000 bytes are in flight"),
-                    HasSubstr("--max_inflight_bytes")));
+  EXPECT_THAT(
+      std::string(b.status().message()),
+      AllOf(HasSubstr("needs 401 bytes (request 400 + response 1 bytes)"),
+            HasSubstr("600 of 1000 bytes are in flight"), HasSubstr("--max_inflight_bytes")));
   auto c = budget.Reserve(400, "c");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(budget.in_use(), 1000u);
@@ -129,10 +133,10 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   v1::SortResponse response;
   absl::Status refused = t.Client()->SortRaw(running.request, &response);
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
-  EXPECT_THAT(std::string(refused.message()),
-              AllOf(HasSubstr("memory budget"), HasSubstr("response 400000 bytes"),
-                    HasSubstr("of 1048576 bytes are in flight"),
-                    HasSubstr("--max_inflight_bytes")));
+  EXPECT_THAT(
+      std::string(refused.message()),
+      AllOf(HasSubstr("memory budget"), HasSubstr("response 400000 bytes"),
+            HasSubstr("of 1048576 bytes are in flight"), HasSubstr("--max_inflight_bytes")));
   EXPECT_TRUE(running.result.get().ok());
   ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
   EXPECT_TRUE(t.Client()->SortRaw(running.request, &response).ok());
@@ -164,17 +168,15 @@ TEST(ServerLimitsTest, AClientThatStopsReadingIsCancelledAfterTheSendTimeout) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
-  auto channel =
-      grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
   RawCall call(channel, kSortKeys);
   ASSERT_TRUE(call.Start());
   ASSERT_TRUE(call.Write(Serialized(U32Request(4 << 20))));  // a 16 MiB response
   ASSERT_TRUE(call.WritesDone());
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
       << "the stalled response was never cancelled";
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0; }));
   grpc::ByteBuffer response;
   EXPECT_FALSE(call.Read(&response)) << "the cancelled response still arrived whole";
 }
