@@ -22,7 +22,7 @@ case ${1:-} in
       python3 python3-yaml curl prometheus) ;;
   # Tools only the test suite and CI's checks use: the clang builds (thread-safety analysis and
   # sanitizers), clang-format, shellcheck, and openssl for the TLS test's certificates.
-  *) packages+=(python3 python3-yaml curl prometheus shellcheck clang libclang-rt-dev
+  *) packages+=(python3 python3-yaml python3-h2 curl prometheus shellcheck clang libclang-rt-dev
        clang-format openssl) ;;
 esac
 

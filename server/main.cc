@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "server/grpc_log.h"
 #include "server/sortd_server.h"
 #include "worker/engine_factory.h"
 #include "worker/gpu_names.h"
@@ -139,6 +140,9 @@ ABSL_FLAG(absl::Duration, keepalive_time, sortd::ServerOptions().keepalive_time,
           "connections freed");
 ABSL_FLAG(absl::Duration, keepalive_timeout, sortd::ServerOptions().keepalive_timeout,
           "A connection whose peer does not answer a keepalive ping within this long is closed");
+ABSL_FLAG(int, grpc_log_lines_per_second, sortd::kDefaultGrpcLogLinesPerSecond,
+          "Most of gRPC's own log lines (refused handshakes, bad requests) written per second; "
+          "the rest are counted and dropped, so a hostile client cannot flood the log");
 ABSL_FLAG(bool, reflection, sortd::ServerOptions().enable_reflection,
           "Serve gRPC server reflection (for grpcurl and similar tools)");
 
@@ -165,6 +169,7 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
+  sortd::LimitGrpcLogging(absl::GetFlag(FLAGS_grpc_log_lines_per_second));
   if (!absl::GetFlag(FLAGS_mutex_deadlock_detection)) {
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   }

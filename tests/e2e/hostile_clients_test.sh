@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Hostile HTTP/2 clients (bench/hostile/hostile_client.py) against a real sortd with a small
+# memory budget: a rapid-reset flood, gzip bombs, uploads past the budget on one connection and
+# clients that never read their responses. After each, sortd is alive, sorts correctly, refused
+# what it had to with the promised codes, and its budget and metrics show the memory released.
+# Usage: hostile_clients_test.sh SORTD SORTCTL
+set -euo pipefail
+sortd=$1
+sortctl=$2
+# shellcheck source=e2e_lib.sh
+. "$(dirname "$0")/e2e_lib.sh"
+py=/usr/bin/python3
+[[ -x $py ]] || py=python3
+hostile=$(dirname "$0")/../../bench/hostile/hostile_client.py
+
+start_sortd --max_inflight_bytes=$((96 << 20)) --send_timeout=1s --grpc_log_lines_per_second=5
+target=127.0.0.1:$port
+# metric NAME: its value in a scrape.
+metric() { scrape | awk -v m="$1" '$1 == m {print $2}'; }
+# eventually COMMAND...: true once the command succeeds, polling for up to 10 s.
+eventually() {
+  for _ in $(seq 100); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+nothing_in_flight() { [[ $(metric sortd_inflight_bytes) == 0 ]]; }
+some_send_timeouts() { awk -v n="$(metric sortd_send_timeouts_total)" 'BEGIN {exit !(n >= 1)}'; }
+healthy() {  # a verified sort still goes through
+  "$sortctl" bench --target="$target" --sizes=fixed:1000 --requests=50 --warmup=0s \
+    --json >"$work/healthy.json" && json_check "$work/healthy.json" 'r["errors"] == 0'
+}
+
+"$py" "$hostile" rapid_reset --port="$port" --seconds=2 >"$work/reset.json"
+check "rapid reset: the flood ran" json_check "$work/reset.json" 'r["streams"] > 1000'
+check "rapid reset: sortd still sorts" healthy
+
+"$py" "$hostile" gzip --port="$port" --seconds=2.5 --mib=64 >"$work/gzip.json"
+check "gzip bombs: every one refused UNIMPLEMENTED" json_check "$work/gzip.json" \
+  'r["requests"] > 0 and r["statuses"] == {"12": r["requests"]}'
+check "gzip bombs: gRPC's log lines are limited" \
+  test "$(grep -c "Compression algorithm" "$sortd_log")" -le 25
+check "gzip bombs: the drops are counted in the log" grep -q "gRPC log lines dropped" "$sortd_log"
+check "gzip bombs: sortd still sorts" healthy
+
+# 6 x 16 MiB of keys: each call holds 32 MiB, so two fit the 96 MiB budget and the rest are refused.
+"$py" "$hostile" upload --port="$port" --mib=16 --streams=6 --seconds=30 >"$work/upload.json"
+check "uploads past the budget: all answered, some RESOURCE_EXHAUSTED, some OK" \
+  json_check "$work/upload.json" \
+  'sum(r["statuses"].values()) == 6 and r["statuses"].get("8", 0) >= 3 and "0" in r["statuses"]'
+check "uploads past the budget: nothing left in flight" eventually nothing_in_flight
+
+"$py" "$hostile" noread --port="$port" --mib=8 --streams=4 --seconds=4 >"$work/noread.json"
+check "clients that stop reading: their responses were cancelled (send timeout)" \
+  eventually some_send_timeouts
+check "clients that stop reading: nothing left in flight" eventually nothing_in_flight
+check "clients that stop reading: sortd still sorts" healthy
+
+echo "$passed passed, $failed failed"
+((failed == 0))
