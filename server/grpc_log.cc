@@ -26,12 +26,9 @@ Limiter& TheLimiter() {
 
 const char* SeverityName(gpr_log_severity severity) {
   switch (severity) {
-    case GPR_LOG_SEVERITY_DEBUG:
-      return "D";
-    case GPR_LOG_SEVERITY_INFO:
-      return "I";
-    default:
-      return "E";
+    case GPR_LOG_SEVERITY_DEBUG: return "D";
+    case GPR_LOG_SEVERITY_INFO: return "I";
+    default: return "E";
   }
 }
 
@@ -53,8 +50,7 @@ void LimitedLog(gpr_log_func_args* args) {
     }
     ++l.written;
   }
-  const std::string stamp =
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone());
+  const std::string stamp = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone());
   if (dropped > 0) {
     std::fprintf(stderr, "%s sortd: %ld gRPC log lines dropped in the last second (limit %d/s)\n",
                  stamp.c_str(), dropped, l.lines_per_second);

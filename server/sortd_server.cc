@@ -34,6 +34,8 @@ int GrpcMessageLimit(size_t payload_bytes) {
 
 // How long a drain that reached its deadline still waits for responses already on the wire.
 constexpr absl::Duration kSendGrace = absl::Seconds(2);
+// How long gRPC's own shutdown waits for calls that crossed its GOAWAY.
+constexpr absl::Duration kGoawayGrace = absl::Milliseconds(500);
 
 // Below this much in flight at the peak, freed memory is not worth a malloc_trim pass.
 constexpr size_t kTrimAfterPeakBytes = size_t{64} << 20;
@@ -238,9 +240,10 @@ void SortdServer::Shutdown() {
   // the deadline (a little past it for responses of sorts that ran to it), rather than have
   // gRPC's shutdown cancel calls it has not handed over yet.
   if (!calls_->WaitForNoCalls(deadline)) calls_->WaitForNoCalls(absl::Now() + kSendGrace);
-  // Nothing is left to wait for: gRPC stops at once, closing idle connections too (given a
-  // later deadline it would hold them open until it passed).
-  server_->Shutdown(absl::ToChronoTime(absl::Now()));
+  // gRPC's shutdown sends GOAWAY; calls that clients started before they saw it are still
+  // answered (UNAVAILABLE, at their headers) within a short grace, which is also how long an idle
+  // connection holds the exit up (gRPC keeps connections until its deadline).
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + kGoawayGrace));
   server_->Wait();
 }
 

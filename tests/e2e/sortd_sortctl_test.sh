@@ -109,5 +109,28 @@ wait "$pid" || rc=$?
 check "draining sortd exits 0" test "$rc" -eq 0
 check "after exit, health fails" expect_error "UNAVAILABLE" "$sortctl" health --target="$target" --timeout=2s
 
+# A drain under load: 1 MiB requests keep arriving (many still uploading) when SIGTERM comes, and
+# the load tester sends a new one the moment one is refused. Every call the drain refuses is
+# UNAVAILABLE (retryable). The only exception is a call that crosses gRPC's final close of the
+# connection (sent before the client saw its GOAWAY): measured at 1-14 in 125,000 such calls;
+# before calls were taken at their headers, 1 in 100 of those still uploading were CANCELLED.
+start_sortd --drain_deadline=10s
+target=127.0.0.1:$port
+"$sortctl" bench --target="$target" --sizes=fixed:262144 --concurrency=16 --channels=4 \
+  --duration=4s --warmup=0s --json >"$work/drain_load.json" 2>/dev/null &
+client=$!
+sleep 1.5
+kill -TERM "$pid"
+started=$SECONDS
+rc=0
+wait "$pid" || rc=$?
+check "drain under load: sortd exits 0" test "$rc" -eq 0
+check "drain under load: sortd exits well within the drain deadline" test $((SECONDS - started)) -lt 5
+wait "$client" || true
+check "drain under load: refused calls are UNAVAILABLE (CANCELLED at most 1 in 1000)" \
+  json_check "$work/drain_load.json" \
+  'r["requests_ok"] > 0 and set(r["errors_by_code"]) <= {"UNAVAILABLE", "CANCELLED"} and
+   r["errors_by_code"].get("CANCELLED", {"count": 0})["count"] * 1000 <= r["errors"]'
+
 echo "$passed passed, $failed failed"
 ((failed == 0))
