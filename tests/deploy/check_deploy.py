@@ -61,7 +61,7 @@ for path, ds in docs.items():
 
 known = {"Deployment": "apps/v1", "Service": "v1", "ServiceMonitor": "monitoring.coreos.com/v1",
          "HorizontalPodAutoscaler": "autoscaling/v2", "ConfigMap": "v1",
-         "Kustomization": "kustomize.config.k8s.io/v1beta1"}
+         "Kustomization": "kustomize.config.k8s.io/v1beta1", "NetworkPolicy": "networking.k8s.io/v1"}
 for kind, items in k8s.items():
     check(kind in known, f"unexpected kind {kind}")
     for path, d in items:
@@ -108,6 +108,23 @@ for _, sm in k8s.get("ServiceMonitor", []):
     for ep in sm["spec"]["endpoints"]:
         for n in selected:
             check(ep["port"] in [p["name"] for p in services[n]["spec"]["ports"]], f"ServiceMonitor port {ep['port']} not on Service {n}")
+
+policies = k8s.get("NetworkPolicy", [])
+check(len(policies) == 1, "exactly one NetworkPolicy expected (who may reach sortd)")
+for _, np in policies:
+    check(np["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items(),
+          "NetworkPolicy does not select the sortd pods")
+    check(np["spec"].get("policyTypes") == ["Ingress"], "NetworkPolicy should restrict ingress")
+    admitted = {p["port"] for rule in np["spec"]["ingress"] for p in rule.get("ports", [])}
+    check(admitted == set(ports), f"NetworkPolicy admits ports {sorted(admitted)}, the pod serves {sorted(ports)}")
+    check(all(rule.get("from") for rule in np["spec"]["ingress"]), "a NetworkPolicy rule admits every source")
+    # The gRPC port from the namespace's pods only; metrics from a namespace-qualified scraper.
+    for rule in np["spec"]["ingress"]:
+        rule_ports = {p["port"] for p in rule.get("ports", [])}
+        if "grpc" in rule_ports:
+            check(all("namespaceSelector" not in f and "ipBlock" not in f for f in rule["from"]), "the gRPC port is open beyond sortd's namespace")
+        if "metrics" in rule_ports:
+            check(all("namespaceSelector" in f and "podSelector" in f for f in rule["from"]), "the metrics port should admit only the scraper's pods in its namespace")
 
 for _, hpa in k8s.get("HorizontalPodAutoscaler", []):
     ref = hpa["spec"]["scaleTargetRef"]
