@@ -21,11 +21,13 @@
 #include "tests/support/region_range.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 
 namespace sortd::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::WaitFor;
 
 // A file in a private directory, mapped by the test as a client would map it.
 class ClientRegion {
@@ -366,6 +368,72 @@ TEST_F(SharedMemoryTest, UnregisterWhileInUse) {
   grpc::ClientContext c;
   v1::SortResponse response;
   EXPECT_EQ(sort->SortKeys(&c, call.request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// A client that goes away while its region request waits in the queue: the job is dropped
+// unsorted (its output range untouched), the region's lease is released, and the region can be
+// unregistered; the request ahead of it is unaffected.
+TEST_F(SharedMemoryTest, AClientGoingAwayMidRequestReleasesItsRegion) {
+  TestServer slow;
+  {
+    ServerOptions options;
+    options.shared_memory.enabled = true;
+    options.shared_memory.dir = dir_;
+    CpuEngineOptions engine_options;
+    engine_options.threads = 1;
+    engine_options.test_delay_per_job = absl::Milliseconds(300);
+    server_.server.reset();  // one registry (SIGBUS guard) per process at a time
+    slow = TestServer::Start(options, engine_options);
+  }
+  auto channel = grpc::CreateChannel(slow.target, grpc::InsecureChannelCredentials());
+  auto shm = v1::SharedMemory::NewStub(channel);
+  auto sort = v1::SortService::NewStub(channel);
+  ClientRegion region(dir_, "r", 16384);
+  for (uint32_t i = 0; i < 100; ++i) std::memcpy(region.data() + 4 * i, &i, 4);
+  std::memset(region.data() + 8192, 0xAB, 400);  // the abandoned request's output, poisoned
+  {
+    grpc::ClientContext c;
+    v1::RegisterRegionRequest req;
+    req.set_name("r");
+    req.set_byte_size(16384);
+    v1::RegisterRegionResponse resp;
+    ASSERT_TRUE(shm->RegisterRegion(&c, req, &resp).ok());
+  }
+  auto in_flight = [&] {
+    grpc::ClientContext c;
+    v1::ListRegionsResponse resp;
+    EXPECT_TRUE(shm->ListRegions(&c, {}, &resp).ok());
+    return resp.regions_size() == 1 ? resp.regions(0).requests_in_flight() : uint64_t{999};
+  };
+  AsyncCall running, abandoned;
+  for (AsyncCall* call : {&running, &abandoned}) {
+    call->request.set_key_type(v1::KEY_TYPE_UINT32);
+    call->request.set_order(v1::SORT_ORDER_DESCENDING);
+    *call->request.mutable_keys_region() = Range("r", 0, 400);
+  }
+  *running.request.mutable_out_keys_region() = Range("r", 4096, 400);
+  *abandoned.request.mutable_out_keys_region() = Range("r", 8192, 400);
+  running.Start(*sort);
+  ASSERT_TRUE(WaitFor([&] { return slow.engine->jobs_taken() == 1; }));
+  abandoned.Start(*sort);
+  ASSERT_TRUE(WaitFor([&] { return slow.engine->queued() == 1; }));
+  EXPECT_EQ(in_flight(), 2u);
+  abandoned.context.TryCancel();
+  EXPECT_EQ(abandoned.result.get().error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(running.result.get().ok());
+  ASSERT_TRUE(WaitFor([&] { return in_flight() == 0; })) << "the abandoned job kept its lease";
+  EXPECT_EQ(slow.engine->jobs_sorted(), 1u);
+  uint32_t first;
+  std::memcpy(&first, region.data() + 4096, 4);
+  EXPECT_EQ(first, 99u);
+  for (int i = 0; i < 400; ++i) {
+    ASSERT_EQ(static_cast<unsigned char>(region.data()[8192 + i]), 0xAB) << "byte " << i;
+  }
+  grpc::ClientContext c;
+  v1::UnregisterRegionRequest req;
+  req.set_name("r");
+  v1::UnregisterRegionResponse resp;
+  EXPECT_TRUE(shm->UnregisterRegion(&c, req, &resp).ok());
 }
 
 // A client shrinks its file while requests use it: those requests fail with FAILED_PRECONDITION
