@@ -29,10 +29,10 @@ void WireReader::SkipEmpty() {
 }
 
 absl::Status WireReader::PastEnd(size_t end) const {
-  return NotASortRequest(offset_, end == size_ ? absl::StrCat("the message ends at byte ", end,
-                                                              " inside a field")
-                                               : absl::StrCat("a field runs past byte ", end,
-                                                              ", where its embedded message ends"));
+  return NotASortRequest(
+      offset_, end == size_ ? absl::StrCat("the message ends at byte ", end, " inside a field")
+                            : absl::StrCat("a field runs past byte ", end,
+                                           ", where its embedded message ends"));
 }
 
 bool WireReader::Next(size_t end, uint8_t* byte, std::string* raw) {
@@ -92,11 +92,10 @@ absl::Status WireReader::Size(size_t end, uint32_t* size, std::string* raw) {
 
 absl::Status WireReader::Take(size_t len, size_t end, ByteSource* view, std::string* raw) {
   if (len > end - offset_) {
-    return NotASortRequest(offset_, end == size_
-                                        ? absl::StrCat(len, " bytes run past the message's end at byte ",
-                                                       end)
-                                        : absl::StrCat(len, " bytes run past byte ", end,
-                                                       ", where their embedded message ends"));
+    return NotASortRequest(
+        offset_, end == size_ ? absl::StrCat(len, " bytes run past the message's end at byte ", end)
+                              : absl::StrCat(len, " bytes run past byte ", end,
+                                             ", where their embedded message ends"));
   }
   while (len > 0) {
     SkipEmpty();
