@@ -1,7 +1,7 @@
 #include "tests/support/wire_diff.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace sortd::testing {
@@ -17,7 +17,8 @@ bool ViewsSlices(const ByteSource& source, const std::vector<grpc::Slice>& slice
     bool inside = false;
     for (const grpc::Slice& slice : slices) {
       const char* begin = reinterpret_cast<const char*>(slice.begin());
-      inside = inside || (piece.data() >= begin && piece.data() + piece.size() <= begin + slice.size());
+      inside =
+          inside || (piece.data() >= begin && piece.data() + piece.size() <= begin + slice.size());
     }
     if (!inside) return false;
   }
@@ -42,7 +43,8 @@ std::string DiffWithProtobuf(absl::string_view bytes, const std::vector<size_t>&
   absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(SliceAt(bytes, cuts));
   v1::SortRequest expected;
   const bool protobuf_ok = expected.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-  const std::string where = absl::StrCat(" (cut at ", absl::StrJoin(cuts, ","), ")");
+  const std::string where =
+      cuts.empty() ? " (one slice)" : absl::StrCat(" (cut at ", absl::StrJoin(cuts, ","), ")");
   std::string diff;
   if (!frame.ok()) {
     if (protobuf_ok) {
