@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "server/validation.h"
 #include "tests/support/wire_diff.h"
 
@@ -31,7 +33,8 @@ std::vector<size_t> Cuts(uint8_t max_piece, size_t size) {
   if (max_piece == 0) return cuts;
   uint32_t state = max_piece * 2654435761u;
   for (size_t at = 0;;) {
-    state = state * 1664525u + 1013904223u;  // the usual 32-bit LCG; its high bits are the good ones
+    state =
+        state * 1664525u + 1013904223u;  // the usual 32-bit LCG; its high bits are the good ones
     at += 1 + (state >> 16) % max_piece;
     if (at >= size) return cuts;
     cuts.push_back(at);
@@ -68,6 +71,12 @@ void CheckResponse(const SortRequestFrame& request, const ValidatedJob& job) {
 }  // namespace
 }  // namespace sortd
 
+// protobuf logs every string that is not UTF-8 it parses, and the fuzzer makes millions of them.
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sortd;  // NOLINT: the entry point must stay outside the namespace
   if (size == 0) return 0;
@@ -78,9 +87,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (diff.empty() && !cuts.empty()) diff = testing::DiffWithProtobuf(message, {});
   if (!diff.empty()) Fail(diff);
   if (!frame.ok()) return 0;
-  const absl::StatusOr<ValidatedJob> job = ValidateSortRequest(
-      SortRequestShape{frame->fields, frame->keys.size(), frame->values.size()},
-      ValidationLimits{});
+  const absl::StatusOr<ValidatedJob> job =
+      ValidateSortRequest(SortRequestShape{frame->fields, frame->keys.size(), frame->values.size()},
+                          ValidationLimits{});
   // Region-backed requests need registered regions: server/shared_memory_test.cc covers them.
   if (job.ok() && !job->shared_memory) CheckResponse(*frame, *job);
   return 0;

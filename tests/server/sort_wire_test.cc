@@ -1,5 +1,8 @@
 // SortKeys' wire codec against protobuf's own: whatever protobuf writes, ParseSortRequest reads the
-// same, however gRPC cut it into slices; whatever BuildSortResponse writes, protobuf reads back.
+// same, however gRPC cut it into slices; on bytes no protobuf would write (padded tags, overlong
+// varints, groups, unknown fields, truncations) the two parsers agree, accepting the same requests
+// and refusing the same (tests/support/wire_diff.h); whatever BuildSortResponse writes, protobuf
+// reads back.
 #include "server/sort_wire.h"
 
 #include <random>
