@@ -20,7 +20,7 @@ namespace sortd {
 struct SortRequestFrame {
   // Every field but keys and values, which are left empty; no unknown fields (they are skipped).
   v1::SortRequest fields;
-  ByteSource keys;         // point into `slices`
+  ByteSource keys;  // point into `slices`
   ByteSource values;
   // References to gRPC's buffers, keeping them alive. Behind a pointer because a small slice holds
   // its bytes inline: the Slice objects themselves must never move while keys/values view them.
