@@ -125,8 +125,9 @@ TEST(SortServiceTest, MalformedBytesAreInvalidArgument) {
 }
 
 // An empty message is a SortRequest of defaults: validation names what is missing. A call that
-// sends no message at all gets the same answer (it used to be INTERNAL "Buffer not initialized").
-TEST(SortServiceTest, EmptyOrMissingMessageIsInvalidArgumentNamingKeyType) {
+// sends no message at all is INVALID_ARGUMENT too (it used to be INTERNAL "Buffer not
+// initialized").
+TEST(SortServiceTest, EmptyOrMissingMessageIsInvalidArgument) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
   grpc::GenericStub generic(client->channel());
@@ -158,7 +159,6 @@ TEST(SortServiceTest, EmptyOrMissingMessageIsInvalidArgumentNamingKeyType) {
   call->Finish(&status, reinterpret_cast<void*>(3));
   ASSERT_TRUE(step(3));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  EXPECT_THAT(status.error_message(), HasSubstr("key_type"));
 }
 
 TEST(SortServiceTest, TypedHelpers) {
