@@ -192,6 +192,13 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     // Not expected: the walk refuses whatever protobuf would, framing and strings alike.
     return NotASortRequest(0, "its fields do not parse as protobuf");
   }
+  // Only the slices keys and values view stay referenced: the others (the other fields, unknown
+  // ones) are not needed after parsing, and a large unknown field is then not held by the job.
+  // Emptied in place, not erased: a small slice's bytes live in its Slice object. (Keys given twice
+  // keep the first one's slices too: the same bytes protobuf would have held meanwhile.)
+  for (size_t i = 0; i < slices->size(); ++i) {
+    if (!reader.viewed(i)) (*slices)[i] = grpc::Slice();
+  }
   return frame;
 }
 

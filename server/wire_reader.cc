@@ -12,7 +12,8 @@ absl::Status NotASortRequest(size_t at, absl::string_view what) {
       absl::StrCat("request is not a SortRequest: ", what, " (byte ", at, ")"));
 }
 
-WireReader::WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {
+WireReader::WireReader(const std::vector<grpc::Slice>& slices)
+    : slices_(slices), viewed_(slices.size(), false) {
   for (const grpc::Slice& slice : slices_) size_ += slice.size();
 }
 
@@ -101,7 +102,10 @@ absl::Status WireReader::Take(size_t len, size_t end, ByteSource* view, std::str
     SkipEmpty();
     const size_t take = std::min(len, Piece().size() - in_piece_);
     const absl::string_view piece = Piece().substr(in_piece_, take);
-    if (view != nullptr) view->Append(piece);
+    if (view != nullptr) {
+      view->Append(piece);
+      viewed_[piece_] = true;
+    }
     if (raw != nullptr) raw->append(piece.data(), piece.size());
     in_piece_ += take;
     offset_ += take;

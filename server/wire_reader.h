@@ -38,6 +38,8 @@ class WireReader {
   absl::Status Size(size_t end, uint32_t* size, std::string* raw);
   // The next `len` bytes, as views into the slices (appended to `view`) and/or copied to `raw`.
   absl::Status Take(size_t len, size_t end, ByteSource* view, std::string* raw);
+  // Whether a Take gave out a view into slice `i`.
+  bool viewed(size_t i) const { return viewed_[i]; }
 
  private:
   // The next byte, unless the reader is at `end`.
@@ -51,6 +53,7 @@ class WireReader {
   size_t offset_ = 0;  // from the message's start
   size_t piece_ = 0;   // the slice holding offset_, and offset_'s place in it
   size_t in_piece_ = 0;
+  std::vector<bool> viewed_;
 };
 
 // "request is not a SortRequest: <what> (byte <at>)": every parse error, as INVALID_ARGUMENT.

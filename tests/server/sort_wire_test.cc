@@ -225,6 +225,21 @@ TEST(SortWireTest, UnknownFieldsOfEveryWireTypeAreSkippedNotKept) {
   EXPECT_LT(frame->fields.ByteSizeLong(), 100u);
 }
 
+// The frame keeps only the slices its keys and values view: an unknown field's go with the upload.
+TEST(SortWireTest, OnlyTheSlicesKeysAndValuesViewStayReferenced) {
+  const std::string keys(64, 'k');
+  const std::string head = Tag(1, 0) + Varint(1) + Delimited(2, keys);
+  const std::string bytes = head + Delimited(100, std::string(1 << 20, 'u')) + Tag(4, 0) + "\4"s;
+  absl::StatusOr<SortRequestFrame> frame =
+      ParseSortRequest(testing::SliceAt(bytes, {2, head.size()}));
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  size_t held = 0;
+  for (const grpc::Slice& slice : *frame->slices) held += slice.size();
+  EXPECT_EQ(held, head.size() - 2);
+  EXPECT_EQ(Gather(frame->keys), keys);
+  EXPECT_EQ(frame->fields.value_width(), 4u);
+}
+
 TEST(SortWireTest, GroupsNestingAndWireTypesAreCheckedAsInProtobuf) {
   EXPECT_TRUE(ParseAgreeing(Tag(7, 3) + Tag(7, 4) + Tag(1, 0) + Varint(1)).ok());
   ExpectRefused(Tag(7, 3) + Tag(8, 4), "an end-group tag of field 8 outside a group");
