@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI's clang builds of the CPU-only configuration, and every test that runs without a GPU on them:
 #   scripts/sanitize.sh address   clang's thread-safety analysis as errors (-Werror=thread-safety),
-#                                 AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)
+#                                 AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/),
+#                                 and the request parser's fuzzer, whose seeds run as a test
+#                                 (scripts/fuzz.sh fuzzes with it)
 #   scripts/sanitize.sh thread    ThreadSanitizer (build-tsan/)
 # A sanitizer finding fails the test that hit it, and so this script. Extra arguments go to ctest
 # (e.g. -R BatchQueue).
@@ -14,7 +16,7 @@ supp=$PWD/tests/support
 case $mode in
   address)
     build=${SORTD_ASAN_BUILD_DIR:-build-asan}
-    flags=(-DSORTD_THREAD_SAFETY=ON "-DSORTD_SANITIZE=address,undefined")
+    flags=(-DSORTD_THREAD_SAFETY=ON "-DSORTD_SANITIZE=address,undefined" -DSORTD_FUZZ=ON)
     # Leaks are checked too; gRPC's and protobuf's process-lifetime singletons are not leaks.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
     export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0

@@ -4,73 +4,19 @@
 #include <cstdint>
 #include <string>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/common.h>
+#include <google/protobuf/wire_format.h>
+
 #include "absl/strings/str_cat.h"
+#include "server/wire_reader.h"
 
 namespace sortd {
 namespace {
 
-constexpr uint32_t kWireVarint = 0, kWireFixed64 = 1, kWireLengthDelimited = 2, kWireFixed32 = 5;
-constexpr uint32_t kRequestKeysField = 2, kRequestValuesField = 3;
+constexpr uint32_t kWireVarint = 0, kWireFixed64 = 1, kWireLengthDelimited = 2, kWireStartGroup = 3,
+                   kWireEndGroup = 4, kWireFixed32 = 5;
 constexpr uint32_t kResponseKeysField = 1, kResponseValuesField = 2, kResponseIndicesField = 3;
-
-// Reads protobuf wire format across slice boundaries.
-class WireReader {
- public:
-  explicit WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {}
-
-  bool done() {
-    SkipEmpty();
-    return piece_ == slices_.size();
-  }
-
-  // A varint; its raw bytes are appended to `raw` when given.
-  absl::StatusOr<uint64_t> Varint(std::string* raw) {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      SkipEmpty();
-      if (piece_ == slices_.size()) return Truncated();
-      const auto byte = static_cast<uint8_t>(Piece()[offset_++]);
-      if (raw != nullptr) raw->push_back(static_cast<char>(byte));
-      value |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80u) == 0) return value;
-    }
-    return absl::InvalidArgumentError("request is not a SortRequest: a varint runs past 10 bytes");
-  }
-
-  // The next `len` bytes, as views into the slices (to `out`) and/or copied (to `raw`).
-  absl::Status Take(uint64_t len, ByteSource* out, std::string* raw) {
-    while (len > 0) {
-      SkipEmpty();
-      if (piece_ == slices_.size()) return Truncated();
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(len, Piece().size() - offset_));
-      const absl::string_view piece = Piece().substr(offset_, take);
-      if (out != nullptr) out->Append(piece);
-      if (raw != nullptr) raw->append(piece.data(), piece.size());
-      offset_ += piece.size();
-      len -= piece.size();
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  absl::string_view Piece() const {
-    return absl::string_view(reinterpret_cast<const char*>(slices_[piece_].begin()),
-                             slices_[piece_].size());
-  }
-  void SkipEmpty() {
-    while (piece_ < slices_.size() && offset_ == slices_[piece_].size()) {
-      ++piece_;
-      offset_ = 0;
-    }
-  }
-  static absl::Status Truncated() {
-    return absl::InvalidArgumentError("request is not a SortRequest: it ends inside a field");
-  }
-
-  const std::vector<grpc::Slice>& slices_;
-  size_t piece_ = 0;
-  size_t offset_ = 0;
-};
 
 void AppendVarint(uint64_t value, std::string& out) {
   while (value >= 0x80) {
@@ -93,53 +39,165 @@ void AppendBytesField(uint32_t field, const OutputBytes& bytes, std::vector<grpc
                       new std::shared_ptr<char>(bytes.owner));
 }
 
+// Walks a message's fields as protobuf's parser would, refusing what it refuses. The fields
+// protobuf knows (by number and wire type, from the message's descriptor) are copied to `out`,
+// embedded messages rebuilt from their own known fields; SortRequest's keys and values become
+// views of the slices instead; everything else is checked and skipped, never copied: protobuf
+// would keep it as unknown fields, which sortd has no use for.
+class RequestWalker {
+ public:
+  RequestWalker(WireReader& in, SortRequestFrame& frame) : in_(in), frame_(frame) {}
+
+  // The fields from the reader's offset to `end`, of a message of `type` (null inside a group,
+  // whose fields are all unknown). For a group, `group_tag` is its start tag and the walk ends
+  // after the matching end-group tag; for a message it is 0 and the walk ends at `end`.
+  // `depth_left` is how many more embedded messages or groups protobuf would enter.
+  absl::Status Fields(const google::protobuf::Descriptor* type, size_t end, int depth_left,
+                      uint32_t group_tag, std::string* out) {
+    const bool top = type == v1::SortRequest::descriptor() && group_tag == 0;
+    while (in_.offset() < end) {
+      const size_t at = in_.offset();
+      std::string raw;  // the field's bytes, kept when protobuf knows the field
+      uint32_t tag;
+      if (absl::Status s = in_.Tag(end, &tag, &raw); !s.ok()) return s;
+      const uint32_t number = tag >> 3, wire_type = tag & 7;
+      if (group_tag != 0 && tag == group_tag + 1) return absl::OkStatus();  // the group's end
+      if (tag == 0) return NotASortRequest(at, "a tag of 0");
+      if (wire_type == kWireEndGroup) {
+        return NotASortRequest(at, absl::StrCat("an end-group tag of field ", number,
+                                                " outside a group of that field"));
+      }
+      if (number == 0) return NotASortRequest(at, "field number 0");
+      const google::protobuf::FieldDescriptor* field =
+          type == nullptr ? nullptr : type->FindFieldByNumber(static_cast<int>(number));
+      const bool known = field != nullptr && IsKnownWireType(*field, wire_type);
+      absl::Status status;
+      switch (wire_type) {
+        case kWireVarint: status = in_.SkipVarint(end, &raw); break;
+        case kWireFixed64:
+        case kWireFixed32:
+          status = in_.Take(wire_type == kWireFixed64 ? 8 : 4, end, nullptr, &raw);
+          break;
+        case kWireLengthDelimited: {
+          uint32_t size;
+          if (status = in_.Size(end, &size, &raw); !status.ok()) break;
+          if (top && known &&
+              (number == v1::SortRequest::kKeysFieldNumber ||
+               number == v1::SortRequest::kValuesFieldNumber)) {
+            ByteSource& target =
+                number == v1::SortRequest::kKeysFieldNumber ? frame_.keys : frame_.values;
+            target = ByteSource();  // a bytes field seen twice: the last one wins, as in protobuf
+            status = in_.Take(size, end, &target, nullptr);
+            raw.clear();
+          } else if (known && field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+            status = EmbeddedMessage(*field, tag, at, size, end, depth_left, out);
+            raw.clear();
+          } else {
+            const size_t header = raw.size();
+            status = in_.Take(size, end, nullptr, known ? &raw : nullptr);
+            if (status.ok() && known &&
+                !ValidString(*field, absl::string_view(raw).substr(header))) {
+              return NotASortRequest(at, absl::StrCat("field ", number, " (", field->full_name(),
+                                                      ") is not valid UTF-8"));
+            }
+          }
+          break;
+        }
+        case kWireStartGroup:  // proto3 has no group fields: an unknown field to protobuf
+          if (depth_left == 0) return TooDeep(at);
+          status = Fields(nullptr, end, depth_left - 1, tag, nullptr);
+          break;
+        default:
+          return NotASortRequest(at, absl::StrCat("field ", number, " has wire type ", wire_type,
+                                                  ", which does not exist"));
+      }
+      if (!status.ok()) return status;
+      if (known && out != nullptr) out->append(raw);
+    }
+    if (group_tag != 0) {
+      return NotASortRequest(in_.offset(),
+                             absl::StrCat("group field ", group_tag >> 3, " has no end-group tag"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // protobuf's generated parser takes a field with any other wire type for an unknown field.
+  static bool IsKnownWireType(const google::protobuf::FieldDescriptor& field, uint32_t wire_type) {
+    return wire_type ==
+               google::protobuf::internal::WireFormat::WireTypeForFieldType(field.type()) ||
+           (field.is_packable() && wire_type == kWireLengthDelimited);
+  }
+
+  // proto3 string fields must be UTF-8: protobuf refuses the message otherwise.
+  static bool ValidString(const google::protobuf::FieldDescriptor& field, absl::string_view bytes) {
+    return field.type() != google::protobuf::FieldDescriptor::TYPE_STRING ||
+           field.file()->syntax() != google::protobuf::FileDescriptor::SYNTAX_PROTO3 ||
+           google::protobuf::internal::IsStructurallyValidUTF8(bytes.data(),
+                                                               static_cast<int>(bytes.size()));
+  }
+
+  static absl::Status TooDeep(size_t at) {
+    return NotASortRequest(
+        at, absl::StrCat("embedded messages and groups nest deeper than ",
+                         google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit()));
+  }
+
+  // An embedded message of `size` bytes at the reader's offset, rewritten to `out` with only the
+  // fields protobuf knows, under its own tag and new length; protobuf merges repeated ones.
+  absl::Status EmbeddedMessage(const google::protobuf::FieldDescriptor& field, uint32_t tag,
+                               size_t at, uint32_t size, size_t end, int depth_left,
+                               std::string* out) {
+    if (size > end - in_.offset()) {
+      return NotASortRequest(
+          at, absl::StrCat("field ", field.number(), " of ", size, " bytes runs past byte ", end));
+    }
+    if (depth_left == 0) return TooDeep(at);
+    std::string fields;
+    absl::Status status =
+        Fields(field.message_type(), in_.offset() + size, depth_left - 1, 0, &fields);
+    if (!status.ok() || out == nullptr) return status;
+    AppendVarint(tag, *out);
+    AppendVarint(fields.size(), *out);
+    out->append(fields);
+    return absl::OkStatus();
+  }
+
+  WireReader& in_;
+  SortRequestFrame& frame_;
+};
+
 }  // namespace
 
 absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer) {
   SortRequestFrame frame;
   auto slices = std::make_shared<std::vector<grpc::Slice>>();
-  if (grpc::Status s = buffer.Dump(slices.get()); !s.ok()) {
-    return absl::InternalError(absl::StrCat("reading the request's bytes: ", s.error_message()));
+  // A ByteBuffer without a buffer (a call that carried no message) dumps as an error; it holds no
+  // bytes, which protobuf reads as a SortRequest of defaults, and validation says what is missing.
+  if (buffer.Valid()) {
+    if (grpc::Status s = buffer.Dump(slices.get()); !s.ok()) {
+      return absl::InternalError(absl::StrCat("reading the request's bytes: ", s.error_message()));
+    }
   }
   frame.slices = slices;
   WireReader reader(*slices);
-  std::string other_fields;  // everything but keys and values, re-parsed by protobuf
-  while (!reader.done()) {
-    // Each field's raw bytes go straight into other_fields; the bulk ones are cut back out.
-    const size_t field_start = other_fields.size();
-    std::string* const raw = &other_fields;
-    absl::StatusOr<uint64_t> tag = reader.Varint(raw);
-    if (!tag.ok()) return tag.status();
-    const uint64_t field = *tag >> 3;
-    const uint32_t wire_type = *tag & 7;
-    if (field == 0)
-      return absl::InvalidArgumentError("request is not a SortRequest: field number 0");
-    absl::Status status;
-    if (wire_type == kWireLengthDelimited &&
-        (field == kRequestKeysField || field == kRequestValuesField)) {
-      absl::StatusOr<uint64_t> len = reader.Varint(nullptr);
-      if (!len.ok()) return len.status();
-      other_fields.resize(field_start);  // the bulk fields stay out of what protobuf parses
-      ByteSource& target = field == kRequestKeysField ? frame.keys : frame.values;
-      target = ByteSource();  // a repeated bytes field: the last one wins, as in protobuf
-      status = reader.Take(*len, &target, nullptr);
-    } else if (wire_type == kWireVarint) {
-      status = reader.Varint(raw).status();
-    } else if (wire_type == kWireFixed64 || wire_type == kWireFixed32) {
-      status = reader.Take(wire_type == kWireFixed64 ? 8 : 4, nullptr, raw);
-    } else if (wire_type == kWireLengthDelimited) {
-      absl::StatusOr<uint64_t> len = reader.Varint(raw);
-      status = len.ok() ? reader.Take(*len, nullptr, raw) : len.status();
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("request is not a SortRequest: field ", field, " has wire type ", wire_type,
-                       wire_type == 3 || wire_type == 4 ? " (a group, which sortd does not accept)"
-                                                        : " (invalid)"));
-    }
-    if (!status.ok()) return status;
-  }
+  std::string other_fields;  // the fields protobuf knows, but keys and values
+  absl::Status status =
+      RequestWalker(reader, frame)
+          .Fields(v1::SortRequest::descriptor(), reader.size(),
+                  google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit(), 0,
+                  &other_fields);
+  if (!status.ok()) return status;
   if (!frame.fields.ParseFromString(other_fields)) {
-    return absl::InvalidArgumentError("request is not a SortRequest: its fields do not parse");
+    // Not expected: the walk refuses whatever protobuf would, framing and strings alike.
+    return NotASortRequest(0, "its fields do not parse as protobuf");
+  }
+  // Only the slices keys and values view stay referenced: the others (the other fields, unknown
+  // ones) are not needed after parsing, and a large unknown field is then not held by the job.
+  // Emptied in place, not erased: a small slice's bytes live in its Slice object. (Keys given twice
+  // keep the first one's slices too: the same bytes protobuf would have held meanwhile.)
+  for (size_t i = 0; i < slices->size(); ++i) {
+    if (!reader.viewed(i)) (*slices)[i] = grpc::Slice();
   }
   return frame;
 }

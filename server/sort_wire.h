@@ -18,15 +18,19 @@
 namespace sortd {
 
 struct SortRequestFrame {
-  v1::SortRequest fields;  // every field but keys and values, which are left empty
-  ByteSource keys;         // point into `slices`
+  // Every field but keys and values, which are left empty; no unknown fields (they are skipped).
+  v1::SortRequest fields;
+  ByteSource keys;  // point into `slices`
   ByteSource values;
   // References to gRPC's buffers, keeping them alive. Behind a pointer because a small slice holds
   // its bytes inline: the Slice objects themselves must never move while keys/values view them.
   std::shared_ptr<const std::vector<grpc::Slice>> slices;
 };
 
-// INVALID_ARGUMENT when the bytes are not a SortRequest.
+// Reads what protobuf's own parser (SortRequest::ParseFromString, libprotobuf 3.21) reads from the
+// same bytes, however they are cut into slices, and refuses what it refuses, with INVALID_ARGUMENT
+// "request is not a SortRequest: ... (byte N)". A buffer without a message (a call that sent none)
+// reads as an empty request, as zero bytes do: validation then says what is missing.
 absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer);
 
 // A SortResponse with `fields` (keys, values and indices left empty in it) and the three byte

@@ -124,6 +124,43 @@ TEST(SortServiceTest, MalformedBytesAreInvalidArgument) {
       client->SortRaw(MakeRequest(KeyType::kUint32, 100, 0, false, false, false), &response).ok());
 }
 
+// An empty message is a SortRequest of defaults: validation names what is missing. A call that
+// sends no message at all is INVALID_ARGUMENT too (it used to be INTERNAL "Buffer not
+// initialized").
+TEST(SortServiceTest, EmptyOrMissingMessageIsInvalidArgument) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  grpc::GenericStub generic(client->channel());
+  {
+    grpc::ByteBuffer request(nullptr, 0), reply;
+    grpc::ClientContext context;
+    std::promise<grpc::Status> done;
+    generic.UnaryCall(&context, "/sortd.v1.SortService/SortKeys", grpc::StubOptions(), &request,
+                      &reply, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+    const grpc::Status status = done.get_future().get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr("key_type"));
+  }
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  auto call = generic.PrepareCall(&context, "/sortd.v1.SortService/SortKeys", &cq);
+  auto step = [&](int tag) {
+    void* got = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(cq.Next(&got, &ok));
+    EXPECT_EQ(got, reinterpret_cast<void*>(tag));
+    return ok;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(step(1));
+  call->WritesDone(reinterpret_cast<void*>(2));  // no message
+  ASSERT_TRUE(step(2));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(step(3));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+}
+
 TEST(SortServiceTest, TypedHelpers) {
   TestServer t = TestServer::Start();
   auto client = t.Client();

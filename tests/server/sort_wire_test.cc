@@ -1,14 +1,22 @@
 // SortKeys' wire codec against protobuf's own: whatever protobuf writes, ParseSortRequest reads the
-// same, however gRPC cut it into slices; whatever BuildSortResponse writes, protobuf reads back.
+// same, however gRPC cut it into slices; on bytes no protobuf would write (padded tags, overlong
+// varints, groups, unknown fields, truncations) the two parsers agree, accepting the same requests
+// and refusing the same (tests/support/wire_diff.h); whatever BuildSortResponse writes, protobuf
+// reads back.
 #include "server/sort_wire.h"
 
 #include <random>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wire_diff.h"
 
 namespace sortd {
 namespace {
+
+using ::testing::HasSubstr;
+using std::string_literals::operator""s;
 
 std::string Gather(const ByteSource& source) {
   return std::string(OutputBytes::CopyOf(source).view());
@@ -66,37 +74,215 @@ TEST(SortWireTest, ReadsWhatProtobufWritesAcrossAnySlicing) {
   }
 }
 
-TEST(SortWireTest, EmptyAndDefaultFields) {
-  absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced("", 1, 1));
-  ASSERT_TRUE(frame.ok()) << frame.status();
-  EXPECT_TRUE(frame->keys.empty());
-  EXPECT_EQ(frame->fields.key_type(), v1::KEY_TYPE_UNSPECIFIED);
+// `value` as a varint of `len` bytes (0: the shortest), padded with continuation bytes: protobuf
+// accepts non-canonical varints up to its own limits.
+std::string Varint(uint64_t value, size_t len = 0) {
+  std::string out;
+  do {
+    out.push_back(static_cast<char>(value & 0x7f));
+    value >>= 7;
+  } while (value != 0);
+  out.resize(std::max(len, out.size()), '\0');
+  for (size_t i = 0; i + 1 < out.size(); ++i) out[i] = static_cast<char>(out[i] | 0x80);
+  return out;
+}
+std::string Tag(uint32_t field, uint32_t wire_type, size_t len = 0) {
+  return Varint(uint64_t{field} << 3 | wire_type, len);
+}
+std::string Delimited(uint32_t field, const std::string& s) {
+  return Tag(field, 2) + Varint(s.size()) + s;
 }
 
-TEST(SortWireTest, ALaterKeysFieldReplacesAnEarlierOneAsInProtobuf) {
-  v1::SortRequest first = FullRequest(), second;
-  second.set_keys("abcdefgh");
-  const std::string bytes = first.SerializeAsString() + second.SerializeAsString();
-  v1::SortRequest merged;
-  ASSERT_TRUE(merged.ParseFromString(bytes));
-  absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 9, 64));
-  ASSERT_TRUE(frame.ok()) << frame.status();
-  EXPECT_EQ(Gather(frame->keys), merged.keys());
-  EXPECT_EQ(Gather(frame->values), merged.values());
-  ExpectSameFields(frame->fields, merged);
+// A request small enough to cut everywhere: keys, values, scalar fields and a region.
+std::string SmallRequest() {
+  v1::SortRequest r;
+  r.set_key_type(v1::KEY_TYPE_UINT32);
+  r.set_keys("\x03\0\0\0\x01\0\0\0\x02\0\0\0\xff\xff\xff\xff"s);
+  r.set_values("aaaabbbbccccdddd");
+  r.set_value_width(4);
+  r.set_return_indices(true);
+  r.mutable_out_keys_region()->set_region("r1");
+  r.mutable_out_keys_region()->set_offset(64);
+  return r.SerializeAsString();
 }
 
-TEST(SortWireTest, UnknownFieldsOfEveryWireTypeAreSkipped) {
-  const v1::SortRequest sent = FullRequest();
-  std::string bytes = sent.SerializeAsString();
-  bytes += std::string("\xa0\x06\x96\x01", 4);                   // field 100, varint 150
-  bytes += std::string("\xa9\x06", 2) + std::string(8, '\x01');  // field 101, fixed64
-  bytes += std::string("\xb2\x06\x03xyz", 6);                    // field 102, 3 bytes
-  bytes += std::string("\xbd\x06", 2) + std::string(4, '\x02');  // field 103, fixed32
-  absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 5, 7));
+// sortd and protobuf agree on `bytes` whole, cut once at every offset, cut twice at every pair
+// of offsets when `pairs`, and cut into one-byte slices. Returns sortd's parse of the whole.
+absl::StatusOr<SortRequestFrame> ParseAgreeing(const std::string& bytes, bool pairs = false) {
+  std::vector<std::vector<size_t>> cuts = {{}};
+  std::vector<size_t> every;
+  for (size_t i = 1; i < bytes.size(); ++i) {
+    cuts.push_back({i});
+    every.push_back(i);
+    for (size_t j = i + 1; pairs && j < bytes.size(); ++j) cuts.push_back({i, j});
+  }
+  cuts.push_back(every);
+  for (const std::vector<size_t>& at : cuts) {
+    const std::string diff = testing::DiffWithProtobuf(bytes, at);
+    EXPECT_EQ(diff, "");
+    if (!diff.empty()) break;
+  }
+  absl::StatusOr<SortRequestFrame> frame;
+  EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}, &frame), "");
+  return frame;
+}
+
+void ExpectRefused(const std::string& bytes, absl::string_view says) {
+  SCOPED_TRACE(::testing::PrintToString(bytes));
+  absl::StatusOr<SortRequestFrame> frame = ParseAgreeing(bytes);
+  ASSERT_FALSE(frame.ok());
+  EXPECT_THAT(std::string(frame.status().message()), HasSubstr(says));
+}
+
+TEST(SortWireTest, EmptyOrMissingMessageIsAllDefaults) {
+  for (const grpc::ByteBuffer& buffer : {grpc::ByteBuffer(), testing::SliceAt("", {})}) {
+    absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(buffer);
+    ASSERT_TRUE(frame.ok()) << frame.status();
+    EXPECT_TRUE(frame->keys.empty());
+    EXPECT_EQ(frame->fields.SerializeAsString(), "");
+  }
+  EXPECT_TRUE(ParseAgreeing("").ok());
+}
+
+TEST(SortWireTest, KeysSplitAcrossSlicesAtEveryByteBoundary) {
+  absl::StatusOr<SortRequestFrame> frame = ParseAgreeing(SmallRequest(), /*pairs=*/true);
   ASSERT_TRUE(frame.ok()) << frame.status();
-  EXPECT_EQ(Gather(frame->keys), sent.keys());
-  EXPECT_EQ(frame->fields.algorithm(), v1::ALGORITHM_ODD_EVEN_MERGE);
+  EXPECT_EQ(frame->keys.size(), 16u);
+  EXPECT_EQ(frame->fields.out_keys_region().offset(), 64u);
+}
+
+TEST(SortWireTest, TruncatedMessagesAreRefusedNamingTheByte) {
+  const std::string whole = SmallRequest();
+  for (size_t len = 1; len < whole.size(); ++len) {
+    SCOPED_TRACE(len);
+    absl::StatusOr<SortRequestFrame> frame = ParseAgreeing(whole.substr(0, len));
+    if (!frame.ok()) {
+      EXPECT_THAT(std::string(frame.status().message()), HasSubstr("(byte "));
+    }
+  }
+  ExpectRefused(whole.substr(0, 7), "16 bytes run past the message's end at byte 7 (byte 4)");
+  ExpectRefused(whole.substr(0, 3), "the message ends at byte 3 inside a field (byte 3)");
+}
+
+// A tag in its 5-byte form is valid protobuf; sortd used to take it for an unknown field.
+TEST(SortWireTest, FiveByteTagsAreReadAsProtobufReadsThem) {
+  const std::string bytes = Tag(1, 0, 5) + Varint(1) + Tag(2, 2, 5) + Varint(4) + "abcd" +
+                            Tag(4, 0, 3) + Varint(4, 10) +
+                            // Bits past the 32nd of a fifth byte are dropped: field 3, values.
+                            "\x9a\x80\x80\x80\x70"s + Varint(4) + "vvvv" +
+                            // But bit 28 makes field 2^25 + 3: an unknown field.
+                            "\x9a\x80\x80\x80\x01"s + Varint(4) + "wwww";
+  absl::StatusOr<SortRequestFrame> frame = ParseAgreeing(bytes);
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  EXPECT_EQ(Gather(frame->keys), "abcd");
+  EXPECT_EQ(Gather(frame->values), "vvvv");
+  EXPECT_EQ(frame->fields.key_type(), v1::KEY_TYPE_UINT32);
+  EXPECT_EQ(frame->fields.value_width(), 4u);
+}
+
+TEST(SortWireTest, OverlongVarintsTagsAndLengthsAreRefusedAsInProtobuf) {
+  // Accepted: a 10-byte value (its last byte's bits past 64 dropped), a 5-byte length.
+  ASSERT_TRUE(ParseAgreeing(Tag(4, 0) + Varint(4, 10) + Tag(100, 0) + std::string(9, '\xff') +
+                            "\x7f"s + Tag(2, 2) + Varint(4, 5) + "abcd")
+                  .ok());
+  ExpectRefused(Tag(4, 0) + Varint(4, 11), "a varint runs past 10 bytes");
+  ExpectRefused(Tag(1, 0, 6) + Varint(1), "a tag runs past 5 bytes");
+  ExpectRefused(Tag(2, 2) + Varint(4, 6) + "abcd", "a length runs past 5 bytes");
+  ExpectRefused(Tag(100, 2) + Varint(4, 6) + "abcd", "a length runs past 5 bytes");
+}
+
+TEST(SortWireTest, LengthsOf2GiBOrPastTheEndAreRefused) {
+  ExpectRefused(Tag(2, 2) + Varint(INT32_MAX), "over protobuf's limit");
+  ExpectRefused(Tag(2, 2) + Varint(INT32_MAX - 15), "over protobuf's limit");  // protobuf's slop
+  ExpectRefused(Tag(100, 2) + Varint(uint64_t{1} << 35), "a length runs past 5 bytes");
+  ExpectRefused(Tag(2, 2) + Varint(INT32_MAX - 16) + "abc", "run past the message's end");
+  ExpectRefused(Tag(2, 2) + Varint(5) + "abc", "5 bytes run past the message's end at byte 5");
+  ExpectRefused(Tag(100, 2) + Varint(5) + "abc", "run past the message's end");
+  ExpectRefused(Tag(9, 2) + Varint(8) + Delimited(1, "abc"), "runs past byte 7");
+  // A field of an embedded message that runs past the message's own end, though not the request's.
+  ExpectRefused(Tag(9, 2) + Varint(3) + Delimited(1, "abc") + Tag(4, 0) + Varint(4),
+                "where their embedded message ends");
+}
+
+TEST(SortWireTest, UnknownFieldsOfEveryWireTypeAreSkippedNotKept) {
+  const std::string big(1 << 20, 'u');
+  const std::string unknown = Tag(100, 0) + Varint(150) + Tag(101, 1) + std::string(8, '\1') +
+                              Delimited(102, big) + Tag(103, 5) + std::string(4, '\2') +
+                              // A group holding a field of each kind and a group of its own.
+                              Tag(104, 3) + Tag(1, 0) + Varint(7) + Delimited(2, "in a group") +
+                              Tag(5, 3) + Tag(5, 4) + Tag(104, 4) +
+                              // Known numbers with other wire types are unknown fields to protobuf.
+                              Tag(2, 0) + Varint(9) + Tag(1, 2) + Varint(0) + Tag(9, 5) +
+                              std::string(4, '\3');
+  const std::string bytes = FullRequest().SerializeAsString() + unknown +
+                            Delimited(9, Delimited(1, "r") + unknown + Tag(2, 0) + Varint(8));
+  absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 5, 4096));
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}), "");
+  EXPECT_EQ(frame->fields.keys_region().offset(), 8u);
+  EXPECT_EQ(Gather(frame->keys), FullRequest().keys());
+  // Nothing of the unknown fields is kept: protobuf would hold two copies of `big` here.
+  EXPECT_LT(frame->fields.ByteSizeLong(), 100u);
+}
+
+// The frame keeps only the slices its keys and values view: an unknown field's go with the upload.
+TEST(SortWireTest, OnlyTheSlicesKeysAndValuesViewStayReferenced) {
+  const std::string keys(64, 'k');
+  const std::string head = Tag(1, 0) + Varint(1) + Delimited(2, keys);
+  const std::string bytes = head + Delimited(100, std::string(1 << 20, 'u')) + Tag(4, 0) + "\4"s;
+  absl::StatusOr<SortRequestFrame> frame =
+      ParseSortRequest(testing::SliceAt(bytes, {2, head.size()}));
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  size_t held = 0;
+  for (const grpc::Slice& slice : *frame->slices) held += slice.size();
+  EXPECT_EQ(held, head.size() - 2);
+  EXPECT_EQ(Gather(frame->keys), keys);
+  EXPECT_EQ(frame->fields.value_width(), 4u);
+}
+
+TEST(SortWireTest, GroupsNestingAndWireTypesAreCheckedAsInProtobuf) {
+  EXPECT_TRUE(ParseAgreeing(Tag(7, 3) + Tag(7, 4) + Tag(1, 0) + Varint(1)).ok());
+  ExpectRefused(Tag(7, 3) + Tag(8, 4), "an end-group tag of field 8 outside a group");
+  ExpectRefused(Tag(7, 3) + Tag(1, 0) + Varint(1), "group field 7 has no end-group tag");
+  ExpectRefused(Tag(7, 4), "an end-group tag of field 7");
+  ExpectRefused(Delimited(9, Tag(7, 3)) + Tag(7, 4), "group field 7 has no end-group tag");
+  ExpectRefused(Tag(1, 6) + Varint(1), "field 1 has wire type 6");
+  ExpectRefused(Tag(1, 7) + Varint(1), "field 1 has wire type 7");
+  ExpectRefused(std::string("\0\1", 2), "a tag of 0");
+  for (uint32_t wire_type : {1, 2, 3, 5})
+    ExpectRefused(Tag(0, wire_type) + "\0"s, "field number 0");
+  // protobuf enters 100 groups or embedded messages, one inside the other, and not 101.
+  auto nested = [](int groups, bool in_region) {
+    std::string inner;
+    for (int i = 0; i < groups; ++i) inner = Tag(100, 3) + inner + Tag(100, 4);
+    return in_region ? Delimited(10, inner) : inner;
+  };
+  EXPECT_TRUE(ParseAgreeing(nested(100, false)).ok());
+  EXPECT_TRUE(ParseAgreeing(nested(99, true)).ok());
+  ExpectRefused(nested(101, false), "nest deeper than 100");
+  ExpectRefused(nested(100, true), "nest deeper than 100");
+}
+
+TEST(SortWireTest, RepeatedFieldsLastOneWinsAndMessagesMerge) {
+  v1::SortRequest first, second;
+  first.set_key_type(v1::KEY_TYPE_INT64);
+  first.set_keys("12345678");
+  first.set_values("abcd");
+  first.mutable_keys_region()->set_region("a");
+  first.mutable_keys_region()->set_offset(8);
+  second.set_key_type(v1::KEY_TYPE_FLOAT64);
+  second.set_keys("87654321");
+  second.mutable_keys_region()->set_byte_size(16);
+  const std::string bytes =
+      first.SerializeAsString() + second.SerializeAsString() + Delimited(3, "") + Delimited(10, "");
+  absl::StatusOr<SortRequestFrame> frame = ParseAgreeing(bytes);
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  EXPECT_EQ(Gather(frame->keys), "87654321");
+  EXPECT_TRUE(frame->values.empty());
+  EXPECT_EQ(frame->fields.key_type(), v1::KEY_TYPE_FLOAT64);
+  EXPECT_EQ(frame->fields.keys_region().region(), "a");
+  EXPECT_EQ(frame->fields.keys_region().byte_size(), 16u);
+  EXPECT_TRUE(frame->fields.has_values_region());
 }
 
 TEST(SortWireTest, MalformedBytesAreInvalidArgument) {
@@ -106,17 +292,19 @@ TEST(SortWireTest, MalformedBytesAreInvalidArgument) {
       std::string("\x12\x80", 2),       // keys whose length varint never ends
       std::string("\x12\x05"
                   "abc",
-                  5),              // keys shorter than their length
-      std::string("\x0b", 1),      // field 1 as a group start
-      std::string("\x00\x01", 2),  // field number 0
-      std::string(11, '\xff'),     // a varint over 10 bytes
-      std::string("\x08", 1),      // a tag without its value
+                  5),                           // keys shorter than their length
+      std::string("\x0b", 1),                   // a group that never ends
+      std::string("\x00\x01", 2),               // tag 0
+      std::string(11, '\xff'),                  // a tag over 5 bytes
+      std::string("\x08", 1),                   // a tag without its value
+      Delimited(11, Delimited(1, "\xff\xfe")),  // a region name that is not UTF-8
   };
   for (const std::string& bytes : cases) {
     absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 2, 2));
     ASSERT_FALSE(frame.ok());
     EXPECT_EQ(frame.status().code(), absl::StatusCode::kInvalidArgument) << frame.status();
-    EXPECT_NE(frame.status().message().find("not a SortRequest"), std::string::npos);
+    EXPECT_THAT(std::string(frame.status().message()), HasSubstr("not a SortRequest"));
+    EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}), "");
   }
 }
 
