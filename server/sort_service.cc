@@ -68,9 +68,12 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed (or went away) without sending its message
-      service_->Refuse(
-          this, "invalid",
-          absl::InvalidArgumentError("SortRequest: the call ended without a request message"));
+      service_->Refuse(this, "invalid",
+                       context_->IsCancelled()
+                           ? absl::CancelledError("the call was cancelled before its request "
+                                                  "arrived")
+                           : absl::InvalidArgumentError(
+                                 "SortRequest: the call ended without a request message"));
       return;
     }
     service_->Handle(this);
