@@ -1,12 +1,8 @@
 #include "client/channel_credentials.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "rpc/flag_file.h"
 
 namespace sortd::client {
 namespace {
@@ -14,18 +10,12 @@ namespace {
 // The file's contents, which must hold `marker` (the client does not parse PEM itself; this turns
 // a wrong or empty file into an error naming it, rather than a failed handshake later).
 absl::StatusOr<std::string> ReadPem(const char* flag, const std::string& path, const char* marker) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat(flag, ": cannot read '", path, "': ", std::strerror(errno)));
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!absl::StrContains(s.str(), marker)) {
+  absl::StatusOr<std::string> pem = ReadFlagFile(flag, path);
+  if (pem.ok() && !absl::StrContains(*pem, marker)) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, ": '", path, "' holds no PEM block with '", marker, "'"));
   }
-  return s.str();
+  return pem;
 }
 
 }  // namespace

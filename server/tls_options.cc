@@ -6,16 +6,13 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
+#include "rpc/flag_file.h"
 
 namespace sortd {
 namespace {
@@ -35,17 +32,6 @@ using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
 
 // An encrypted key would make OpenSSL prompt on the terminal; gRPC cannot use one either.
 int NoPassphrase(char*, int, int, void*) { return -1; }
-
-absl::StatusOr<std::string> ReadFile(absl::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat(flag, ": cannot read '", path, "': ", std::strerror(errno)));
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 BioPtr MemoryBio(const std::string& pem) {
   return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
@@ -72,7 +58,7 @@ std::string Text(void (*print)(BIO*, const void*), const void* what) {
 
 absl::StatusOr<std::vector<X509Ptr>> ReadCertificates(absl::string_view flag,
                                                       const std::string& path) {
-  absl::StatusOr<std::string> pem = ReadFile(flag, path);
+  absl::StatusOr<std::string> pem = ReadFlagFile(flag, path);
   if (!pem.ok()) return pem.status();
   std::vector<X509Ptr> certs = ParseCertificates(*pem);
   if (certs.empty()) {
@@ -92,7 +78,7 @@ absl::StatusOr<TlsSummary> CheckTlsFiles(const TlsOptions& options) {
   absl::StatusOr<std::vector<X509Ptr>> chain =
       ReadCertificates("--tls_cert_file", options.cert_file);
   if (!chain.ok()) return chain.status();
-  absl::StatusOr<std::string> key_pem = ReadFile("--tls_key_file", options.key_file);
+  absl::StatusOr<std::string> key_pem = ReadFlagFile("--tls_key_file", options.key_file);
   if (!key_pem.ok()) return key_pem.status();
   BioPtr key_bio = MemoryBio(*key_pem);
   KeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, NoPassphrase, nullptr));

@@ -99,6 +99,18 @@ class SharedMemoryTest : public ::testing::Test {
     v1::SortResponse ignored;
     return sort_->SortKeys(&context, request, response ? response : &ignored);
   }
+  // Replaces the fixture's server with one whose CPU engine spends 300 ms on every job (`threads`
+  // worker threads, 0: one per core), so a test can act while a region request is in flight.
+  TestServer StartSlowServer(int threads) {
+    ServerOptions options;
+    options.shared_memory.enabled = true;
+    options.shared_memory.dir = dir_;
+    CpuEngineOptions engine_options;
+    engine_options.threads = threads;
+    engine_options.test_delay_per_job = absl::Milliseconds(300);
+    server_.server.reset();  // one registry (SIGBUS guard) per process at a time
+    return TestServer::Start(options, engine_options);
+  }
   std::vector<v1::RegionInfo> List() {
     grpc::ClientContext context;
     v1::ListRegionsResponse response;
@@ -323,16 +335,7 @@ TEST_F(SharedMemoryTest, OffWithoutTheFlagAndOnlyOnLoopback) {
 
 // Unregistering a region in use: the request finishes; later ones get NOT_FOUND.
 TEST_F(SharedMemoryTest, UnregisterWhileInUse) {
-  TestServer slow;
-  {
-    ServerOptions options;
-    options.shared_memory.enabled = true;
-    options.shared_memory.dir = dir_;
-    CpuEngineOptions engine_options;
-    engine_options.test_delay_per_job = absl::Milliseconds(300);
-    server_.server.reset();  // one registry (SIGBUS guard) per process at a time
-    slow = TestServer::Start(options, engine_options);
-  }
+  TestServer slow = StartSlowServer(/*threads=*/0);
   auto channel = grpc::CreateChannel(slow.target, grpc::InsecureChannelCredentials());
   auto shm = v1::SharedMemory::NewStub(channel);
   auto sort = v1::SortService::NewStub(channel);
@@ -374,17 +377,7 @@ TEST_F(SharedMemoryTest, UnregisterWhileInUse) {
 // unsorted (its output range untouched), the region's lease is released, and the region can be
 // unregistered; the request ahead of it is unaffected.
 TEST_F(SharedMemoryTest, AClientGoingAwayMidRequestReleasesItsRegion) {
-  TestServer slow;
-  {
-    ServerOptions options;
-    options.shared_memory.enabled = true;
-    options.shared_memory.dir = dir_;
-    CpuEngineOptions engine_options;
-    engine_options.threads = 1;
-    engine_options.test_delay_per_job = absl::Milliseconds(300);
-    server_.server.reset();  // one registry (SIGBUS guard) per process at a time
-    slow = TestServer::Start(options, engine_options);
-  }
+  TestServer slow = StartSlowServer(/*threads=*/1);
   auto channel = grpc::CreateChannel(slow.target, grpc::InsecureChannelCredentials());
   auto shm = v1::SharedMemory::NewStub(channel);
   auto sort = v1::SortService::NewStub(channel);
