@@ -36,6 +36,7 @@ void LimitedLog(gpr_log_func_args* args) {
   Limiter& l = TheLimiter();
   const absl::Time now = absl::Now();
   long dropped = 0;
+  int limit = 0;
   {
     absl::MutexLock lock(&l.mu);
     if (now - l.window_start >= absl::Seconds(1)) {
@@ -44,7 +45,8 @@ void LimitedLog(gpr_log_func_args* args) {
       l.written = 0;
       l.dropped = 0;
     }
-    if (l.written >= l.lines_per_second) {
+    limit = l.lines_per_second;
+    if (l.written >= limit) {
       ++l.dropped;
       return;
     }
@@ -53,7 +55,7 @@ void LimitedLog(gpr_log_func_args* args) {
   const std::string stamp = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone());
   if (dropped > 0) {
     std::fprintf(stderr, "%s sortd: %ld gRPC log lines dropped in the last second (limit %d/s)\n",
-                 stamp.c_str(), dropped, l.lines_per_second);
+                 stamp.c_str(), dropped, limit);
   }
   std::fprintf(stderr, "%s grpc %s %s:%d] %s\n", stamp.c_str(), SeverityName(args->severity),
                args->file, args->line, args->message);
