@@ -33,6 +33,33 @@ TEST(CpuEngineTest, RejectsBadOptions) {
   EXPECT_EQ(CpuEngine::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A worker keeps scratch between jobs, but once its queue is empty it gives back what is above
+// idle_scratch_bytes: a one-off large request's memory does not stay with the process.
+TEST(CpuEngineTest, AnIdleWorkerGivesBackTheScratchOfALargeRequest) {
+  CpuEngineOptions options;
+  options.threads = 1;
+  options.idle_scratch_bytes = size_t{1} << 20;
+  auto engine = CpuEngine::Create(options);
+  ASSERT_TRUE(engine.ok());
+  JobProbe probe;
+  std::unique_ptr<SortJob> job = probe.Make(KeyType::kUint32, size_t{1} << 20);
+  job->spec.return_indices = true;  // keys packed with their positions: 8 MiB of scratch words
+  size_t scratch_when_done = 0;
+  job->done = [done = std::move(job->done), &scratch_when_done, e = engine->get()](
+                  const absl::Status& s, const SortReport& r) {
+    scratch_when_done = e->scratch_bytes();
+    done(s, r);
+  };
+  (*engine)->Submit(std::move(job));
+  ASSERT_TRUE(probe.status().ok());
+  EXPECT_GE(scratch_when_done, size_t{8} << 20);
+  const absl::Time limit = absl::Now() + absl::Seconds(10);
+  while ((*engine)->scratch_bytes() > 2 * options.idle_scratch_bytes && absl::Now() < limit) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_LE((*engine)->scratch_bytes(), 2 * options.idle_scratch_bytes);
+}
+
 TEST(CpuEngineTest, SortsAndReports) {
   auto engine = MakeEngine(2, 8, absl::ZeroDuration());
   JobProbe probe;

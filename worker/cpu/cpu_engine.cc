@@ -115,9 +115,23 @@ void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
 
 void CpuEngine::WorkerLoop() {
   CpuSorter sorter(&helpers_);
+  size_t reported_scratch = 0;  // this worker's share of scratch_bytes_
+  auto report_scratch = [&] {
+    scratch_bytes_.fetch_add(sorter.scratch_bytes() - reported_scratch);
+    reported_scratch = sorter.scratch_bytes();
+  };
   for (;;) {
     std::unique_ptr<SortJob> job;
     absl::Time drain_deadline;
+    bool idle = false;
+    {
+      absl::MutexLock lock(&mu_);
+      idle = queue_.empty();
+    }
+    if (idle) {
+      sorter.ReleaseScratchAbove(options_.idle_scratch_bytes);
+      report_scratch();
+    }
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -141,6 +155,7 @@ void CpuEngine::WorkerLoop() {
       }
       in_flight_.fetch_add(1);
       RunJobOnCpu(sorter, *job, report);
+      report_scratch();
       in_flight_.fetch_sub(1);
       if (options_.test_corrupt_output) CorruptKeys(*job);
       jobs_sorted_.fetch_add(1);

@@ -29,6 +29,10 @@ struct CpuEngineOptions {
   // so the response is out of order (and values no longer follow their keys). Lets the load
   // tester's verification be tested against a real server; never set in production.
   bool test_corrupt_output = false;
+  // Scratch (per buffer; each worker has two) a worker keeps once its queue is empty: requests up
+  // to about 1M keys with values reuse it without allocating, and the memory of larger ones goes
+  // back when the load ends instead of staying with every worker that ever sorted one.
+  size_t idle_scratch_bytes = size_t{16} << 20;
 };
 
 // Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
@@ -52,6 +56,8 @@ class CpuEngine : public SortEngine {
   uint64_t jobs_taken() const { return jobs_taken_.load(); }
   // Jobs that were actually sorted (not refused, expired or cancelled) since start.
   uint64_t jobs_sorted() const { return jobs_sorted_.load(); }
+  // Scratch the workers' sorters hold now (updated after each job).
+  size_t scratch_bytes() const { return scratch_bytes_.load(); }
 
  private:
   explicit CpuEngine(const CpuEngineOptions& options, int threads);
@@ -66,6 +72,7 @@ class CpuEngine : public SortEngine {
   std::atomic<uint64_t> jobs_taken_{0};
   std::atomic<size_t> in_flight_{0};
   std::atomic<uint64_t> jobs_sorted_{0};
+  std::atomic<size_t> scratch_bytes_{0};
   std::vector<std::thread> workers_;
   absl::Mutex shutdown_mu_;  // serialises Shutdown calls, so workers are joined once
 };

@@ -211,6 +211,15 @@ void* CpuSorter::Scratch(int slot, size_t bytes) {
   return scratch_[slot].get();
 }
 
+void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
+  for (int slot = 0; slot < 2; ++slot) {
+    if (scratch_size_[slot] <= keep_bytes) continue;
+    scratch_[slot].reset();
+    scratch_bytes_ -= scratch_size_[slot];
+    scratch_size_[slot] = 0;
+  }
+}
+
 size_t* CpuSorter::Counts(size_t entries) {
   if (counts_.size() < entries) counts_.resize(entries);
   return counts_.data();

@@ -53,6 +53,9 @@ class CpuSorter {
 
   // Scratch bytes held now.
   size_t scratch_bytes() const { return scratch_bytes_; }
+  // Frees scratch buffers larger than `keep_bytes`, so the memory of one unusually large request
+  // is not held for good; the next such request allocates again.
+  void ReleaseScratchAbove(size_t keep_bytes);
 
  private:
   template <typename Key>
