@@ -162,10 +162,7 @@ void SortServiceImpl::Handle(Call* call) {
   absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
       request_bytes + response_bytes,
       absl::StrCat("request ", request_bytes, " + response ", response_bytes, " bytes"));
-  if (!reservation.ok()) {
-    request->slices.reset();
-    return Refuse(call, key_type, reservation.status());
-  }
+  if (!reservation.ok()) return Refuse(call, key_type, reservation.status());
   call->Hold(*std::move(reservation));
   metrics_->RecordTransport(validated->shared_memory);
   if (validated->shared_memory) return SortInRegions(call, *request, *validated, arrival);

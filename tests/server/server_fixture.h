@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/sort_client.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "server/sortd_server.h"
 #include "worker/cpu/cpu_engine.h"
@@ -52,6 +53,54 @@ struct AsyncCall {
     stub.async()->SortKeys(&context, &request, &response,
                            [this](grpc::Status s) { promise.set_value(std::move(s)); });
   }
+};
+
+// A raw call the test drives step by step (generic API, its own completion queue).
+class RawCall {
+ public:
+  RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method)
+      : stub_(channel), call_(stub_.PrepareCall(&context_, method, &cq_)) {}
+  ~RawCall() {
+    context_.TryCancel();
+    cq_.Shutdown();
+    for (void* tag; cq_.Next(&tag, &ok_);) {
+    }
+  }
+  bool Start() {
+    return Step([&](void* tag) { call_->StartCall(tag); });
+  }
+  bool Write(const grpc::ByteBuffer& message) {
+    return Step([&](void* tag) { call_->Write(message, tag); });
+  }
+  bool Read(grpc::ByteBuffer* message) {
+    return Step([&](void* tag) { call_->Read(message, tag); });
+  }
+  bool WritesDone() {
+    return Step([&](void* tag) { call_->WritesDone(tag); });
+  }
+  grpc::Status Finish() {
+    grpc::Status status;
+    Step([&](void* tag) { call_->Finish(&status, tag); });
+    return status;
+  }
+
+ private:
+  template <typename Op>
+  bool Step(Op op) {
+    void* want = reinterpret_cast<void*>(++tag_);
+    op(want);
+    void* got = nullptr;
+    EXPECT_TRUE(cq_.Next(&got, &ok_));
+    EXPECT_EQ(got, want);
+    return ok_;
+  }
+
+  grpc::ClientContext context_;
+  grpc::CompletionQueue cq_;
+  grpc::GenericStub stub_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  intptr_t tag_ = 0;
+  bool ok_ = false;
 };
 
 }  // namespace sortd::testing

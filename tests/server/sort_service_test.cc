@@ -21,6 +21,7 @@ namespace {
 
 using testing::AsyncCall;
 using ::testing::HasSubstr;
+using testing::RawCall;
 using testing::TestServer;
 using testing::WaitFor;
 
@@ -141,23 +142,10 @@ TEST(SortServiceTest, EmptyOrMissingMessageIsInvalidArgument) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr("key_type"));
   }
-  grpc::CompletionQueue cq;
-  grpc::ClientContext context;
-  auto call = generic.PrepareCall(&context, "/sortd.v1.SortService/SortKeys", &cq);
-  auto step = [&](int tag) {
-    void* got = nullptr;
-    bool ok = false;
-    EXPECT_TRUE(cq.Next(&got, &ok));
-    EXPECT_EQ(got, reinterpret_cast<void*>(tag));
-    return ok;
-  };
-  call->StartCall(reinterpret_cast<void*>(1));
-  ASSERT_TRUE(step(1));
-  call->WritesDone(reinterpret_cast<void*>(2));  // no message
-  ASSERT_TRUE(step(2));
-  grpc::Status status;
-  call->Finish(&status, reinterpret_cast<void*>(3));
-  ASSERT_TRUE(step(3));
+  RawCall call(t.Client()->channel(), "/sortd.v1.SortService/SortKeys");
+  ASSERT_TRUE(call.Start());
+  ASSERT_TRUE(call.WritesDone());  // no message
+  const grpc::Status status = call.Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
 }
 
@@ -320,41 +308,20 @@ TEST(SortServiceTest, HealthAndReflection) {
 
   // gRPC's reflection messages live inside libgrpc++_reflection without headers, so the test
   // speaks the protocol as raw bytes: ServerReflectionRequest{list_services: ""} is field 7.
-  grpc::GenericStub generic(client->channel());
-  grpc::CompletionQueue cq;
-  grpc::ClientContext context;
-  auto call = generic.PrepareCall(
-      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
-  auto step = [&](int tag) {
-    void* got = nullptr;
-    bool ok = false;
-    EXPECT_TRUE(cq.Next(&got, &ok));
-    EXPECT_EQ(got, reinterpret_cast<void*>(tag));
-    return ok;
-  };
-  call->StartCall(reinterpret_cast<void*>(1));
-  ASSERT_TRUE(step(1));
+  RawCall call(client->channel(), "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo");
+  ASSERT_TRUE(call.Start());
   const char kListServices[] = {0x3a, 0x00};
   grpc::Slice slice(kListServices, sizeof kListServices);
-  grpc::ByteBuffer request(&slice, 1);
-  call->Write(request, reinterpret_cast<void*>(2));
-  ASSERT_TRUE(step(2));
-  call->WritesDone(reinterpret_cast<void*>(3));
-  ASSERT_TRUE(step(3));
+  ASSERT_TRUE(call.Write(grpc::ByteBuffer(&slice, 1)));
+  ASSERT_TRUE(call.WritesDone());
   grpc::ByteBuffer reply;
-  call->Read(&reply, reinterpret_cast<void*>(4));
-  ASSERT_TRUE(step(4));
+  ASSERT_TRUE(call.Read(&reply));
   grpc::Slice flat;
   ASSERT_TRUE(reply.TrySingleSlice(&flat).ok() || reply.DumpToSingleSlice(&flat).ok());
   const std::string bytes(reinterpret_cast<const char*>(flat.begin()), flat.size());
   EXPECT_THAT(bytes, HasSubstr("sortd.v1.SortService"));
-  grpc::Status status;
-  call->Finish(&status, reinterpret_cast<void*>(5));
-  step(5);
+  const grpc::Status status = call.Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
-  cq.Shutdown();
-  for (void* tag; cq.Next(&tag, nullptr);) {
-  }
 }
 
 TEST(SortServiceTest, DrainFinishesAcceptedRequestsAndRefusesNewOnes) {
