@@ -92,6 +92,27 @@ absl::Status CheckSharedMemoryListen(const std::string& address) {
       "127.0.0.1, [::1] or localhost"));
 }
 
+// Limits that would make the server refuse every call (or cancel every response) are refused at
+// start, naming the flag.
+absl::Status CheckConnectionLimits(const ServerOptions& options) {
+  if (options.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_concurrent_streams must be at least 1 (is ", options.max_concurrent_streams, ")"));
+  }
+  const std::pair<const char*, absl::Duration> durations[] = {
+      {"--send_timeout", options.send_timeout},
+      {"--max_connection_idle", options.max_connection_idle},
+      {"--keepalive_time", options.keepalive_time},
+      {"--keepalive_timeout", options.keepalive_timeout}};
+  for (const auto& [flag, value] : durations) {
+    if (value <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " must be positive (is ", absl::FormatDuration(value), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
@@ -118,6 +139,10 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     const ServerOptions& options, std::unique_ptr<Metrics> metrics,
     std::unique_ptr<SortEngine> engine) {
   if (engine == nullptr) return absl::InvalidArgumentError("no engine given to the server");
+  if (absl::Status limits = CheckConnectionLimits(options); !limits.ok()) {
+    engine->Shutdown(absl::InfinitePast());
+    return limits;
+  }
   if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
   std::unique_ptr<RegionRegistry> regions;
   if (options.shared_memory.enabled) {

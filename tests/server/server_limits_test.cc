@@ -20,6 +20,7 @@ namespace {
 using ::testing::AllOf;
 using testing::AsyncCall;
 using ::testing::HasSubstr;
+using testing::RawCall;
 using testing::TestServer;
 using testing::WaitFor;
 
@@ -38,54 +39,6 @@ grpc::ByteBuffer Serialized(const v1::SortRequest& request) {
   grpc::Slice slice(bytes);
   return grpc::ByteBuffer(&slice, 1);
 }
-
-// A raw call the test drives step by step (generic API, its own completion queue).
-class RawCall {
- public:
-  RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method)
-      : stub_(channel), call_(stub_.PrepareCall(&context_, method, &cq_)) {}
-  ~RawCall() {
-    context_.TryCancel();
-    cq_.Shutdown();
-    for (void* tag; cq_.Next(&tag, &ok_);) {
-    }
-  }
-  bool Start() {
-    return Step([&](void* tag) { call_->StartCall(tag); });
-  }
-  bool Write(const grpc::ByteBuffer& message) {
-    return Step([&](void* tag) { call_->Write(message, tag); });
-  }
-  bool Read(grpc::ByteBuffer* message) {
-    return Step([&](void* tag) { call_->Read(message, tag); });
-  }
-  bool WritesDone() {
-    return Step([&](void* tag) { call_->WritesDone(tag); });
-  }
-  grpc::Status Finish() {
-    grpc::Status status;
-    Step([&](void* tag) { call_->Finish(&status, tag); });
-    return status;
-  }
-
- private:
-  template <typename Op>
-  bool Step(Op op) {
-    void* want = reinterpret_cast<void*>(++tag_);
-    op(want);
-    void* got = nullptr;
-    EXPECT_TRUE(cq_.Next(&got, &ok_));
-    EXPECT_EQ(got, want);
-    return ok_;
-  }
-
-  grpc::ClientContext context_;
-  grpc::CompletionQueue cq_;
-  grpc::GenericStub stub_;
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
-  intptr_t tag_ = 0;
-  bool ok_ = false;
-};
 
 TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
   MemoryBudget budget(1000, "--max_inflight_bytes");
@@ -145,6 +98,31 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   EXPECT_EQ(too_big.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(too_big.message()), HasSubstr("more than the server's whole budget"));
   EXPECT_EQ(t.engine->jobs_taken(), 2u);  // refused calls never reached the engine
+}
+
+TEST(ServerLimitsTest, LimitsThatWouldRefuseEveryCallAreRefusedAtStart) {
+  auto start = [](const ServerOptions& options) {
+    auto engine = CpuEngine::Create({});
+    EXPECT_TRUE(engine.ok());
+    return SortdServer::Start(options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}),
+                              std::move(*engine))
+        .status();
+  };
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.max_concurrent_streams = 0;
+  absl::Status s = start(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max_concurrent_streams must be at least 1"));
+  options.max_concurrent_streams = 32;
+  options.send_timeout = absl::ZeroDuration();
+  s = start(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--send_timeout must be positive (is 0)"));
+  options.send_timeout = absl::Seconds(1);
+  options.keepalive_timeout = absl::Seconds(-1);
+  s = start(options);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--keepalive_timeout must be positive (is -1s)"));
 }
 
 TEST(ServerLimitsTest, CompressedRequestsAreRefused) {
