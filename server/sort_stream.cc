@@ -104,8 +104,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     const size_t n = stream_.n, input = n * (key_width() + value_width());
     const size_t result = n * ResultBytesPerKey(stream_.spec);
     absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
-        input + result, absl::StrCat("a stream of ", n, " keys: input ", input, " + result ",
-                                     result, " bytes"));
+        input + result,
+        absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result, " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
     keys_ = OutputBytes::Allocate(n * key_width());
@@ -128,12 +128,13 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                                                      stream_.n));
     }
     if (value_bytes != count * value_width()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, "values: ", value_bytes, " bytes, but ", count, " keys x value_width ",
-          value_width(), " = ", count * value_width(), " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(where, "values: ", value_bytes, " bytes, but ",
+                                                     count, " keys x value_width ", value_width(),
+                                                     " = ", count * value_width(), " bytes"));
     }
     chunk.keys.CopyTo(0, key_bytes, keys_.data + received_ * key_width());
-    if (value_bytes != 0) chunk.values.CopyTo(0, value_bytes, values_.data + received_ * value_width());
+    if (value_bytes != 0)
+      chunk.values.CopyTo(0, value_bytes, values_.data + received_ * value_width());
     received_ += count;
     return absl::OkStatus();
   }
@@ -146,9 +147,9 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       return Fail(absl::InvalidArgumentError("SortStream: the stream ended without a header"));
     }
     if (received_ < stream_.n) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("SortStream: the stream ended after ",
-                                                          received_, " of header.key_count ",
-                                                          stream_.n, " keys")));
+      return Fail(
+          absl::InvalidArgumentError(absl::StrCat("SortStream: the stream ended after ", received_,
+                                                  " of header.key_count ", stream_.n, " keys")));
     }
     Sort();
   }

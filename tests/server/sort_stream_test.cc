@@ -36,7 +36,7 @@ struct StreamShape {
   bool descending = false;
   bool stable = false;
   bool indices = false;
-  size_t chunk_keys = 1000;            // keys per request message
+  size_t chunk_keys = 1000;          // keys per request message
   uint64_t response_chunk_keys = 0;  // keys per answer message (0: the server's choice)
 };
 
@@ -121,9 +121,9 @@ TEST(SortStreamTest, EveryKeyTypeInChunksThatDoNotDivideTheArray) {
     spec.descending = s.descending;
     spec.stable = s.stable;
     spec.return_indices = s.indices;
-    EXPECT_TRUE(testing::VerifySortResult(
-        spec, keys, values, testing::ReferenceSortKeys(s.type, keys, s.descending),
-        {r.keys, r.values, r.indices}, s.stable));
+    EXPECT_TRUE(testing::VerifySortResult(spec, keys, values,
+                                          testing::ReferenceSortKeys(s.type, keys, s.descending),
+                                          {r.keys, r.values, r.indices}, s.stable));
     const size_t per_message = s.response_chunk_keys != 0 ? s.response_chunk_keys : s.n;
     EXPECT_EQ(r.messages, s.n == 0 ? 1 : (s.n + per_message - 1) / per_message);
     EXPECT_EQ(r.last.device(), "cpu");
@@ -139,8 +139,8 @@ TEST(SortStreamTest, AnArrayPastMaxRequestBytesGoesThroughAStreamButNotSortKeys)
   auto client = t.Client();
   auto stub = v1::SortService::NewStub(client->channel());
   StreamShape s{KeyType::kUint64, 100'003, 8, false, true, false, 3000};
-  const std::string keys = testing::MakeKeys(s.type, s.n, testing::Distribution::kRandom,
-                                             testing::TestSeed());
+  const std::string keys =
+      testing::MakeKeys(s.type, s.n, testing::Distribution::kRandom, testing::TestSeed());
   const std::string values = testing::MakeValues(8, s.n);
   StreamResult r = RunStream(*stub, s, keys, values);
   ASSERT_TRUE(r.status.ok()) << r.status.error_message();
@@ -211,8 +211,9 @@ TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
                 "values: 4 bytes, but 5 keys x value_width 0 = 0 bytes");
   ExpectRefused(*stub, {Header(10, 5)}, StatusCode::INVALID_ARGUMENT,
                 "header: value_width: 5 is not supported");
-  ExpectRefused(*stub, {Header((1 << 20) + 1)}, StatusCode::RESOURCE_EXHAUSTED,
-                "1048577 keys exceed this server's limit of 1048576 per stream (--max_stream_keys)");
+  ExpectRefused(
+      *stub, {Header((1 << 20) + 1)}, StatusCode::RESOURCE_EXHAUSTED,
+      "1048577 keys exceed this server's limit of 1048576 per stream (--max_stream_keys)");
   ExpectRefused(*stub, {Header(1 << 20, 8)}, StatusCode::RESOURCE_EXHAUSTED,
                 "a stream of 1048576 keys: input 12582912 + result 12582912 bytes");
   v1::SortStreamRequest huge_answers = Header(10);
@@ -234,9 +235,8 @@ TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
   EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("SortStream message 1: not a SortStreamRequest"));
 
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
   // Other work is untouched.
   auto sorted = client->Sort<uint32_t>(std::vector<uint32_t>{3, 1, 2});
   ASSERT_TRUE(sorted.ok()) << sorted.status();
@@ -275,9 +275,8 @@ TEST(SortStreamTest, DeadlineAndCancellationMidUploadFreeTheStream) {
     const grpc::Status status = call->Finish();  // the rest never comes
     EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
   {
     grpc::ClientContext context;
     std::unique_ptr<StreamCall> call = stub->SortStream(&context);
@@ -287,9 +286,8 @@ TEST(SortStreamTest, DeadlineAndCancellationMidUploadFreeTheStream) {
     context.TryCancel();
     EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
   }
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
 }
 
 TEST(SortStreamTest, AClientThatStopsReadingTheAnswerIsCancelledAfterTheSendTimeout) {
@@ -312,9 +310,8 @@ TEST(SortStreamTest, AClientThatStopsReadingTheAnswerIsCancelledAfterTheSendTime
   call->WritesDone();
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
       << "the stalled answer was never cancelled";
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0; }));
   size_t keys = 0;
   for (v1::SortResponse answer; call->Read(&answer);) keys += answer.keys().size() / 4;
   EXPECT_LT(keys, n) << "the cancelled answer still arrived whole";
