@@ -37,7 +37,7 @@ OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver
     : options_(options),
       observer_(observer),
       submit_run_(std::move(submit_run)),
-      merge_pool_(std::max(0, options.merge_threads)) {}
+      merge_pool_(std::max(1, options.merge_threads)) {}
 
 OutOfCoreSorter::~OutOfCoreSorter() { Wait(); }
 
@@ -74,7 +74,10 @@ void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t
   state->keys = OutputBytes::Allocate(n * KeyWidth(spec.key_type));
   if (spec.value_width != 0) state->values = OutputBytes::Allocate(n * spec.value_width);
   if (spec.return_indices) state->indices = OutputBytes::Allocate(n * sizeof(uint32_t));
-  state->report.algorithm = spec.algorithm;
+  {
+    absl::MutexLock lock(&state->mu);  // not shared yet; the lock is for the analysis
+    state->report.algorithm = spec.algorithm;
+  }
   state->job = std::move(job);
   {
     absl::MutexLock lock(&mu_);

@@ -24,7 +24,7 @@ namespace sortd {
 struct OutOfCoreOptions {
   // Threads that merge the sorted runs; one job's merge is split across all of them (and the
   // thread that starts it). Never the device workers' or gRPC's threads: a merge of gigabytes
-  // takes them for as long as it runs.
+  // takes them for as long as it runs. At least one.
   int merge_threads = 8;
   // Fewest output keys one merge thread takes: finding a thread's share costs a few thousand
   // binary-search steps, so smaller shares would spend more time cutting than merging.
