@@ -14,11 +14,11 @@ namespace sortd {
 struct OutOfCoreSorter::Job {
   std::unique_ptr<SortJob> job;  // the caller's; null once done has been called
   std::vector<size_t> starts;    // run r sorts keys [starts[r], starts[r + 1])
-  size_t window = 1;
   // The runs' outputs, back to back in the job's order (SortedRuns' layout).
   OutputBytes keys, values, indices;
 
   absl::Mutex mu;
+  size_t window ABSL_GUARDED_BY(mu) = 1;  // runs taken by devices at a time
   size_t next_run ABSL_GUARDED_BY(mu) = 0;
   std::vector<size_t> refused ABSL_GUARDED_BY(mu);  // runs a full queue refused, retried first
   size_t running ABSL_GUARDED_BY(mu) = 0;           // taken by a device, not yet done
@@ -42,8 +42,21 @@ OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver
 OutOfCoreSorter::~OutOfCoreSorter() { Wait(); }
 
 void OutOfCoreSorter::BeginDrain(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
-  drain_deadline_ = deadline;
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    drain_deadline_ = deadline;
+    jobs = active_;
+  }
+  // The workers close their queues next: every run not yet handed out goes now, so the drain
+  // sorts the jobs already taken whole instead of failing them at their next run.
+  for (const auto& job : jobs) {
+    {
+      absl::MutexLock lock(&job->mu);
+      job->window = SIZE_MAX;
+    }
+    Pump(job);
+  }
 }
 
 absl::Time OutOfCoreSorter::drain_deadline() const {
@@ -54,12 +67,12 @@ absl::Time OutOfCoreSorter::drain_deadline() const {
 void OutOfCoreSorter::Wait() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](size_t* in_flight) { return *in_flight == 0; }, &in_flight_));
+      +[](std::vector<std::shared_ptr<Job>>* active) { return active->empty(); }, &active_));
 }
 
 size_t OutOfCoreSorter::sorts_in_flight() const {
   absl::MutexLock lock(&mu_);
-  return in_flight_;
+  return active_.size();
 }
 
 void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window) {
@@ -70,18 +83,18 @@ void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t
   const size_t n = job->n;
   const size_t runs = (n + std::max<size_t>(run_keys, 1) - 1) / std::max<size_t>(run_keys, 1);
   for (size_t r = 0; r <= runs; ++r) state->starts.push_back(n * r / runs);
-  state->window = std::max<size_t>(window, 1);
   state->keys = OutputBytes::Allocate(n * KeyWidth(spec.key_type));
   if (spec.value_width != 0) state->values = OutputBytes::Allocate(n * spec.value_width);
   if (spec.return_indices) state->indices = OutputBytes::Allocate(n * sizeof(uint32_t));
   {
     absl::MutexLock lock(&state->mu);  // not shared yet; the lock is for the analysis
+    state->window = std::max<size_t>(window, 1);
     state->report.algorithm = spec.algorithm;
   }
   state->job = std::move(job);
   {
     absl::MutexLock lock(&mu_);
-    ++in_flight_;
+    active_.push_back(state);
   }
   if (observer_ != nullptr) observer_->OnOutOfCore(runs);
   Pump(state);
@@ -237,7 +250,8 @@ void OutOfCoreSorter::Finish(Job& job, const absl::Status& status, const SortRep
   job.job->done(status, report);
   job.job.reset();
   absl::MutexLock lock(&mu_);
-  --in_flight_;
+  active_.erase(std::find_if(active_.begin(), active_.end(),
+                             [&job](const std::shared_ptr<Job>& j) { return j.get() == &job; }));
 }
 
 }  // namespace sortd

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -52,7 +53,9 @@ class OutOfCoreSorter {
   // sort work.
   void Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window);
 
-  // Runs not yet handed to a device, and merges not yet begun, fail UNAVAILABLE after `deadline`.
+  // Hands every run not yet handed out to the devices now (before their queues close; the pool
+  // sends those refused by a closed queue to the CPU engine while it drains). Runs and merges not
+  // begun by `deadline` fail UNAVAILABLE.
   void BeginDrain(absl::Time deadline);
   // Returns once every sort taken has called its done. Call when no run can finish any more
   // (the pool's workers and CPU engine have shut down), or it may wait for them.
@@ -79,7 +82,8 @@ class OutOfCoreSorter {
   const SubmitRun submit_run_;
   mutable absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  // The sorts taken whose done has not been called yet.
+  std::vector<std::shared_ptr<Job>> active_ ABSL_GUARDED_BY(mu_);
   ThreadPool merge_pool_;  // last: its threads stop before the state they use goes
 };
 

@@ -138,7 +138,10 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
     case DeviceWorker::SubmitResult::kFull:
       return absl::ResourceExhaustedError(QueueFullMessage(*worker));
     case DeviceWorker::SubmitResult::kClosed:
-      return absl::UnavailableError("the server is shutting down and takes no new requests");
+      // Draining: the run belongs to a job already taken, and the CPU engine takes work until
+      // the workers are done (it refuses UNAVAILABLE after).
+      cpu_->Submit(std::move(run));
+      return absl::OkStatus();
     case DeviceWorker::SubmitResult::kUnhealthy: break;
   }
   Reroute(std::move(run));  // lost between the pick and the submit

@@ -323,6 +323,34 @@ TEST(OutOfCoreTest, CancelledExpiredAndDrainedJobsFailBeforeAnyRun) {
   for (BigJob* r : {&cancelled, &expired, &drained}) EXPECT_EQ(r->done_calls.load(), 1);
 }
 
+// A drain finishes the out-of-core sorts already taken: their remaining runs are handed out before
+// the workers' queues close. A drain with no time left fails them once, after their runs in flight.
+TEST(OutOfCoreTest, ShutdownDrainsSortsInFlightOrFailsThemOnce) {
+  for (bool drain : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "drain " << drain);
+    std::vector<CpuSortDeviceOptions> options(2);
+    options[0].name = "cpu-device:0";
+    options[1].name = "cpu-device:1";
+    options[0].delay_per_batch = options[1].delay_per_batch = absl::Milliseconds(10);
+    Pool pool = MakePool(nullptr, options);
+    SortSpec spec;
+    spec.key_type = KeyType::kUint64;
+    spec.return_indices = true;
+    spec.algorithm = Algorithm::kRadix;
+    BigJob job;
+    pool.engine->Submit(job.Make(spec, 8 * KeysPerRun(spec) - 3, Distribution::kFewUnique, 6));
+    pool.engine->Shutdown(drain ? absl::InfiniteFuture() : absl::InfinitePast());
+    ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
+    const absl::Status status = job.Result().first;
+    if (drain) {
+      ASSERT_TRUE(status.ok()) << status;
+      EXPECT_TRUE(job.Verify());
+    } else {
+      EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+    }
+  }
+}
+
 // The sorter with a device driven by hand: runs are held until the test finishes them, and the
 // "queue" refuses a run while two are held.
 class HandDevice {
@@ -384,6 +412,7 @@ TEST(OutOfCoreSorterTest, RunsRefusedByAFullQueueAreRetriedWhenAnotherFinishes) 
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_TRUE(run.Verify());
   EXPECT_EQ(report.device, "hand");
+  sorter.Wait();  // the merge thread counts the sort out after its done returns
   EXPECT_EQ(sorter.sorts_in_flight(), 0u);
   EXPECT_EQ(run.done_calls.load(), 1);
 }
