@@ -197,6 +197,13 @@ Metrics::Metrics(const BuildInfo& build)
                             "--send_timeout.")
                         .Register(*registry_)
                         .Add({});
+  out_of_core_sorts_ = &prometheus::BuildCounter()
+                            .Name("sortd_out_of_core_sorts_total")
+                            .Help(
+                                "Requests larger than every GPU worker's pools, sorted in runs on "
+                                "the GPUs and merged on the host.")
+                            .Register(*registry_)
+                            .Add({});
 }
 
 void Metrics::RecordTransport(bool shared_memory) {
@@ -261,6 +268,8 @@ void Metrics::OnLaunch(absl::string_view worker, size_t requests, size_t keys) {
   launch_requests_.Get({worker}).Observe(static_cast<double>(requests));
   launch_keys_.Get({worker}).Observe(static_cast<double>(keys));
 }
+
+void Metrics::OnOutOfCore(size_t runs) { out_of_core_sorts_->Increment(); }
 
 std::string Metrics::Scrape() const {
   std::vector<prometheus::MetricFamily> families = registry_->Collect();

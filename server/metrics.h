@@ -50,6 +50,7 @@ class Metrics : public EngineObserver {
   void RecordSort(absl::string_view key_type, const SortReport& report, size_t keys, size_t bytes);
 
   void OnLaunch(absl::string_view worker, size_t requests, size_t keys) override;
+  void OnOutOfCore(size_t runs) override;
 
   // One SortKeys request that passed validation, by how its arrays travelled.
   void RecordTransport(bool shared_memory);
@@ -81,6 +82,7 @@ class Metrics : public EngineObserver {
   std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
+  prometheus::Counter* out_of_core_sorts_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -19,6 +19,10 @@
 namespace sortd {
 
 // What ran and where the time went, reported with every finished job.
+// A job too large for any device's pools, sorted in runs on the devices and merged on the host
+// (worker/pool/out_of_core.h), reports the algorithm of its runs, every device that sorted one
+// ("cuda:0+cuda:1"), the wait before its first run started as `queued`, the runs' stage times
+// summed, and the host merge's time within `compute`.
 struct SortReport {
   Algorithm algorithm = Algorithm::kCpu;
   std::string device;  // "cpu", "cuda:0", ...
@@ -48,6 +52,8 @@ class EngineObserver {
   virtual ~EngineObserver() = default;
   // One launch sorted `requests` requests holding `keys` keys together.
   virtual void OnLaunch(absl::string_view worker, size_t requests, size_t keys) = 0;
+  // A job larger than every device's pools is being sorted in `runs` runs and merged on the host.
+  virtual void OnOutOfCore(size_t runs) {}
 };
 
 struct SortJob {

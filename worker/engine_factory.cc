@@ -1,5 +1,7 @@
 #include "worker/engine_factory.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -68,15 +70,24 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
     for (int w = 0; w < std::max(1, options.workers_per_gpu); ++w) {
       CpuSortDeviceOptions device_options;
       device_options.name = absl::StrCat("cpu-device:", d);
-      device_options.staging_pool_bytes = options.device.pinned_pool_bytes > 0
-                                              ? options.device.pinned_pool_bytes
-                                              : size_t{256} << 20;
-      // As a GPU worker's: room for the staging layout's alignment padding.
+      // Sized as a GPU worker's pools are (CudaSortDevice::max_request_bytes) when the device
+      // pool is given, so --gpu_memory_pool_bytes bounds a stand-in's requests as a GPU's: room
+      // for the staging layout's alignment padding, and a quarter of the device pool.
+      const size_t device_pool = options.device.device_pool_bytes;
+      device_options.staging_pool_bytes =
+          options.device.pinned_pool_bytes > 0 ? options.device.pinned_pool_bytes
+          : device_pool > 0                    ? std::min(device_pool / 2, size_t{2} << 30)
+                                               : size_t{256} << 20;
       device_options.max_request_bytes = device_options.staging_pool_bytes * 9 / 10;
+      if (device_pool > 0) {
+        device_options.max_request_bytes =
+            std::min(device_options.max_request_bytes, device_pool / 4);
+      }
       device_options.lose_at_batch = options.device.test_lose_at_batch;
       device_options.fail_every = options.device.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",
-                       device_options.staging_pool_bytes >> 20, " MiB"));
+                       device_options.staging_pool_bytes >> 20, " MiB, largest request ",
+                       device_options.max_request_bytes >> 10, " KiB"));
       devices.push_back(std::make_unique<CpuSortDevice>(device_options));
     }
   }

@@ -33,6 +33,22 @@ void ByteSource::CopyTo(size_t offset, size_t len, char* dst) const {
   }
 }
 
+ByteSource ByteSource::Slice(size_t offset, size_t len) const {
+  ByteSource slice;
+  slice.dma_ready_ = dma_ready_;
+  if (len == 0) return slice;
+  size_t i = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin() - 1;
+  size_t within = offset - starts_[i];
+  while (len > 0) {
+    const size_t take = std::min(len, pieces_[i].size() - within);
+    slice.Append(pieces_[i].substr(within, take));
+    len -= take;
+    within = 0;
+    ++i;
+  }
+  return slice;
+}
+
 OutputBytes OutputBytes::Allocate(size_t size) {
   OutputBytes out;
   out.size = size;

@@ -32,6 +32,9 @@ class ByteSource {
 
   // Copies bytes [offset, offset + len) to dst; the range must lie within size().
   void CopyTo(size_t offset, size_t len, char* dst) const;
+  // Bytes [offset, offset + len) as a source of their own: views of the same pieces (nothing is
+  // copied), pinned for DMA when these are. The range must lie within size().
+  ByteSource Slice(size_t offset, size_t len) const;
 
  private:
   std::vector<absl::string_view> pieces_;

@@ -3,7 +3,8 @@
 # for two GPUs (--test_stand_in_gpus=2), driven by sortctl bench, which checks every response.
 # Mixed sizes, key types and payloads are all sorted and both "GPUs" take work; small requests
 # are batched (the launch-size histogram); a lost device fails only the batch it was running,
-# is reported unhealthy in /metrics, and the rest of the work goes on elsewhere.
+# is reported unhealthy in /metrics, and the rest of the work goes on elsewhere. Requests larger
+# than a stand-in's pools are sorted out of core on the stand-ins.
 # Usage: pool_stand_in_test.sh SORTD SORTCTL
 set -euo pipefail
 sortd=$1
@@ -40,6 +41,21 @@ launches=$(python3 -c "print($(metric sortd_launch_requests_count cpu-device) - 
 requests=$(python3 -c "print($(metric sortd_launch_requests_sum cpu-device) - $requests_before)")
 echo "  small requests: $requests in $launches launches"
 check "small requests share launches (batching)" python3 -c "import sys; sys.exit(0 if $requests == 2000 and $launches <= 1000 else 1)"
+
+# Out of core: --gpu_memory_pool_bytes sizes a stand-in's largest request as a GPU's (a quarter of
+# the device pool, 1 MiB here), so requests of 4 MiB and a little more (5 uneven runs of 20-byte
+# keys with values and indices) are sorted in runs on the stand-ins and merged on the host.
+start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20))
+check "the stand-ins take their largest request from the device pool" \
+  grep -q 'cpu-device:1 worker 1: CPU stand-in for a GPU, staging 64 MiB, largest request 1024 KiB' "$sortd_log"
+"${bench[@]}" --target="127.0.0.1:$port" --requests=6 --concurrency=2 --key_type=f64 --value_width=8 \
+  --indices --stable --sizes=fixed:$(((4 << 20) / 20 + 1)) >"$work/ooc.json"
+check "6 requests 4x the largest a stand-in can hold: verified" json_check "$work/ooc.json" \
+  "r['requests_ok'] == 6 and r['errors'] == 0 and r['passed']"
+check "sorted on the stand-in GPUs, not the CPU engine" json_check "$work/ooc.json" \
+  "all(w.split()[0].startswith('cpu-device:') for w in r['served_by']) and
+   any('+' in w.split()[0] for w in r['served_by'])"
+check "counted as out-of-core sorts" test "$(metric sortd_out_of_core_sorts_total '')" = 6.0
 
 # Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
 # by the remaining devices and then the CPU engine.

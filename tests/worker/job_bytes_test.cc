@@ -26,6 +26,30 @@ TEST(ByteSourceTest, CopiesEveryRangeAcrossPieces) {
   }
 }
 
+// Slices view the source's own pieces (no copy) and keep its DMA mark.
+TEST(ByteSourceTest, SlicesEveryRangeWithoutCopying) {
+  const std::string text = "abcdefghijklmnopqrstuvwxyz";
+  ByteSource source;
+  for (auto [at, len] : {std::pair{0, 1}, {1, 9}, {10, 1}, {11, 15}}) {
+    source.Append(absl::string_view(text).substr(at, len));
+  }
+  source.set_dma_ready(true);
+  for (size_t begin = 0; begin <= text.size(); ++begin) {
+    for (size_t end = begin; end <= text.size(); ++end) {
+      const ByteSource slice = source.Slice(begin, end - begin);
+      ASSERT_EQ(slice.size(), end - begin);
+      EXPECT_TRUE(slice.dma_ready());
+      std::string joined;
+      for (absl::string_view piece : slice.pieces()) {
+        ASSERT_GE(piece.data(), text.data());
+        ASSERT_LE(piece.data() + piece.size(), text.data() + text.size());
+        joined.append(piece.data(), piece.size());
+      }
+      ASSERT_EQ(joined, text.substr(begin, end - begin)) << begin << ".." << end;
+    }
+  }
+}
+
 TEST(ByteSourceTest, OnePieceIsContiguous) {
   const std::string text = "xyz";
   EXPECT_EQ(ByteSource(text).contiguous()->data(), text.data());

@@ -1,5 +1,6 @@
 #include "worker/pool/pool_engine.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +40,10 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
         [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
   }
   engine->gpu_count_ = gpus.size();
+  PoolEngine* self = engine.get();
+  engine->out_of_core_ = std::make_unique<OutOfCoreSorter>(
+      options.out_of_core, options.observer,
+      [self](std::unique_ptr<SortJob>& run) { return self->SubmitRun(run); });
   return engine;
 }
 
@@ -79,18 +84,20 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
                              options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
   if (worker == nullptr) {
-    // No device wanted, none healthy, or none large enough: the CPU engine serves, and the
-    // response says so.
+    if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(*job) : 0; run_keys > 0) {
+      // Too large for any device: sorted in runs that fit one, then merged on the host.
+      out_of_core_->Sort(std::move(job), run_keys, healthy_workers());
+      return;
+    }
+    // No device wanted, none healthy, or none with staging free now: the CPU engine serves, and
+    // the response says so.
     cpu_->Submit(std::move(job));
     return;
   }
   switch (worker->Submit(job)) {
     case DeviceWorker::SubmitResult::kQueued: return;
     case DeviceWorker::SubmitResult::kFull:
-      job->done(absl::ResourceExhaustedError(absl::StrCat(
-                    "worker ", worker->name(), "'s queue is full (", worker->Stats().queue_depth,
-                    " jobs queued, limit ", options_.batching.max_queued_jobs,
-                    ", --gpu_queue_limit; the least-loaded healthy GPU); retry later")),
+      job->done(absl::ResourceExhaustedError(QueueFullMessage(*worker)),
                 SortReport{hint, worker->device().name(), {}, {}, {}, {}});
       return;
     case DeviceWorker::SubmitResult::kClosed:
@@ -101,6 +108,44 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
       Reroute(std::move(job));  // lost between the pick and the submit
       return;
   }
+}
+
+std::string PoolEngine::QueueFullMessage(const DeviceWorker& worker) const {
+  return absl::StrCat("worker ", worker.name(), "'s queue is full (", worker.Stats().queue_depth,
+                      " jobs queued, limit ", options_.batching.max_queued_jobs,
+                      ", --gpu_queue_limit; the least-loaded healthy GPU); retry later");
+}
+
+size_t PoolEngine::OutOfCoreRunKeys(const SortJob& job) const {
+  size_t largest = 0;
+  for (const auto& w : workers_) {
+    if (w->healthy()) largest = std::max(largest, w->device().max_request_bytes());
+  }
+  if (largest == 0 || JobBytes(job) <= largest) return 0;
+  return largest / ResultBytesPerKey(job.spec);
+}
+
+absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
+  DeviceWorker* worker = PickWorker(*run);
+  if (worker == nullptr) {
+    // Every device lost since the sort began, or their staging held by responses being sent: the
+    // run goes where any job would, so the sort still finishes.
+    cpu_->Submit(std::move(run));
+    return absl::OkStatus();
+  }
+  switch (worker->Submit(run)) {
+    case DeviceWorker::SubmitResult::kQueued: return absl::OkStatus();
+    case DeviceWorker::SubmitResult::kFull:
+      return absl::ResourceExhaustedError(QueueFullMessage(*worker));
+    case DeviceWorker::SubmitResult::kClosed:
+      // Draining: the run belongs to a job already taken, and the CPU engine takes work until
+      // the workers are done (it refuses UNAVAILABLE after).
+      cpu_->Submit(std::move(run));
+      return absl::OkStatus();
+    case DeviceWorker::SubmitResult::kUnhealthy: break;
+  }
+  Reroute(std::move(run));  // lost between the pick and the submit
+  return absl::OkStatus();
 }
 
 void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
@@ -114,9 +159,12 @@ void PoolEngine::Shutdown(absl::Time deadline) {
   // the others keep starting queued jobs past it. The CPU engine keeps taking rerouted jobs
   // until the workers are done, under the same deadline.
   cpu_->BeginDrain(deadline);
+  if (out_of_core_ != nullptr) out_of_core_->BeginDrain(deadline);
   for (auto& w : workers_) w->BeginShutdown(deadline);
   for (auto& w : workers_) w->Join();
   cpu_->Shutdown(deadline);
+  // No run can finish now, so every out-of-core sort has failed or is merging; merges run on.
+  if (out_of_core_ != nullptr) out_of_core_->Wait();
 }
 
 std::vector<WorkerStats> PoolEngine::Stats() const {

@@ -1,7 +1,7 @@
 // The engine of a server with GPUs: one DeviceWorker per device, a scheduler that sends each job
-// to the least-loaded healthy worker, AUTO's cost model, and the CPU engine as the fallback for
-// requests the model gives it, for requests no device can hold, and for everything once every
-// device is unhealthy.
+// to the least-loaded healthy worker, AUTO's cost model, out-of-core sorts (in runs on the
+// devices, merged on the host) for requests no device can hold, and the CPU engine as the fallback
+// for requests the model gives it and for everything once every device is unhealthy.
 #pragma once
 
 #include <memory>
@@ -13,12 +13,14 @@
 #include "worker/pool/batch_queue.h"
 #include "worker/pool/cost_model.h"
 #include "worker/pool/device_worker.h"
+#include "worker/pool/out_of_core.h"
 
 namespace sortd {
 
 struct PoolEngineOptions {
   BatchPolicy batching;
   CostModel cost_model;
+  OutOfCoreOptions out_of_core;
   EngineObserver* observer = nullptr;  // may be null; must outlive the engine
 };
 
@@ -43,6 +45,12 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
+  // Keys per run when `job` is larger than every healthy device can hold (it is then sorted out
+  // of core in runs of that size); 0 when it is not, or when no device is healthy.
+  size_t OutOfCoreRunKeys(const SortJob& job) const;
+  // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
+  absl::Status SubmitRun(std::unique_ptr<SortJob>& run);
+  std::string QueueFullMessage(const DeviceWorker& worker) const;
 
   const PoolEngineOptions options_;
   std::unique_ptr<SortEngine> cpu_;
@@ -50,6 +58,8 @@ class PoolEngine : public SortEngine {
   // Workers sharing a GPU (same device name) share its index here, in [0, gpu_count_).
   std::vector<size_t> gpu_of_worker_;
   size_t gpu_count_ = 0;
+  // Its runs call back into this engine; Shutdown has waited for them before anything goes.
+  std::unique_ptr<OutOfCoreSorter> out_of_core_;
 };
 
 }  // namespace sortd

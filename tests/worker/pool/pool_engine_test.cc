@@ -419,7 +419,9 @@ TEST(PoolEngineTest, WorkLeavesABusyGpuForAnIdleOneBeforeItsSecondWorker) {
   EXPECT_EQ(pool.devices[1]->batch_sizes().size(), 1u);  // the idle worker of cpu-device:0
 }
 
-TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeGoesToCpu) {
+// Too large for the device's pools: sorted out of core, in runs on the device
+// (tests/worker/pool/out_of_core_test.cc covers those sorts).
+TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeRunsInRuns) {
   std::vector<std::unique_ptr<SortDevice>> devices;
   CpuSortDeviceOptions small_pool;
   small_pool.max_request_bytes = 1 << 20;
@@ -439,8 +441,11 @@ TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeGoesToCpu) {
   (*engine)->Submit(huge.Make(KeyType::kUint32, 1 << 20, Algorithm::kAuto));  // 4 MiB > pool
   EXPECT_EQ(tiny.result.get().second.device, "cpu");
   EXPECT_EQ(medium.result.get().second.device, "cpu-device:0");
-  EXPECT_EQ(huge.result.get().second.device, "cpu");
-  EXPECT_EQ(raw->batch_sizes().size(), 1u);
+  auto [huge_status, huge_report] = huge.result.get();
+  ASSERT_TRUE(huge_status.ok()) << huge_status;
+  EXPECT_EQ(huge_report.device, "cpu-device:0");
+  EXPECT_EQ(huge.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, huge.keys, false));
+  EXPECT_EQ(raw->batch_sizes().size(), 1u + 4u);  // 4 MiB of keys: 4 runs of 1 MiB
 }
 
 }  // namespace
