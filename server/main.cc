@@ -49,6 +49,9 @@ ABSL_FLAG(uint64_t, pinned_pool_bytes, sortd::CudaSortDeviceOptions().pinned_poo
 ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::CudaSortDeviceOptions().transfer_chunk_bytes,
           "A request's input larger than this goes to the GPU in chunks of this size (larger "
           "chunks when it would need over 64), so host copies overlap DMA");
+ABSL_FLAG(int, out_of_core_merge_threads, sortd::OutOfCoreOptions().merge_threads,
+          "Threads merging the GPU-sorted runs of arrays larger than every GPU's pools; 0 means "
+          "one per hardware thread");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
@@ -221,6 +224,7 @@ int main(int argc, char** argv) {
   gpu.device.pinned_pool_bytes = absl::GetFlag(FLAGS_pinned_pool_bytes);
   gpu.device.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
   gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
+  gpu.out_of_core.merge_threads = absl::GetFlag(FLAGS_out_of_core_merge_threads);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);

@@ -141,6 +141,7 @@ absl::StatusOr<std::unique_ptr<SortEngine>> CreateEngine(
   PoolEngineOptions pool;
   pool.batching = options.gpu.batching;
   pool.cost_model = options.gpu.cost_model;
+  pool.out_of_core = options.gpu.out_of_core;
   pool.observer = options.cpu.observer;
   auto engine = PoolEngine::Create(std::move(*devices), std::move(*cpu), pool);
   if (!engine.ok()) return engine.status();

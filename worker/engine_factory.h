@@ -13,6 +13,7 @@
 #include "worker/gpu/cuda_sort_device_options.h"
 #include "worker/pool/batch_queue.h"
 #include "worker/pool/cost_model.h"
+#include "worker/pool/out_of_core.h"
 
 namespace sortd {
 
@@ -29,6 +30,8 @@ struct GpuPoolOptions {
   CudaSortDeviceOptions device;
   BatchPolicy batching;
   CostModel cost_model;
+  // Arrays larger than every device's pools (worker/pool/out_of_core.h).
+  OutOfCoreOptions out_of_core;
   // When > 0, the pool serves on this many CPU stand-ins for GPUs ("cpu-device:N", each with
   // workers_per_gpu workers and its staging pool) instead of discovering GPUs: the whole GPU path
   // above the device (batcher, scheduler, staging, answer threads) runs, and can be measured,

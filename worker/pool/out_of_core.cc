@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -37,7 +38,9 @@ OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver
     : options_(options),
       observer_(observer),
       submit_run_(std::move(submit_run)),
-      merge_pool_(std::max(1, options.merge_threads)) {}
+      merge_pool_(options.merge_threads > 0
+                      ? options.merge_threads
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {}
 
 OutOfCoreSorter::~OutOfCoreSorter() { Wait(); }
 

@@ -23,10 +23,11 @@
 namespace sortd {
 
 struct OutOfCoreOptions {
-  // Threads that merge the sorted runs; one job's merge is split across all of them (and the
-  // thread that starts it). Never the device workers' or gRPC's threads: a merge of gigabytes
-  // takes them for as long as it runs. At least one.
-  int merge_threads = 8;
+  // Threads that merge the sorted runs (0: one per hardware thread); one job's merge is split
+  // across all of them (and the thread that starts it). Never the device workers' or gRPC's
+  // threads: a merge of gigabytes takes them for as long as it runs. The merge is bound by memory
+  // bandwidth, which one core does not fill.
+  int merge_threads = 0;
   // Fewest output keys one merge thread takes: finding a thread's share costs a few thousand
   // binary-search steps, so smaller shares would spend more time cutting than merging.
   size_t min_keys_per_merge_thread = size_t{1} << 16;
