@@ -28,6 +28,11 @@ void CallTracker::Sending(grpc::ServerContextBase* context) {
   sending_[context] = absl::Now() + send_timeout_;
 }
 
+void CallTracker::Sent(grpc::ServerContextBase* context) {
+  absl::MutexLock lock(&mu_);
+  sending_.erase(context);
+}
+
 void CallTracker::Done(grpc::ServerContextBase* context) {
   absl::MutexLock lock(&mu_);
   if (std::this_thread::get_id() != watchdog_.get_id()) {

@@ -27,6 +27,9 @@ class CallTracker {
   void Started();
   // The call's status (and response) have been handed to gRPC: from now on it is watched.
   void Sending(grpc::ServerContextBase* context);
+  // A streaming call's message went out and it has nothing more to send for now: no longer
+  // watched until its next Sending.
+  void Sent(grpc::ServerContextBase* context);
   // gRPC is done with the call (OnDone); the context is not touched after this returns.
   void Done(grpc::ServerContextBase* context);
 

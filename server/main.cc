@@ -87,6 +87,11 @@ ABSL_FLAG(uint64_t, max_request_keys, sortd::ValidationLimits().max_keys,
 ABSL_FLAG(uint64_t, max_request_bytes, sortd::ValidationLimits().max_request_bytes,
           "Largest request in key plus value bytes; larger ones get RESOURCE_EXHAUSTED (gRPC's "
           "own message limit is set just above it)");
+ABSL_FLAG(uint64_t, max_stream_keys, sortd::ValidationLimits().max_stream_keys,
+          "Largest SortStream array in keys; larger ones get RESOURCE_EXHAUSTED (its bytes also "
+          "count against --max_inflight_bytes)");
+ABSL_FLAG(int, max_sort_streams, sortd::SortStreamOptions().max_streams,
+          "SortStream calls in progress at once; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(uint64_t, transposition_cap, sortd::ValidationLimits().transposition_cap,
           "Largest request ODD_EVEN_TRANSPOSITION accepts (it is O(n^2)); larger ones get "
           "INVALID_ARGUMENT");
@@ -242,6 +247,8 @@ int main(int argc, char** argv) {
   options.limits.max_keys = absl::GetFlag(FLAGS_max_request_keys);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
+  options.limits.max_stream_keys = absl::GetFlag(FLAGS_max_stream_keys);
+  options.sort_stream.max_streams = absl::GetFlag(FLAGS_max_sort_streams);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);

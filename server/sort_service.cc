@@ -17,22 +17,7 @@ namespace sortd {
 namespace {
 
 constexpr char kSortKeysMethod[] = "/sortd.v1.SortService/SortKeys";
-
-absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
-  const auto deadline = context.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
-  return absl::FromChrono(deadline);
-}
-
-void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* response) {
-  response->set_algorithm(ToProtoAlgorithm(report.algorithm));
-  response->set_device(report.device);
-  v1::StageTimings* t = response->mutable_timings();
-  t->set_queued_ns(absl::ToInt64Nanoseconds(report.queued));
-  t->set_transfer_ns(absl::ToInt64Nanoseconds(report.host_to_device + report.device_to_host));
-  t->set_compute_ns(absl::ToInt64Nanoseconds(report.compute));
-  t->set_total_ns(absl::ToInt64Nanoseconds(absl::Now() - arrival));
-}
+constexpr char kSortStreamMethod[] = "/sortd.v1.SortService/SortStream";
 
 // Zero or one key is already sorted: answered in the handler without queueing.
 grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request,
@@ -108,7 +93,8 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
 
 SortServiceImpl::SortServiceImpl(SortEngine* engine, Metrics* metrics,
                                  const ValidationLimits& limits, MemoryBudget* budget,
-                                 CallTracker* calls, const RegionRegistry* regions)
+                                 CallTracker* calls, const RegionRegistry* regions,
+                                 const SortStreamOptions& stream_options)
     : engine_(engine),
       metrics_(metrics),
       limits_(limits),
@@ -124,6 +110,20 @@ SortServiceImpl::SortServiceImpl(SortEngine* engine, Metrics* metrics,
              [this](grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
                return new Call(this, context, response);
              }));
+  streams_.engine = engine;
+  streams_.metrics = metrics;
+  streams_.limits = limits;
+  streams_.options = stream_options;
+  streams_.budget = budget;
+  streams_.calls = calls;
+  streams_.draining = &draining_;
+  AddMethod(new grpc::internal::RpcServiceMethod(
+      kSortStreamMethod, grpc::internal::RpcMethod::BIDI_STREAMING, nullptr));
+  MarkMethodRawCallback(1,
+                        new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+                            [this](grpc::CallbackServerContext* context) {
+                              return StartSortStream(&streams_, context);
+                            }));
 }
 
 // Requests refused before reaching an engine are counted with algorithm "none".

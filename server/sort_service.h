@@ -4,6 +4,8 @@
 // through protobuf (server/sort_wire.h), so a request costs one host copy into the engine and the
 // response none.
 //
+// SortStream (server/sort_stream.h) is a raw bidirectional method beside it.
+//
 // SortKeys is registered as a client-streaming method (the bytes on the wire are the same as a
 // unary call's): gRPC then hands over the call at its headers, before its message is uploaded,
 // so the service knows of every call in progress (a drain answers them UNAVAILABLE instead of
@@ -17,6 +19,7 @@
 #include "server/memory_budget.h"
 #include "server/metrics.h"
 #include "server/region_registry.h"
+#include "server/sort_stream.h"
 #include "server/sort_wire.h"
 #include "server/validation.h"
 #include "worker/engine.h"
@@ -27,8 +30,8 @@ class SortServiceImpl final : public grpc::Service {
  public:
   // Everything given must outlive the service; `regions` is null when shared memory is off.
   SortServiceImpl(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits,
-                  MemoryBudget* budget, CallTracker* calls,
-                  const RegionRegistry* regions = nullptr);
+                  MemoryBudget* budget, CallTracker* calls, const RegionRegistry* regions = nullptr,
+                  const SortStreamOptions& stream_options = {});
 
   // From now on new RPCs get UNAVAILABLE; those already handed to the engine still finish.
   void StartDraining() { draining_.store(true); }
@@ -48,6 +51,7 @@ class SortServiceImpl final : public grpc::Service {
   CallTracker* const calls_;
   const RegionRegistry* const regions_;
   std::atomic<bool> draining_{false};
+  SortStreamContext streams_;  // SortStream's calls (server/sort_stream.h)
 };
 
 }  // namespace sortd

@@ -1,6 +1,7 @@
 #include "server/sort_wire.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -9,6 +10,8 @@
 #include <google/protobuf/wire_format.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "rpc/enum_convert.h"
 #include "server/wire_reader.h"
 
 namespace sortd {
@@ -39,14 +42,22 @@ void AppendBytesField(uint32_t field, const OutputBytes& bytes, std::vector<grpc
                       new std::shared_ptr<char>(bytes.owner));
 }
 
+// The bulk fields have the same numbers in both request messages, so one walk reads either.
+static_assert(int{v1::SortRequest::kKeysFieldNumber} ==
+                  int{v1::SortStreamRequest::kKeysFieldNumber} &&
+              int{v1::SortRequest::kValuesFieldNumber} ==
+                  int{v1::SortStreamRequest::kValuesFieldNumber});
+
 // Walks a message's fields as protobuf's parser would, refusing what it refuses. The fields
 // protobuf knows (by number and wire type, from the message's descriptor) are copied to `out`,
-// embedded messages rebuilt from their own known fields; SortRequest's keys and values become
+// embedded messages rebuilt from their own known fields; the top message's keys and values become
 // views of the slices instead; everything else is checked and skipped, never copied: protobuf
 // would keep it as unknown fields, which sortd has no use for.
 class RequestWalker {
  public:
-  RequestWalker(WireReader& in, SortRequestFrame& frame) : in_(in), frame_(frame) {}
+  RequestWalker(WireReader& in, const google::protobuf::Descriptor* top, ByteSource& keys,
+                ByteSource& values)
+      : in_(in), top_(top), keys_(keys), values_(values) {}
 
   // The fields from the reader's offset to `end`, of a message of `type` (null inside a group,
   // whose fields are all unknown). For a group, `group_tag` is its start tag and the walk ends
@@ -54,7 +65,7 @@ class RequestWalker {
   // `depth_left` is how many more embedded messages or groups protobuf would enter.
   absl::Status Fields(const google::protobuf::Descriptor* type, size_t end, int depth_left,
                       uint32_t group_tag, std::string* out) {
-    const bool top = type == v1::SortRequest::descriptor() && group_tag == 0;
+    const bool top = type == top_ && group_tag == 0;
     while (in_.offset() < end) {
       const size_t at = in_.offset();
       std::string raw;  // the field's bytes, kept when protobuf knows the field
@@ -84,8 +95,7 @@ class RequestWalker {
           if (top && known &&
               (number == v1::SortRequest::kKeysFieldNumber ||
                number == v1::SortRequest::kValuesFieldNumber)) {
-            ByteSource& target =
-                number == v1::SortRequest::kKeysFieldNumber ? frame_.keys : frame_.values;
+            ByteSource& target = number == v1::SortRequest::kKeysFieldNumber ? keys_ : values_;
             target = ByteSource();  // a bytes field seen twice: the last one wins, as in protobuf
             status = in_.Take(size, end, &target, nullptr);
             raw.clear();
@@ -164,13 +174,16 @@ class RequestWalker {
   }
 
   WireReader& in_;
-  SortRequestFrame& frame_;
+  const google::protobuf::Descriptor* const top_;
+  ByteSource& keys_;
+  ByteSource& values_;
 };
 
 }  // namespace
 
-absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer) {
-  SortRequestFrame frame;
+template <typename Message>
+absl::StatusOr<BulkFrame<Message>> ParseBulkMessage(const grpc::ByteBuffer& buffer) {
+  BulkFrame<Message> frame;
   auto slices = std::make_shared<std::vector<grpc::Slice>>();
   // A ByteBuffer without a buffer (a call that carried no message) dumps as an error; it holds no
   // bytes, which protobuf reads as a SortRequest of defaults, and validation says what is missing.
@@ -183,8 +196,8 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
   WireReader reader(*slices);
   std::string other_fields;  // the fields protobuf knows, but keys and values
   absl::Status status =
-      RequestWalker(reader, frame)
-          .Fields(v1::SortRequest::descriptor(), reader.size(),
+      RequestWalker(reader, Message::descriptor(), frame.keys, frame.values)
+          .Fields(Message::descriptor(), reader.size(),
                   google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit(), 0,
                   &other_fields);
   if (!status.ok()) return status;
@@ -200,6 +213,25 @@ absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer
     if (!reader.viewed(i)) (*slices)[i] = grpc::Slice();
   }
   return frame;
+}
+
+template absl::StatusOr<SortRequestFrame> ParseBulkMessage(const grpc::ByteBuffer& buffer);
+template absl::StatusOr<SortStreamFrame> ParseBulkMessage(const grpc::ByteBuffer& buffer);
+
+absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
+
+void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* response) {
+  response->set_algorithm(ToProtoAlgorithm(report.algorithm));
+  response->set_device(report.device);
+  v1::StageTimings* t = response->mutable_timings();
+  t->set_queued_ns(absl::ToInt64Nanoseconds(report.queued));
+  t->set_transfer_ns(absl::ToInt64Nanoseconds(report.host_to_device + report.device_to_host));
+  t->set_compute_ns(absl::ToInt64Nanoseconds(report.compute));
+  t->set_total_ns(absl::ToInt64Nanoseconds(absl::Now() - arrival));
 }
 
 grpc::ByteBuffer BuildSortResponse(const v1::SortResponse& fields, const OutputBytes& keys,

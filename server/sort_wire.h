@@ -8,34 +8,54 @@
 #include <memory>
 #include <vector>
 
+#include <grpcpp/server_context.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/slice.h>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "sortd/v1/sortd.pb.h"
+#include "worker/engine.h"
 #include "worker/job_bytes.h"
 
 namespace sortd {
 
-struct SortRequestFrame {
+// A SortRequest, or a SortStreamRequest (SortStream's messages, whose keys and values have the
+// same field numbers).
+template <typename Message>
+struct BulkFrame {
   // Every field but keys and values, which are left empty; no unknown fields (they are skipped).
-  v1::SortRequest fields;
+  Message fields;
   ByteSource keys;  // point into `slices`
   ByteSource values;
   // References to gRPC's buffers, keeping them alive. Behind a pointer because a small slice holds
   // its bytes inline: the Slice objects themselves must never move while keys/values view them.
   std::shared_ptr<const std::vector<grpc::Slice>> slices;
 };
+using SortRequestFrame = BulkFrame<v1::SortRequest>;
+using SortStreamFrame = BulkFrame<v1::SortStreamRequest>;
 
 // Reads what protobuf's own parser (SortRequest::ParseFromString, libprotobuf 3.21) reads from the
 // same bytes, however they are cut into slices, and refuses what it refuses, with INVALID_ARGUMENT
 // "request is not a SortRequest: ... (byte N)". A buffer without a message (a call that sent none)
 // reads as an empty request, as zero bytes do: validation then says what is missing.
-absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer);
+// The same holds for a SortStreamRequest (Message = v1::SortStreamRequest); its errors name a
+// SortRequest all the same.
+template <typename Message>
+absl::StatusOr<BulkFrame<Message>> ParseBulkMessage(const grpc::ByteBuffer& buffer);
+inline absl::StatusOr<SortRequestFrame> ParseSortRequest(const grpc::ByteBuffer& buffer) {
+  return ParseBulkMessage<v1::SortRequest>(buffer);
+}
 
 // A SortResponse with `fields` (keys, values and indices left empty in it) and the three byte
 // fields given, each sent from its own storage, which stays referenced until gRPC is done with it.
 grpc::ByteBuffer BuildSortResponse(const v1::SortResponse& fields, const OutputBytes& keys,
                                    const OutputBytes& values, const OutputBytes& indices);
+
+// The call's deadline as the engine's jobs carry it (InfiniteFuture when the client set none).
+absl::Time DeadlineOf(const grpc::CallbackServerContext& context);
+
+// What ran, where, and the stage timings of `report`; total_ns runs from `arrival` until now.
+void FillReport(const SortReport& report, absl::Time arrival, v1::SortResponse* response);
 
 }  // namespace sortd

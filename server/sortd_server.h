@@ -39,6 +39,8 @@ struct ServerOptions {
   // Serve the Diagnostics service (Echo), for measuring the transport ceiling. Off by default:
   // it is a diagnostic, not part of the product API.
   bool enable_echo = false;
+  // SortStream: calls in progress at once (its key limit is limits.max_stream_keys).
+  SortStreamOptions sort_stream;
   // Memory bounds against what any client sends (README, Security). Request and response bytes of
   // accepted SortKeys calls held at once, server-wide; a call that does not fit is answered
   // RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads in

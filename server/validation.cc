@@ -1,5 +1,6 @@
 #include "server/validation.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,30 @@ absl::Status CheckRange(const v1::RegionRange& range, const char* field, size_t 
                                                    " bytes"));
   }
   return absl::OkStatus();
+}
+
+// True for descending.
+absl::StatusOr<bool> DescendingFromProto(int order) {
+  if (order != v1::SORT_ORDER_ASCENDING && order != v1::SORT_ORDER_DESCENDING) {
+    return absl::InvalidArgumentError(absl::StrCat("order: unknown value ", order));
+  }
+  return order == v1::SORT_ORDER_DESCENDING;
+}
+
+absl::Status CheckValueWidth(uint32_t value_width) {
+  if (value_width == 0 || value_width == 4 || value_width == 8) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("value_width: ", value_width, " is not supported; use 0 (no values), 4 or 8"));
+}
+
+absl::Status CheckTranspositionCap(const SortSpec& spec, size_t n, const ValidationLimits& limits) {
+  if (spec.algorithm != Algorithm::kOddEvenTransposition || n <= limits.transposition_cap) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "algorithm: ODD_EVEN_TRANSPOSITION does O(n^2) work and is capped at ",
+      limits.transposition_cap, " keys on this server (--transposition_cap); this request has ", n,
+      " keys: use RADIX or AUTO"));
 }
 
 bool Overlap(const v1::RegionRange& a, const v1::RegionRange& b) {
@@ -132,10 +157,9 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
   auto algorithm = AlgorithmFromProto(request.algorithm());
   if (!algorithm.ok()) return algorithm.status();
   spec.algorithm = *algorithm;
-  if (request.order() != v1::SORT_ORDER_ASCENDING && request.order() != v1::SORT_ORDER_DESCENDING) {
-    return absl::InvalidArgumentError(absl::StrCat("order: unknown value ", request.order()));
-  }
-  spec.descending = request.order() == v1::SORT_ORDER_DESCENDING;
+  absl::StatusOr<bool> descending = DescendingFromProto(request.order());
+  if (!descending.ok()) return descending.status();
+  spec.descending = *descending;
   spec.stable = request.stable();
   spec.return_indices = request.return_indices();
 
@@ -167,10 +191,7 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
   job.n = key_bytes / width;
 
   const uint32_t vw = request.value_width();
-  if (vw != 0 && vw != 4 && vw != 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("value_width: ", vw, " is not supported; use 0 (no values), 4 or 8"));
-  }
+  if (absl::Status st = CheckValueWidth(vw); !st.ok()) return st;
   spec.value_width = vw;
   const size_t value_bytes = job.shared_memory ? job.n * vw : shape.value_bytes;
   if (vw == 0 && value_bytes != 0) {
@@ -207,13 +228,52 @@ absl::StatusOr<ValidatedJob> ValidateSortRequest(const SortRequestShape& shape,
         "the response would be ", response_bytes, " bytes (keys + values + indices), over the ",
         kMaxResponseBytes, "-byte limit of one protobuf message; split the request"));
   }
-  if (spec.algorithm == Algorithm::kOddEvenTransposition && job.n > limits.transposition_cap) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "algorithm: ODD_EVEN_TRANSPOSITION does O(n^2) work and is capped at ",
-        limits.transposition_cap, " keys on this server (--transposition_cap); this request has ",
-        job.n, " keys: use RADIX or AUTO"));
-  }
+  if (absl::Status st = CheckTranspositionCap(spec, job.n, limits); !st.ok()) return st;
   return job;
+}
+
+absl::StatusOr<ValidatedStream> ValidateStreamHeader(const v1::SortStreamHeader& header,
+                                                     const ValidationLimits& limits) {
+  ValidatedStream stream;
+  SortSpec& spec = stream.spec;
+  auto key_type = KeyTypeFromProto(header.key_type());
+  if (!key_type.ok()) return key_type.status();
+  spec.key_type = *key_type;
+  auto algorithm = AlgorithmFromProto(header.algorithm());
+  if (!algorithm.ok()) return algorithm.status();
+  spec.algorithm = *algorithm;
+  absl::StatusOr<bool> descending = DescendingFromProto(header.order());
+  if (!descending.ok()) return descending.status();
+  spec.descending = *descending;
+  spec.stable = header.stable();
+  spec.return_indices = header.return_indices();
+  if (absl::Status st = CheckValueWidth(header.value_width()); !st.ok()) return st;
+  spec.value_width = header.value_width();
+  if (header.key_count() > limits.max_stream_keys) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "header.key_count: ", header.key_count(), " keys exceed this server's limit of ",
+        limits.max_stream_keys, " per stream (--max_stream_keys)"));
+  }
+  if (spec.return_indices && header.key_count() > (uint64_t{1} << 32)) {
+    return absl::InvalidArgumentError(absl::StrCat("header.key_count: ", header.key_count(),
+                                                   " keys, but indices are uint32: at most 2^32 "
+                                                   "keys with return_indices"));
+  }
+  stream.n = static_cast<size_t>(header.key_count());
+  if (absl::Status st = CheckTranspositionCap(spec, stream.n, limits); !st.ok()) return st;
+  const size_t per_key = ResultBytesPerKey(spec);
+  const uint64_t chunk = header.response_chunk_keys();
+  if (chunk > limits.max_request_bytes / per_key) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.response_chunk_keys: ", chunk, " keys of ", per_key,
+                     " result bytes each exceed this server's --max_request_bytes (",
+                     limits.max_request_bytes, ") per message"));
+  }
+  stream.response_chunk_keys =
+      chunk != 0 ? static_cast<size_t>(chunk)
+                 : std::max<size_t>(
+                       1, std::min(kDefaultResponseChunkBytes, limits.max_request_bytes) / per_key);
+  return stream;
 }
 
 }  // namespace sortd

@@ -17,6 +17,9 @@ struct ValidationLimits {
   size_t max_request_bytes = size_t{1} << 30;
   // ODD_EVEN_TRANSPOSITION does O(n^2) work; larger requests for it are refused.
   size_t transposition_cap = 32768;
+  // Keys in one SortStream: uint32 indices number at most 2^32 keys, and the memory budget bounds
+  // the bytes in any case.
+  size_t max_stream_keys = size_t{1} << 32;
 };
 
 // Protobuf cannot serialise a message of 2 GiB or more, so a request whose response (keys, values
@@ -48,5 +51,19 @@ inline absl::StatusOr<ValidatedJob> ValidateSortRequest(const v1::SortRequest& r
   return ValidateSortRequest(
       SortRequestShape{request, request.keys().size(), request.values().size()}, limits);
 }
+
+// A SortStream header, checked before any chunk is read.
+struct ValidatedStream {
+  SortSpec spec;
+  size_t n = 0;
+  size_t response_chunk_keys = 0;  // never 0
+};
+
+// Keys per answer message when the header leaves it to the server: messages of at most gRPC's
+// default receive limit (4 MiB), less room for the framing.
+inline constexpr size_t kDefaultResponseChunkBytes = (size_t{4} << 20) - 1024;
+
+absl::StatusOr<ValidatedStream> ValidateStreamHeader(const v1::SortStreamHeader& header,
+                                                     const ValidationLimits& limits);
 
 }  // namespace sortd

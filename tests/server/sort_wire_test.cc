@@ -134,6 +134,41 @@ void ExpectRefused(const std::string& bytes, absl::string_view says) {
   EXPECT_THAT(std::string(frame.status().message()), HasSubstr(says));
 }
 
+TEST(SortWireTest, ReadsSortStreamMessagesAsProtobufDoes) {
+  v1::SortStreamRequest sent;
+  v1::SortStreamHeader* header = sent.mutable_header();
+  header->set_key_type(v1::KEY_TYPE_FLOAT64);
+  header->set_value_width(8);
+  header->set_order(v1::SORT_ORDER_DESCENDING);
+  header->set_return_indices(true);
+  header->set_key_count(uint64_t{3} << 33);
+  header->set_response_chunk_keys(12345);
+  sent.set_keys(testing::MakeKeys(KeyType::kFloat64, 3000, testing::Distribution::kRandom, 5));
+  sent.set_values(testing::MakeKeys(KeyType::kUint64, 3000, testing::Distribution::kRandom, 6));
+  const std::string bytes = sent.SerializeAsString();
+  for (size_t max_piece : {size_t{1}, size_t{7}, size_t{4096}, bytes.size()}) {
+    SCOPED_TRACE(::testing::Message() << "max_piece " << max_piece);
+    absl::StatusOr<SortStreamFrame> frame =
+        ParseBulkMessage<v1::SortStreamRequest>(Sliced(bytes, 1, max_piece));
+    ASSERT_TRUE(frame.ok()) << frame.status();
+    EXPECT_EQ(Gather(frame->keys), sent.keys());
+    EXPECT_EQ(Gather(frame->values), sent.values());
+    EXPECT_EQ(frame->fields.header().SerializeAsString(), header->SerializeAsString());
+    EXPECT_TRUE(frame->fields.keys().empty());
+  }
+  // A chunk message: no header.
+  v1::SortStreamRequest chunk;
+  chunk.set_keys("12345678");
+  absl::StatusOr<SortStreamFrame> frame =
+      ParseBulkMessage<v1::SortStreamRequest>(Sliced(chunk.SerializeAsString(), 1, 3));
+  ASSERT_TRUE(frame.ok()) << frame.status();
+  EXPECT_FALSE(frame->fields.has_header());
+  EXPECT_EQ(Gather(frame->keys), "12345678");
+  // SortRequest's field 1 is a varint; SortStreamRequest's is the header, whose framing is checked.
+  const std::string truncated_header = "\x0a\x05\x08\x01";
+  EXPECT_FALSE(ParseBulkMessage<v1::SortStreamRequest>(Sliced(truncated_header, 1, 2)).ok());
+}
+
 TEST(SortWireTest, EmptyOrMissingMessageIsAllDefaults) {
   for (const grpc::ByteBuffer& buffer : {grpc::ByteBuffer(), testing::SliceAt("", {})}) {
     absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(buffer);

@@ -1,0 +1,248 @@
+#include "server/sort_stream.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "rpc/status_util.h"
+#include "server/sort_wire.h"
+
+namespace sortd {
+namespace {
+
+// The shared parser's errors name a SortRequest; a stream's messages are SortStreamRequests.
+absl::Status InMessage(size_t index, const absl::Status& status) {
+  constexpr absl::string_view kWalkerPrefix = "request is not a SortRequest: ";
+  absl::string_view what = status.message();
+  const bool framing = absl::StartsWith(what, kWalkerPrefix);
+  if (framing) what.remove_prefix(kWalkerPrefix.size());
+  return absl::Status(status.code(),
+                      absl::StrCat("SortStream message ", index, ": ",
+                                   framing ? "not a SortStreamRequest: " : "", what));
+}
+
+// Elements [first, first + count) of `width` bytes each, sharing the array's owner.
+OutputBytes Elements(const OutputBytes& array, size_t width, size_t first, size_t count) {
+  if (array.size == 0 || count == 0) return {};
+  return OutputBytes{array.data + first * width, count * width, array.owner};
+}
+
+class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  SortStreamCall(SortStreamContext* shared, grpc::CallbackServerContext* context)
+      : shared_(shared), context_(context), arrival_(absl::Now()) {
+    shared_->calls->Started();
+    const int open = shared_->open_streams.fetch_add(1) + 1;
+    if (shared_->draining->load()) {
+      Fail(ShuttingDown());
+    } else if (open > shared_->options.max_streams) {
+      Fail(absl::ResourceExhaustedError(absl::StrCat(
+          "SortStream: ", open - 1, " streams are in progress, this server's limit is ",
+          shared_->options.max_streams, " (--max_sort_streams); retry later")));
+    } else {
+      StartRead(&message_);
+    }
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return EndOfUpload();
+    ++messages_in_;
+    const absl::Status status = shared_->draining->load() ? ShuttingDown() : TakeMessage();
+    message_.Clear();
+    if (!status.ok()) return Fail(status);
+    StartRead(&message_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    shared_->calls->Sent(context_);
+    // The call is over (cancelled, or cut off by the send timeout): Finish still ends it.
+    if (!ok) return Fail(absl::CancelledError("SortStream: the answer could not be sent"));
+    WriteNext();
+  }
+
+  void OnDone() override {
+    reservation_.Release();
+    shared_->open_streams.fetch_sub(1);
+    shared_->calls->Done(context_);
+    delete this;
+  }
+
+ private:
+  static absl::Status ShuttingDown() {
+    return absl::UnavailableError("the server is shutting down and takes no new requests");
+  }
+
+  absl::Status TakeMessage() {
+    absl::StatusOr<SortStreamFrame> frame = ParseBulkMessage<v1::SortStreamRequest>(message_);
+    if (!frame.ok()) return InMessage(messages_in_, frame.status());
+    if (messages_in_ == 1) {
+      if (!frame->fields.has_header()) {
+        return absl::InvalidArgumentError(
+            "SortStream message 1: no header; the first message carries the SortStreamHeader");
+      }
+      if (absl::Status s = Begin(frame->fields.header()); !s.ok()) return s;
+    } else if (frame->fields.has_header()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SortStream message ", messages_in_, ": a header; only the first message carries one"));
+    }
+    return TakeChunk(*frame);
+  }
+
+  // Checks the header and sets the whole array aside, within the memory budget.
+  absl::Status Begin(const v1::SortStreamHeader& header) {
+    absl::StatusOr<ValidatedStream> stream = ValidateStreamHeader(header, shared_->limits);
+    if (!stream.ok()) {
+      return absl::Status(stream.status().code(),
+                          absl::StrCat("SortStream header: ", stream.status().message()));
+    }
+    stream_ = *stream;
+    key_type_ = KeyTypeName(stream_.spec.key_type);
+    const size_t n = stream_.n, input = n * (key_width() + value_width());
+    const size_t result = n * ResultBytesPerKey(stream_.spec);
+    absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
+        input + result,
+        absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result, " bytes"));
+    if (!reservation.ok()) return reservation.status();
+    reservation_ = *std::move(reservation);
+    keys_ = OutputBytes::Allocate(n * key_width());
+    if (value_width() != 0) values_ = OutputBytes::Allocate(n * value_width());
+    return absl::OkStatus();
+  }
+
+  absl::Status TakeChunk(const SortStreamFrame& chunk) {
+    const size_t key_bytes = chunk.keys.size(), value_bytes = chunk.values.size();
+    const std::string where = absl::StrCat("SortStream message ", messages_in_, ": ");
+    if (key_bytes % key_width() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "keys: ", key_bytes,
+                                                     " bytes is not a multiple of the ", key_type_,
+                                                     " key width (", key_width(), " bytes)"));
+    }
+    const size_t count = key_bytes / key_width();
+    if (count > stream_.n - received_) {
+      return absl::InvalidArgumentError(absl::StrCat(where, count, " more keys make ",
+                                                     received_ + count, ", past header.key_count ",
+                                                     stream_.n));
+    }
+    if (value_bytes != count * value_width()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "values: ", value_bytes, " bytes, but ",
+                                                     count, " keys x value_width ", value_width(),
+                                                     " = ", count * value_width(), " bytes"));
+    }
+    chunk.keys.CopyTo(0, key_bytes, keys_.data + received_ * key_width());
+    if (value_bytes != 0)
+      chunk.values.CopyTo(0, value_bytes, values_.data + received_ * value_width());
+    received_ += count;
+    return absl::OkStatus();
+  }
+
+  void EndOfUpload() {
+    if (context_->IsCancelled()) {
+      return Fail(absl::CancelledError("SortStream: the call was cancelled during the upload"));
+    }
+    if (messages_in_ == 0) {
+      return Fail(absl::InvalidArgumentError("SortStream: the stream ended without a header"));
+    }
+    if (received_ < stream_.n) {
+      return Fail(
+          absl::InvalidArgumentError(absl::StrCat("SortStream: the stream ended after ", received_,
+                                                  " of header.key_count ", stream_.n, " keys")));
+    }
+    Sort();
+  }
+
+  void Sort() {
+    if (stream_.n <= 1) {  // already sorted: answered without queueing
+      out_keys_ = keys_;
+      out_values_ = values_;
+      if (stream_.spec.return_indices && stream_.n == 1) {
+        out_indices_ = OutputBytes::Allocate(4);
+        std::fill(out_indices_.data, out_indices_.data + 4, '\0');
+      }
+      report_ = SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
+      return WriteNext();
+    }
+    auto job = std::make_unique<SortJob>();
+    job->spec = stream_.spec;
+    job->n = stream_.n;
+    job->keys = ByteSource(keys_.view());
+    if (value_width() != 0) job->values = ByteSource(values_.view());
+    job->arrival = arrival_;
+    job->deadline = DeadlineOf(*context_);
+    job->is_cancelled = [context = context_] { return context->IsCancelled(); };
+    SortJob* const finished = job.get();
+    job->done = [this, finished](const absl::Status& status, const SortReport& report) {
+      if (!status.ok()) return Fail(status);  // a failed job's partial output is never sent
+      out_keys_ = finished->out_keys;
+      out_values_ = finished->out_values;
+      out_indices_ = finished->out_indices;
+      report_ = report;
+      shared_->metrics->RecordSort(key_type_, report, stream_.n, keys_.size + values_.size);
+      keys_ = {};  // the input is not needed while the answer goes out
+      values_ = {};
+      WriteNext();
+    };
+    shared_->engine->Submit(std::move(job));
+  }
+
+  // The next answer message, or the status once the last one has gone out.
+  void WriteNext() {
+    if (wrote_last_) {
+      shared_->metrics->RecordRequest("SortStream", absl::StatusCode::kOk, key_type_,
+                                      AlgorithmName(report_.algorithm), absl::Now() - arrival_);
+      shared_->calls->Sending(context_);
+      return Finish(grpc::Status::OK);
+    }
+    const size_t count = std::min(stream_.response_chunk_keys, stream_.n - written_);
+    wrote_last_ = written_ + count == stream_.n;
+    v1::SortResponse fields;
+    if (wrote_last_) FillReport(report_, arrival_, &fields);
+    answer_ = BuildSortResponse(fields, Elements(out_keys_, key_width(), written_, count),
+                                Elements(out_values_, value_width(), written_, count),
+                                Elements(out_indices_, sizeof(uint32_t), written_, count));
+    written_ += count;
+    shared_->calls->Sending(context_);
+    StartWrite(&answer_);
+  }
+
+  void Fail(const absl::Status& status) {
+    shared_->metrics->RecordRequest("SortStream", status.code(), key_type_, "none",
+                                    absl::Now() - arrival_);
+    shared_->calls->Sending(context_);
+    Finish(ToGrpcStatus(status));
+  }
+
+  size_t key_width() const { return KeyWidth(stream_.spec.key_type); }
+  size_t value_width() const { return stream_.spec.value_width; }
+
+  SortStreamContext* const shared_;
+  grpc::CallbackServerContext* const context_;
+  const absl::Time arrival_;
+  grpc::ByteBuffer message_;  // the request message being read
+  size_t messages_in_ = 0;
+  ValidatedStream stream_;
+  absl::string_view key_type_ = "invalid";  // a metrics label until the header is read
+  MemoryBudget::Reservation reservation_;   // the whole array, input and result
+  OutputBytes keys_;                        // the uploaded array
+  OutputBytes values_;
+  size_t received_ = 0;  // keys uploaded so far
+  SortReport report_;
+  OutputBytes out_keys_;  // the sorted arrays, sent from where the engine wrote them
+  OutputBytes out_values_;
+  OutputBytes out_indices_;
+  grpc::ByteBuffer answer_;  // the answer message being written
+  size_t written_ = 0;       // keys answered so far
+  bool wrote_last_ = false;
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StartSortStream(
+    SortStreamContext* shared, grpc::CallbackServerContext* context) {
+  return new SortStreamCall(shared, context);
+}
+
+}  // namespace sortd

@@ -1,0 +1,341 @@
+// SortStream over loopback against the CPU engine: every key type with values, indices, both
+// orders and stability, in chunks that do not divide the array, answered in chunks of any size;
+// arrays past --max_request_bytes; and every bad stream (no header, two headers, partial keys,
+// too many or too few keys, wrong value bytes, garbage), limit (keys, streams at once, memory
+// budget), deadline, cancellation, a client that stops reading and a drain, each with its status
+// and nothing left held.
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "tests/server/server_fixture.h"
+#include "tests/support/sort_verify.h"
+#include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
+
+namespace sortd {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RawCall;
+using testing::TestServer;
+using testing::WaitFor;
+
+constexpr char kSortStream[] = "/sortd.v1.SortService/SortStream";
+using StreamCall = grpc::ClientReaderWriter<v1::SortStreamRequest, v1::SortResponse>;
+
+struct StreamShape {
+  KeyType type = KeyType::kUint32;
+  size_t n = 0;
+  uint32_t value_width = 0;
+  bool descending = false;
+  bool stable = false;
+  bool indices = false;
+  size_t chunk_keys = 1000;          // keys per request message
+  uint64_t response_chunk_keys = 0;  // keys per answer message (0: the server's choice)
+};
+
+v1::SortStreamHeader HeaderOf(const StreamShape& s) {
+  v1::SortStreamHeader h;
+  h.set_key_type(ToProtoKeyType(s.type));
+  h.set_value_width(s.value_width);
+  h.set_order(s.descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  h.set_stable(s.stable);
+  h.set_return_indices(s.indices);
+  h.set_key_count(s.n);
+  h.set_response_chunk_keys(s.response_chunk_keys);
+  return h;
+}
+
+struct StreamResult {
+  grpc::Status status;
+  std::string keys, values, indices;
+  size_t messages = 0;
+  v1::SortResponse last;
+};
+
+// Uploads `keys` and `values` in chunks of `chunk_keys` (the header rides with the first chunk),
+// then reads the whole answer.
+StreamResult RunStream(v1::SortService::Stub& stub, const StreamShape& s, const std::string& keys,
+                       const std::string& values, grpc::ClientContext* context = nullptr) {
+  grpc::ClientContext own;
+  std::unique_ptr<StreamCall> call = stub.SortStream(context != nullptr ? context : &own);
+  const size_t kw = KeyWidth(s.type);
+  bool open = true;
+  size_t sent = 0;
+  do {
+    const size_t count = std::min(s.chunk_keys, s.n - sent);
+    v1::SortStreamRequest message;
+    if (sent == 0) *message.mutable_header() = HeaderOf(s);
+    message.set_keys(keys.substr(sent * kw, count * kw));
+    if (s.value_width != 0) {
+      message.set_values(values.substr(sent * s.value_width, count * s.value_width));
+    }
+    open = call->Write(message);
+    sent += count;
+  } while (open && sent < s.n);
+  if (open) call->WritesDone();
+  StreamResult result;
+  for (v1::SortResponse answer; call->Read(&answer); ++result.messages) {
+    result.keys += answer.keys();
+    result.values += answer.values();
+    result.indices += answer.indices();
+    result.last = answer;
+  }
+  result.status = call->Finish();
+  return result;
+}
+
+TEST(SortStreamTest, EveryKeyTypeInChunksThatDoNotDivideTheArray) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  auto stub = v1::SortService::NewStub(client->channel());
+  const uint64_t seed = testing::TestSeed();
+  const StreamShape shapes[] = {
+      {KeyType::kUint32, 0},
+      {KeyType::kUint32, 1, 4, false, false, true},
+      {KeyType::kUint32, 2, 0, false, false, false, 1},
+      {KeyType::kUint32, 4097, 4, false, true, true, 1000, 333},
+      {KeyType::kInt32, 3001, 0, true, false, false, 7},
+      {KeyType::kFloat32, 5000, 8, true, true, true, 999, 1},
+      {KeyType::kUint64, 4095, 8, false, true, false, 4096},
+      {KeyType::kInt64, 2500, 0, true, false, true, 1024, 100},
+      {KeyType::kFloat64, 4099, 4, false, true, true, 10000, 4099},
+  };
+  for (const StreamShape& s : shapes) {
+    SCOPED_TRACE(absl::StrCat(KeyTypeName(s.type), " n=", s.n, " vw=", s.value_width,
+                              " chunk=", s.chunk_keys, " answer chunk=", s.response_chunk_keys));
+    const std::string keys =
+        testing::MakeKeys(s.type, s.n, testing::Distribution::kFewUnique, seed + s.n);
+    const std::string values = s.value_width ? testing::MakeValues(s.value_width, s.n) : "";
+    StreamResult r = RunStream(*stub, s, keys, values);
+    ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+    SortSpec spec;
+    spec.key_type = s.type;
+    spec.value_width = s.value_width;
+    spec.descending = s.descending;
+    spec.stable = s.stable;
+    spec.return_indices = s.indices;
+    EXPECT_TRUE(testing::VerifySortResult(spec, keys, values,
+                                          testing::ReferenceSortKeys(s.type, keys, s.descending),
+                                          {r.keys, r.values, r.indices}, s.stable));
+    const size_t per_message = s.response_chunk_keys != 0 ? s.response_chunk_keys : s.n;
+    EXPECT_EQ(r.messages, s.n == 0 ? 1 : (s.n + per_message - 1) / per_message);
+    EXPECT_EQ(r.last.device(), "cpu");
+    EXPECT_GT(r.last.timings().total_ns(), 0);
+  }
+  EXPECT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
+}
+
+TEST(SortStreamTest, AnArrayPastMaxRequestBytesGoesThroughAStreamButNotSortKeys) {
+  ServerOptions options;
+  options.limits.max_request_bytes = 64 << 10;
+  TestServer t = TestServer::Start(options);
+  auto client = t.Client();
+  auto stub = v1::SortService::NewStub(client->channel());
+  StreamShape s{KeyType::kUint64, 100'003, 8, false, true, false, 3000};
+  const std::string keys =
+      testing::MakeKeys(s.type, s.n, testing::Distribution::kRandom, testing::TestSeed());
+  const std::string values = testing::MakeValues(8, s.n);
+  StreamResult r = RunStream(*stub, s, keys, values);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+  EXPECT_EQ(r.keys, testing::ReferenceSortKeys(s.type, keys, false));
+  EXPECT_GT(r.messages, 1u) << "the server's default answer messages must fit its message limit";
+
+  v1::SortRequest unary;
+  unary.set_key_type(v1::KEY_TYPE_UINT64);
+  unary.set_keys(keys);
+  v1::SortResponse response;
+  const absl::Status status = client->SortRaw(unary, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+}
+
+// A stream whose messages the test writes one by one, expecting the server to end it with `code`
+// and a message containing `says`.
+void ExpectRefused(v1::SortService::Stub& stub, const std::vector<v1::SortStreamRequest>& messages,
+                   grpc::StatusCode code, const std::string& says) {
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub.SortStream(&context);
+  for (const v1::SortStreamRequest& m : messages) {
+    if (!call->Write(m)) break;
+  }
+  call->WritesDone();
+  for (v1::SortResponse answer; call->Read(&answer);) {
+  }
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), code) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr(says));
+}
+
+v1::SortStreamRequest Header(uint64_t key_count, uint32_t value_width = 0) {
+  v1::SortStreamRequest m;
+  m.mutable_header()->set_key_type(v1::KEY_TYPE_UINT32);
+  m.mutable_header()->set_key_count(key_count);
+  m.mutable_header()->set_value_width(value_width);
+  return m;
+}
+
+v1::SortStreamRequest Chunk(size_t key_bytes, size_t value_bytes = 0) {
+  v1::SortStreamRequest m;
+  m.set_keys(std::string(key_bytes, '\1'));
+  m.set_values(std::string(value_bytes, '\2'));
+  return m;
+}
+
+TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
+  ServerOptions options;
+  options.limits.max_stream_keys = 1 << 20;
+  options.max_inflight_bytes = 16 << 20;
+  TestServer t = TestServer::Start(options);
+  auto client = t.Client();
+  auto stub = v1::SortService::NewStub(client->channel());
+  using grpc::StatusCode;
+  ExpectRefused(*stub, {}, StatusCode::INVALID_ARGUMENT, "ended without a header");
+  ExpectRefused(*stub, {Chunk(40)}, StatusCode::INVALID_ARGUMENT, "message 1: no header");
+  ExpectRefused(*stub, {Header(10), Header(10)}, StatusCode::INVALID_ARGUMENT,
+                "message 2: a header; only the first");
+  ExpectRefused(*stub, {Header(10), Chunk(20), Chunk(19)}, StatusCode::INVALID_ARGUMENT,
+                "message 3: keys: 19 bytes is not a multiple of the uint32 key width (4 bytes)");
+  ExpectRefused(*stub, {Header(10), Chunk(20), Chunk(24)}, StatusCode::INVALID_ARGUMENT,
+                "message 3: 6 more keys make 11, past header.key_count 10");
+  ExpectRefused(*stub, {Header(10), Chunk(20)}, StatusCode::INVALID_ARGUMENT,
+                "ended after 5 of header.key_count 10 keys");
+  ExpectRefused(*stub, {Header(10, 8), Chunk(20, 39)}, StatusCode::INVALID_ARGUMENT,
+                "values: 39 bytes, but 5 keys x value_width 8 = 40 bytes");
+  ExpectRefused(*stub, {Header(10), Chunk(20, 4)}, StatusCode::INVALID_ARGUMENT,
+                "values: 4 bytes, but 5 keys x value_width 0 = 0 bytes");
+  ExpectRefused(*stub, {Header(10, 5)}, StatusCode::INVALID_ARGUMENT,
+                "header: value_width: 5 is not supported");
+  ExpectRefused(
+      *stub, {Header((1 << 20) + 1)}, StatusCode::RESOURCE_EXHAUSTED,
+      "1048577 keys exceed this server's limit of 1048576 per stream (--max_stream_keys)");
+  ExpectRefused(*stub, {Header(1 << 20, 8)}, StatusCode::RESOURCE_EXHAUSTED,
+                "a stream of 1048576 keys: input 12582912 + result 12582912 bytes");
+  v1::SortStreamRequest huge_answers = Header(10);
+  huge_answers.mutable_header()->set_response_chunk_keys(uint64_t{1} << 40);
+  ExpectRefused(*stub, {huge_answers}, StatusCode::INVALID_ARGUMENT,
+                "header.response_chunk_keys: 1099511627776 keys");
+  v1::SortStreamRequest no_type = Header(10);
+  no_type.mutable_header()->clear_key_type();
+  ExpectRefused(*stub, {no_type}, StatusCode::INVALID_ARGUMENT, "header: key_type: unspecified");
+
+  // Not a SortStreamRequest at all: field 1 claims more bytes than the message has.
+  RawCall raw(client->channel(), kSortStream);
+  ASSERT_TRUE(raw.Start());
+  const std::string garbage = "\x0a\x7f\x01";
+  grpc::Slice slice(garbage);
+  raw.Write(grpc::ByteBuffer(&slice, 1));
+  raw.WritesDone();
+  const grpc::Status status = raw.Finish();
+  EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("SortStream message 1: not a SortStreamRequest"));
+
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+  // Other work is untouched.
+  auto sorted = client->Sort<uint32_t>(std::vector<uint32_t>{3, 1, 2});
+  ASSERT_TRUE(sorted.ok()) << sorted.status();
+  EXPECT_EQ(sorted->keys, (std::vector<uint32_t>{1, 2, 3}));
+}
+
+TEST(SortStreamTest, StreamsPastTheLimitAtOnceAreRefusedAndTheFirstStillFinishes) {
+  ServerOptions options;
+  options.sort_stream.max_streams = 1;
+  TestServer t = TestServer::Start(options);
+  auto client = t.Client();
+  auto stub = v1::SortService::NewStub(client->channel());
+  grpc::ClientContext first_context;
+  std::unique_ptr<StreamCall> first = stub->SortStream(&first_context);
+  ASSERT_TRUE(first->Write(Header(2)));
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 1; }));
+  ExpectRefused(*stub, {Header(2), Chunk(8)}, grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "1 streams are in progress, this server's limit is 1 (--max_sort_streams)");
+  ASSERT_TRUE(first->Write(Chunk(8)));
+  first->WritesDone();
+  v1::SortResponse answer;
+  EXPECT_TRUE(first->Read(&answer));
+  EXPECT_EQ(answer.keys().size(), 8u);
+  EXPECT_TRUE(first->Finish().ok());
+}
+
+TEST(SortStreamTest, DeadlineAndCancellationMidUploadFreeTheStream) {
+  TestServer t = TestServer::Start();
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+    ASSERT_TRUE(call->Write(Header(1000)));
+    ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
+    const grpc::Status status = call->Finish();  // the rest never comes
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+  {
+    grpc::ClientContext context;
+    std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+    ASSERT_TRUE(call->Write(Header(1000)));
+    ASSERT_TRUE(call->Write(Chunk(400)));
+    ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
+    context.TryCancel();
+    EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+}
+
+TEST(SortStreamTest, AClientThatStopsReadingTheAnswerIsCancelledAfterTheSendTimeout) {
+  ServerOptions options;
+  options.send_timeout = absl::Milliseconds(500);
+  TestServer t = TestServer::Start(options);
+  // A small receive window and no automatic growth, so an answer the client never reads stalls
+  // the server's writes instead of landing in the client's buffers.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::SortService::NewStub(channel);
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+  const size_t n = 4 << 20;  // 16 MiB of answer
+  ASSERT_TRUE(call->Write(Header(n)));
+  for (size_t sent = 0; sent < n; sent += 1 << 18) ASSERT_TRUE(call->Write(Chunk(1 << 20)));
+  call->WritesDone();
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
+      << "the stalled answer was never cancelled";
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0; }));
+  size_t keys = 0;
+  for (v1::SortResponse answer; call->Read(&answer);) keys += answer.keys().size() / 4;
+  EXPECT_LT(keys, n) << "the cancelled answer still arrived whole";
+  EXPECT_FALSE(call->Finish().ok());
+}
+
+TEST(SortStreamTest, AStreamStillUploadingWhenTheDrainBeginsGetsUnavailable) {
+  ServerOptions options;
+  options.drain_deadline = absl::Seconds(20);
+  TestServer t = TestServer::Start(options);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+  ASSERT_TRUE(call->Write(Header(10)));
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 1; }));
+  std::thread drain([&] { t.server->Shutdown(); });
+  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  call->Write(Chunk(40));
+  call->WritesDone();
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+  drain.join();
+}
+
+}  // namespace
+}  // namespace sortd
