@@ -50,9 +50,10 @@ struct SortOptions {
 
 // SortStream's chunking.
 struct StreamOptions {
-  // Bytes of keys per request message (whole keys: rounded down, at least one key). 4 MiB keeps
-  // each message within gRPC's default receive limit with 8-byte values.
-  size_t chunk_bytes = size_t{4} << 20;
+  // Bytes of keys per request message (whole keys: rounded down, at least one key). 1 MiB: with
+  // values a message is up to 3 MiB (4-byte keys, 8-byte values), under the smallest receive
+  // limit sortd sets (--max_request_bytes + 4 MiB), and large enough that per-message costs vanish.
+  size_t chunk_bytes = size_t{1} << 20;
   // Keys per answer message; 0 leaves it to the server (messages of about 4 MiB).
   uint64_t response_chunk_keys = 0;
 };

@@ -82,11 +82,26 @@ std::string TlsHint(const absl::Status& status) {
          "--tls_client_ca_file, or expired)";
 }
 
+// A message past the server's receive limit (--max_request_bytes + 4 MiB) is refused by gRPC
+// itself, before sortd sees it, with gRPC's words: say which flag helps.
+std::string MessageSizeHint(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kResourceExhausted ||
+      !absl::StrContains(status.message(), "Received message larger than max")) {
+    return "";
+  }
+  if (absl::GetFlag(FLAGS_transport) == "stream") {
+    return " (a request message passed the server's limit, --max_request_bytes + 4 MiB: lower "
+           "--chunk_bytes)";
+  }
+  return " (the request passed the server's limit, --max_request_bytes + 4 MiB: "
+         "--transport=stream sends an array of any size in chunks)";
+}
+
 }  // namespace
 
 int FailStatus(const absl::Status& status) {
   return Fail(absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message(),
-                           TlsHint(status)));
+                           TlsHint(status), MessageSizeHint(status)));
 }
 
 absl::StatusOr<SortFlags> ParseSortFlags() {
