@@ -6,16 +6,20 @@
 // SharedMemoryRegion (client/shm_region.h) instead of the messages:
 // SortViaRegion/SortPairsViaRegion and SortInRegion. Errors come back as absl::Status carrying the
 // gRPC code and the server's message unchanged.
+// And SortStream, for arrays of any size (past one message's limits): the array goes up in chunks
+// and comes back in chunks, so neither side of the client needs it whole (client/sort_stream.cc).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/channel_credentials.h"
@@ -43,6 +47,29 @@ struct SortOptions {
   bool return_indices = false;
   v1::Algorithm algorithm = v1::ALGORITHM_AUTO;
 };
+
+// SortStream's chunking.
+struct StreamOptions {
+  // Bytes of keys per request message (whole keys: rounded down, at least one key). 1 MiB: with
+  // values a message is up to 3 MiB (4-byte keys, 8-byte values), under the smallest receive
+  // limit sortd sets (--max_request_bytes + 4 MiB), and large enough that per-message costs vanish.
+  size_t chunk_bytes = size_t{1} << 20;
+  // Keys per answer message; 0 leaves it to the server (messages of about 4 MiB).
+  uint64_t response_chunk_keys = 0;
+};
+
+// One answer message's pieces of the sorted arrays, in order; empty where there are none.
+struct AnswerChunk {
+  absl::string_view keys;
+  absl::string_view values;
+  absl::string_view indices;
+};
+// Fills the next request chunk: whole keys, and exactly their values when value_width != 0 (both
+// strings arrive empty, with the capacity of the last chunk). Returns true when it filled one,
+// false at the end of the array, or an error, which cancels the call and is returned.
+using ChunkSource = std::function<absl::StatusOr<bool>(std::string* keys, std::string* values)>;
+// Receives the answer's pieces as they arrive; an error cancels the call and is returned.
+using ChunkSink = std::function<absl::Status(const AnswerChunk& answer)>;
 
 template <typename Key, typename Value = uint32_t>
 struct SortResult {
@@ -92,6 +119,27 @@ class SortClient {
                                                    absl::Span<const Value> values,
                                                    const SortOptions& options = {});
 
+  // ---- streaming: arrays of any size, in chunks both ways (client/sort_stream.cc) ----
+  // Uploads `header` and the chunks of next_chunk, half-closes, then hands each answer message's
+  // pieces to on_chunk. `report` (optional) gets the last message's algorithm, device and timings.
+  // Checks on this side, each cancelling the call: chunks of whole keys with their values, and
+  // exactly header.key_count keys (INVALID_ARGUMENT); an answer of exactly the arrays asked for
+  // (DATA_LOSS). When the server ends the call early (say, the array is past its limits) the
+  // upload stops there and its status comes back.
+  absl::Status SortStream(const v1::SortStreamHeader& header, const ChunkSource& next_chunk,
+                          const ChunkSink& on_chunk, v1::SortResponse* report = nullptr);
+
+  // Typed, like Sort and SortPairs, through SortStream.
+  template <typename Key>
+  absl::StatusOr<SortResult<Key>> SortViaStream(absl::Span<const Key> keys,
+                                                const SortOptions& options = {},
+                                                const StreamOptions& stream = {});
+  template <typename Key, typename Value>
+  absl::StatusOr<SortResult<Key, Value>> SortPairsViaStream(absl::Span<const Key> keys,
+                                                            absl::Span<const Value> values,
+                                                            const SortOptions& options = {},
+                                                            const StreamOptions& stream = {});
+
   // ---- shared memory: sortd --shared_memory, same host, Unix socket or loopback ----
   // Registers `name` (a file in sortd's --shared_memory_dir) for its first byte_size bytes.
   // Prefer SharedMemoryRegion::Register, which also unregisters.
@@ -126,6 +174,20 @@ class SortClient {
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTyped(absl::Span<const Key> keys, const Value* values,
                                                    size_t value_count, const SortOptions& options);
+  // SortStream of whole in-memory arrays into buffers of exactly the result's size.
+  struct StreamOutputs {
+    void* keys;
+    void* values;   // value_width != 0
+    void* indices;  // return_indices
+  };
+  absl::Status SortArrayViaStream(const v1::SortStreamHeader& header, absl::string_view keys,
+                                  absl::string_view values, const StreamOptions& stream,
+                                  StreamOutputs out, v1::SortResponse* report);
+  template <typename Key, typename Value>
+  absl::StatusOr<SortResult<Key, Value>> SortTypedViaStream(absl::Span<const Key> keys,
+                                                            const Value* values, size_t value_count,
+                                                            const SortOptions& options,
+                                                            const StreamOptions& stream);
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTypedViaRegion(SharedMemoryRegion& region,
                                                             absl::Span<const Key> keys,
@@ -145,6 +207,16 @@ class SortClient {
 // algorithm.
 v1::SortRequest RequestWithoutArrays(v1::KeyType key_type, uint32_t value_width,
                                      const SortOptions& options);
+// A stream header with everything but the response chunking: key type, value width, key count,
+// order, stability, indices, algorithm; response_chunk_keys from `stream`.
+v1::SortStreamHeader StreamHeader(v1::KeyType key_type, uint32_t value_width, uint64_t key_count,
+                                  const SortOptions& options, const StreamOptions& stream);
+// Keys per request chunk: stream.chunk_bytes of whole keys, at least one.
+uint64_t ChunkKeys(const StreamOptions& stream, size_t key_width);
+// A ChunkSource over arrays in memory (which must outlive it): chunk_keys keys (and their values)
+// a chunk.
+ChunkSource ArrayChunkSource(absl::string_view keys, absl::string_view values, size_t key_width,
+                             uint32_t value_width, uint64_t chunk_keys);
 // INVALID_ARGUMENT when `region` is not registered or smaller than `layout` needs.
 absl::Status CheckRegionFits(const SharedMemoryRegion& region, const RegionLayout& layout);
 
@@ -195,6 +267,49 @@ absl::StatusOr<SortResult<Key, Value>> SortClient::SortPairs(absl::Span<const Ke
                                                              const SortOptions& options) {
   static_assert(sizeof(Value) == 4 || sizeof(Value) == 8, "values are 4- or 8-byte records");
   return SortTyped<Key, Value>(keys, values.data(), values.size(), options);
+}
+
+template <typename Key, typename Value>
+absl::StatusOr<SortResult<Key, Value>> SortClient::SortTypedViaStream(absl::Span<const Key> keys,
+                                                                      const Value* values,
+                                                                      size_t value_count,
+                                                                      const SortOptions& options,
+                                                                      const StreamOptions& stream) {
+  if (values != nullptr && value_count != keys.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("values: ", value_count, " values for ", keys.size(), " keys"));
+  }
+  const uint32_t value_width = values != nullptr ? sizeof(Value) : 0;
+  SortResult<Key, Value> result;
+  result.keys.resize(keys.size());
+  if (values != nullptr) result.values.resize(keys.size());
+  if (options.return_indices) result.indices.resize(keys.size());
+  v1::SortResponse report;
+  absl::Status status = SortArrayViaStream(
+      StreamHeader(KeyTypeOf<Key>(), value_width, keys.size(), options, stream),
+      absl::string_view(reinterpret_cast<const char*>(keys.data()), keys.size() * sizeof(Key)),
+      absl::string_view(reinterpret_cast<const char*>(values), value_count * value_width), stream,
+      {result.keys.data(), result.values.data(), result.indices.data()}, &report);
+  if (!status.ok()) return status;
+  result.algorithm = report.algorithm();
+  result.device = report.device();
+  result.timings = report.timings();
+  return result;
+}
+
+template <typename Key>
+absl::StatusOr<SortResult<Key>> SortClient::SortViaStream(absl::Span<const Key> keys,
+                                                          const SortOptions& options,
+                                                          const StreamOptions& stream) {
+  return SortTypedViaStream<Key, uint32_t>(keys, nullptr, 0, options, stream);
+}
+
+template <typename Key, typename Value>
+absl::StatusOr<SortResult<Key, Value>> SortClient::SortPairsViaStream(
+    absl::Span<const Key> keys, absl::Span<const Value> values, const SortOptions& options,
+    const StreamOptions& stream) {
+  static_assert(sizeof(Value) == 4 || sizeof(Value) == 8, "values are 4- or 8-byte records");
+  return SortTypedViaStream<Key, Value>(keys, values.data(), values.size(), options, stream);
 }
 
 template <typename Key, typename Value>

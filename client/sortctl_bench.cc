@@ -75,6 +75,8 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   o.descending = sort_flags->descending;
   o.shared_memory = sort_flags->shared_memory;
   o.shm_dir = sort_flags->shm_dir;
+  o.stream = sort_flags->stream;
+  o.stream_options = sort_flags->stream_options;
   o.stable = absl::GetFlag(FLAGS_stable);
   o.return_indices = absl::GetFlag(FLAGS_indices);
   const std::string seed = absl::GetFlag(FLAGS_seed);

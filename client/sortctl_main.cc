@@ -40,7 +40,13 @@ ABSL_FLAG(std::string, algorithm, "auto",
           "auto, radix, bitonic, odd_even_merge, odd_even_transposition, library, cpu");
 ABSL_FLAG(std::string, transport, "bytes",
           "bytes: arrays in the gRPC messages; shm: in a shared-memory region (same host as a "
-          "sortd run with --shared_memory, whose --shared_memory_dir is --shm_dir)");
+          "sortd run with --shared_memory, whose --shared_memory_dir is --shm_dir); stream: "
+          "SortStream, the array up and back in chunks of --chunk_bytes, past one message's "
+          "limits (sortd --max_request_bytes)");
+ABSL_FLAG(uint64_t, chunk_bytes, sortd::client::StreamOptions().chunk_bytes,
+          "--transport=stream: bytes of keys per request message (whole keys, at least one)");
+ABSL_FLAG(uint64_t, response_chunk_keys, sortd::client::StreamOptions().response_chunk_keys,
+          "--transport=stream: keys per answer message; 0 leaves it to the server (about 4 MiB)");
 ABSL_FLAG(std::string, shm_dir, "/dev/shm",
           "--transport=shm: where regions are created; must be sortd's --shared_memory_dir");
 
@@ -76,11 +82,26 @@ std::string TlsHint(const absl::Status& status) {
          "--tls_client_ca_file, or expired)";
 }
 
+// A message past the server's receive limit (--max_request_bytes + 4 MiB) is refused by gRPC
+// itself, before sortd sees it, with gRPC's words: say which flag helps.
+std::string MessageSizeHint(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kResourceExhausted ||
+      !absl::StrContains(status.message(), "Received message larger than max")) {
+    return "";
+  }
+  if (absl::GetFlag(FLAGS_transport) == "stream") {
+    return " (a request message passed the server's limit, --max_request_bytes + 4 MiB: lower "
+           "--chunk_bytes)";
+  }
+  return " (the request passed the server's limit, --max_request_bytes + 4 MiB: "
+         "--transport=stream sends an array of any size in chunks)";
+}
+
 }  // namespace
 
 int FailStatus(const absl::Status& status) {
   return Fail(absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message(),
-                           TlsHint(status)));
+                           TlsHint(status), MessageSizeHint(status)));
 }
 
 absl::StatusOr<SortFlags> ParseSortFlags() {
@@ -100,10 +121,19 @@ absl::StatusOr<SortFlags> ParseSortFlags() {
     return absl::InvalidArgumentError("--order must be asc or desc");
   flags.descending = order == "desc";
   const std::string transport = absl::GetFlag(FLAGS_transport);
-  if (transport != "bytes" && transport != "shm") {
-    return absl::InvalidArgumentError("--transport must be bytes or shm");
+  if (transport != "bytes" && transport != "shm" && transport != "stream") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--transport: '", transport, "' is not one of bytes, shm, stream"));
   }
   flags.shared_memory = transport == "shm";
+  flags.stream = transport == "stream";
+  flags.stream_options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  flags.stream_options.response_chunk_keys = absl::GetFlag(FLAGS_response_chunk_keys);
+  if (flags.stream && flags.stream_options.chunk_bytes < KeyWidth(flags.key_type)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--chunk_bytes=", flags.stream_options.chunk_bytes, " is less than one ",
+                     KeyTypeName(flags.key_type), " key (", KeyWidth(flags.key_type), " bytes)"));
+  }
   flags.shm_dir = absl::GetFlag(FLAGS_shm_dir);
   return flags;
 }
@@ -145,12 +175,15 @@ int main(int argc, char** argv) {
       "client of sortd.\n"
       "  sortctl sort [--key_type=u32] [--format=text|binary] [--input=FILE] [--order=asc|desc]\n"
       "               [--stable] [--indices] [--values=FILE --value_type=u32] [--algorithm=auto]\n"
-      "               [--transport=bytes|shm [--shm_dir=/dev/shm] [--in_place]]\n"
+      "               [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--in_place]\n"
+      "                [--chunk_bytes=4194304] [--response_chunk_keys=0]]\n"
+      "               (--transport=stream --format=binary streams files of any size; text input\n"
+      "                is parsed whole first, then sent in chunks)\n"
       "  sortctl bench [--concurrency=16] [--channels=1] [--dispatchers=0]\n"
       "                [--rate=R --arrival=constant|poisson]\n"
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
-      "                [--transport=bytes|shm [--shm_dir=/dev/shm]]\n"
+      "                [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--chunk_bytes=N]]\n"
       "  sortctl health [--target=localhost:50051]\n"
       "every command: [--tls_ca_file=CA.pem [--tls_cert_file=C.pem --tls_key_file=K.pem]\n"
       "               [--tls_server_name=NAME]]   TLS, and mutual TLS with a client certificate");

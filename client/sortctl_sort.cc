@@ -16,7 +16,9 @@
 
 ABSL_FLAG(std::string, format, "text",
           "text: numbers separated by whitespace or newlines, one per line out; binary: packed "
-          "little-endian values in and out");
+          "little-endian values in and out. With --transport=stream, binary files are streamed "
+          "in and out chunk by chunk, never whole in memory; text input is parsed whole first, "
+          "then sent in chunks");
 ABSL_FLAG(std::string, input, "-", "Keys file, - for stdin");
 ABSL_FLAG(std::string, values, "", "Values file (same format), permuted with the keys");
 ABSL_FLAG(std::string, value_type, "u32",
@@ -106,6 +108,15 @@ absl::Status SortThroughRegion(client::SortClient& client, v1::SortRequest reque
 
 }  // namespace
 
+void PrintServerReport(const v1::SortResponse& report) {
+  const auto& t = report.timings();
+  std::fprintf(
+      stderr,
+      "sortctl: %s on %s; queued %.3f ms, transfer %.3f ms, compute %.3f ms, total %.3f ms\n",
+      v1::Algorithm_Name(report.algorithm()).c_str(), report.device().c_str(), t.queued_ns() / 1e6,
+      t.transfer_ns() / 1e6, t.compute_ns() / 1e6, t.total_ns() / 1e6);
+}
+
 int RunSort() {
   const bool binary = absl::GetFlag(FLAGS_format) == "binary";
   if (!binary && absl::GetFlag(FLAGS_format) != "text") {
@@ -124,6 +135,22 @@ int RunSort() {
   }
   if (absl::GetFlag(FLAGS_in_place) && !sort_flags->shared_memory) {
     return Fail("--in_place needs --transport=shm", 2);
+  }
+  if (sort_flags->stream && binary) {
+    StreamSortFiles files;
+    files.keys = absl::GetFlag(FLAGS_input);
+    files.values = values_path;
+    files.values_out = absl::GetFlag(FLAGS_values_out);
+    files.indices_out = absl::GetFlag(FLAGS_indices_out);
+    if (!values_path.empty()) {
+      auto vt = client::ParseTypeName(absl::GetFlag(FLAGS_value_type));
+      if (!vt.ok()) return Fail(absl::StrCat("--value_type: ", vt.status().message()), 2);
+      files.value_width = static_cast<uint32_t>(KeyWidth(*vt));
+    }
+    files.stable = absl::GetFlag(FLAGS_stable);
+    files.indices = want_indices;
+    files.verbose = absl::GetFlag(FLAGS_verbose);
+    return RunBinaryStreamSort(*sort_flags, files);
   }
 
   v1::SortRequest request;
@@ -149,19 +176,18 @@ int RunSort() {
   auto client = MakeClient();
   if (!client.ok()) return FailStatus(client.status());
   v1::SortResponse response;
-  const absl::Status status = sort_flags->shared_memory
-                                  ? SortThroughRegion(**client, std::move(request), *sort_flags,
-                                                      absl::GetFlag(FLAGS_in_place), &response)
-                                  : (*client)->SortRaw(request, &response);
-  if (!status.ok()) return FailStatus(status);
-  if (absl::GetFlag(FLAGS_verbose)) {
-    const auto& t = response.timings();
-    std::fprintf(
-        stderr,
-        "sortctl: %s on %s; queued %.3f ms, transfer %.3f ms, compute %.3f ms, total %.3f ms\n",
-        v1::Algorithm_Name(response.algorithm()).c_str(), response.device().c_str(),
-        t.queued_ns() / 1e6, t.transfer_ns() / 1e6, t.compute_ns() / 1e6, t.total_ns() / 1e6);
+  absl::Status status;
+  if (sort_flags->shared_memory) {
+    status = SortThroughRegion(**client, std::move(request), *sort_flags,
+                               absl::GetFlag(FLAGS_in_place), &response);
+  } else if (sort_flags->stream) {
+    // --format=text: parsed whole above, but still sent (and answered) in chunks.
+    status = SortInMemoryViaStream(**client, request, sort_flags->stream_options, &response);
+  } else {
+    status = (*client)->SortRaw(request, &response);
   }
+  if (!status.ok()) return FailStatus(status);
+  if (absl::GetFlag(FLAGS_verbose)) PrintServerReport(response);
 
   const bool values_column = !values_path.empty() && absl::GetFlag(FLAGS_values_out).empty();
   const bool indices_column = want_indices && absl::GetFlag(FLAGS_indices_out).empty();

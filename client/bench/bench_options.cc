@@ -101,6 +101,16 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
     return absl::InvalidArgumentError(
         "--echo measures the gRPC transport; it does not combine with --transport=shm");
   }
+  if (o.stream && (o.echo || o.shared_memory)) {
+    return absl::InvalidArgumentError(o.echo ? "--echo calls the unary Echo; it does not combine "
+                                               "with --transport=stream"
+                                             : "--transport: stream or shm, not both");
+  }
+  if (o.stream && o.stream_options.chunk_bytes < KeyWidth(o.key_type)) {
+    return absl::InvalidArgumentError(absl::StrCat("--chunk_bytes=", o.stream_options.chunk_bytes,
+                                                   " is less than one ", KeyTypeName(o.key_type),
+                                                   " key (", KeyWidth(o.key_type), " bytes)"));
+  }
   if (o.shared_memory && o.shm_dir.empty()) {
     return absl::InvalidArgumentError("--shm_dir: empty");
   }
@@ -108,6 +118,10 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
     return absl::InvalidArgumentError("the per-call timeout must be > 0");
   }
   return absl::OkStatus();
+}
+
+const char* TransportName(const BenchOptions& o) {
+  return o.shared_memory ? "shm" : o.stream ? "stream" : "bytes";
 }
 
 int EffectiveDispatchers(const BenchOptions& o, unsigned hardware_threads) {

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/channel_credentials.h"
+#include "client/sort_client.h"
 #include "sortd/v1/sortd.pb.h"
 #include "worker/sort_spec.h"
 
@@ -50,6 +51,10 @@ struct BenchOptions {
   // before the clock starts; see shm_slots.h for what is timed.
   bool shared_memory = false;
   std::string shm_dir = "/dev/shm";
+  // Each request through SortStream instead of SortKeys: the array up in chunks of
+  // stream_options.chunk_bytes, the answer back in chunks (stream_call.h), verified whole.
+  bool stream = false;
+  client::StreamOptions stream_options;
 
   // Requests in flight at most (closed loop: always). Spread over `channels` distinct
   // connections, request k on channel k % channels.
@@ -95,6 +100,9 @@ struct BenchOptions {
 };
 
 absl::Status ValidateBenchOptions(const BenchOptions& options);
+
+// "bytes", "shm" or "stream", as --transport names it.
+const char* TransportName(const BenchOptions& options);
 
 // The dispatcher count a run uses: options.dispatchers when set, else
 // min(channels, concurrency, 4, max(1, hardware_threads / 4)). hardware_threads 0 means this

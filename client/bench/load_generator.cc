@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/bench/shm_slots.h"
+#include "client/bench/stream_call.h"
 #include "client/bench/verifier.h"
 #include "client/bench/workload.h"
 #include "client/sort_client.h"
@@ -157,7 +158,8 @@ struct Call {
   // The pool outlives every call: the Runner returns only after every lane has drained.
   const PreparedRequest* sent = nullptr;
   std::shared_ptr<Lane> lane;
-  int region = -1;  // --transport=shm: the slot whose region holds the arrays
+  int region = -1;        // --transport=shm: the slot whose region holds the arrays
+  bool streamed = false;  // --transport=stream: the answer is in `response` already, not bytes
   client::RegionLayout layout;
   int64_t due_ns = 0;
   int64_t sent_ns = 0;
@@ -170,9 +172,10 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   std::unique_ptr<Call> call(raw_call);
   const std::shared_ptr<Lane> lane = std::move(call->lane);  // declared first: outlives the rest
   absl::Status status = FromGrpcStatus(grpc_status);
-  if (status.ok() && !grpc::SerializationTraits<v1::SortResponse>::Deserialize(
-                          &call->response_bytes, call->response.get())
-                          .ok()) {
+  if (status.ok() && !call->streamed &&
+      !grpc::SerializationTraits<v1::SortResponse>::Deserialize(&call->response_bytes,
+                                                                call->response.get())
+           .ok()) {
     status = absl::DataLossError("the response is not a SortResponse");
   }
   // Verification runs outside any lock, on gRPC's callback threads, in parallel.
@@ -259,6 +262,7 @@ class Runner {
     int64_t end_ns;  // INT64_MAX with --requests
   };
   absl::Status SetupRegions();
+  absl::Status ProbeStream();
   void Dispatch(int d, const Clock& clock);
   void Issue(Call* call, size_t channel);
   void ReportProgress(const Clock& clock);
@@ -268,6 +272,7 @@ class Runner {
   double mean_request_keys_ = 0;
   // One per channel; the pool's requests go out already serialized (PreparedRequest::wire).
   std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
+  std::vector<std::unique_ptr<v1::SortService::Stub>> stream_stubs_;  // --transport=stream
   std::string method_;
   std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
   std::unique_ptr<RegionSlots> regions_;      // --transport=shm: one per slot
@@ -301,6 +306,7 @@ absl::Status Runner::Setup() {
     if (!client.ok()) return client.status();
     const auto& channel = (*client)->channel();
     raw_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
+    if (options_.stream) stream_stubs_.push_back(v1::SortService::NewStub(channel));
 
     // One small request per channel before the clock starts: an unreachable target or a server
     // without Echo is a setup error with a clear message, not a run full of failures.
@@ -324,7 +330,35 @@ absl::Status Runner::Setup() {
                                        ") failed: ", status.error_message()));
     }
   }
+  if (options_.stream) {
+    if (absl::Status s = ProbeStream(); !s.ok()) return s;
+  }
   return options_.shared_memory ? SetupRegions() : absl::OkStatus();
+}
+
+// One small stream before the clock starts, so a server without SortStream is a setup error.
+absl::Status Runner::ProbeStream() {
+  client::ClientOptions client_options;
+  client_options.load_balancing_policy = options_.lb_policy;
+  client_options.tls = options_.tls;
+  client_options.timeout = kPreflightTimeout;
+  auto client = client::SortClient::Create(options_.target, client_options);
+  if (!client.ok()) return client.status();
+  const std::string keys(2 * KeyWidth(options_.key_type), '\0');
+  const absl::Status status =
+      (*client)->SortStream(client::StreamHeader(pool_.front()->request.key_type(), 0, 2,
+                                                 client::SortOptions(), options_.stream_options),
+                            client::ArrayChunkSource(keys, "", KeyWidth(options_.key_type), 0, 1),
+                            [](const client::AnswerChunk&) { return absl::OkStatus(); });
+  if (status.code() == absl::StatusCode::kUnimplemented) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        options_.target, " does not serve SortStream (--transport=stream); it is an older sortd"));
+  }
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("the first stream to ", options_.target,
+                                                    " failed: ", status.message()));
+  }
+  return absl::OkStatus();
 }
 
 // Registered over a channel of their own: registration is not part of the load.
@@ -349,6 +383,14 @@ absl::Status Runner::SetupRegions() {
 
 void Runner::Issue(Call* call, size_t channel) {
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
+  if (options_.stream) {
+    call->streamed = true;
+    call->response = call->lane->TakeResponse();
+    StartStreamCall(stream_stubs_[channel].get(), &call->context, *call->sent,
+                    options_.stream_options, call->response.get(),
+                    [call](const grpc::Status& status) { OnDone(call, status); });
+    return;
+  }
   if (call->region < 0) call->request_bytes = call->sent->wire;  // else Dispatch wrote it
   call->response = call->lane->TakeResponse();
   raw_stubs_[channel]->UnaryCall(&call->context, method_, grpc::StubOptions(), &call->request_bytes,

@@ -95,7 +95,8 @@ std::string DescribeLoad(const BenchOptions& o) {
   return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
                       o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
                       SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
-                      o.channels, " d", EffectiveDispatchers(o), o.shared_memory ? " shm" : "",
+                      o.channels, " d", EffectiveDispatchers(o),
+                      o.shared_memory || o.stream ? absl::StrCat(" ", TransportName(o)) : "",
                       o.tls.enabled() ? absl::StrCat(" ", TlsName(o)) : "");
 }
 
@@ -105,13 +106,21 @@ std::string FormatTextReport(const BenchResult& r) {
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
                         o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
                         o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
-  absl::StrAppendFormat(&out, "  transport  %s%s\n",
-                        o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ",
-                                                       o.shm_dir, ", outputs in separate ranges")
-                                        : "bytes: arrays in the gRPC messages",
-                        !o.tls.enabled()          ? ""
-                        : o.tls.cert_file.empty() ? ", over TLS"
-                                                  : ", over mutual TLS");
+  absl::StrAppendFormat(
+      &out, "  transport  %s%s\n",
+      o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ", o.shm_dir,
+                                     ", outputs in separate ranges")
+      : o.stream
+          ? absl::StrCat("stream: SortStream, chunks of ", o.stream_options.chunk_bytes,
+                         " bytes of keys up, ",
+                         o.stream_options.response_chunk_keys == 0
+                             ? std::string("the server's chunks")
+                             : absl::StrCat(o.stream_options.response_chunk_keys, " keys a chunk"),
+                         " back")
+          : "bytes: arrays in the gRPC messages",
+      !o.tls.enabled()          ? ""
+      : o.tls.cert_file.empty() ? ", over TLS"
+                                : ", over mutual TLS");
   const std::string loop =
       o.rate > 0 ? absl::StrFormat("open loop, %s arrivals at %g/s",
                                    o.arrival == Arrival::kPoisson ? "poisson" : "constant", o.rate)
@@ -183,7 +192,11 @@ std::string FormatJsonReport(const BenchResult& r) {
   std::vector<std::string> f;
   f.push_back(absl::StrCat("\"rpc\": ", JsonString(o.echo ? "echo" : "sort")));
   f.push_back(absl::StrCat("\"target\": ", JsonString(o.target)));
-  f.push_back(absl::StrCat("\"transport\": ", JsonString(o.shared_memory ? "shm" : "bytes")));
+  f.push_back(absl::StrCat("\"transport\": ", JsonString(TransportName(o))));
+  if (o.stream) {
+    f.push_back(absl::StrCat("\"chunk_bytes\": ", o.stream_options.chunk_bytes));
+    f.push_back(absl::StrCat("\"response_chunk_keys\": ", o.stream_options.response_chunk_keys));
+  }
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
   f.push_back(absl::StrCat("\"tls\": ", JsonString(TlsName(o))));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));
@@ -258,7 +271,7 @@ std::string FormatCsvRow(const BenchResult& r) {
   }
   absl::StrAppend(&row, ",", CsvField(absl::StrJoin(errors, ";")));
   absl::StrAppendFormat(&row, ",%.3f,%.2f,%s\n", r.busiest_dispatcher,
-                        r.client_cpu_us_per_request(), o.shared_memory ? "shm" : "bytes");
+                        r.client_cpu_us_per_request(), TransportName(o));
   return row;
 }
 

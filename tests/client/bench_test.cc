@@ -313,5 +313,50 @@ TEST(BenchTest, SharedMemoryAgainstASortdWithoutItIsASetupError) {
   EXPECT_EQ(rmdir(dir.c_str()), 0) << "the region files were not all removed";
 }
 
+// --transport=stream: every request through SortStream, in chunks that divide neither the arrays
+// nor each other, each answer verified whole; and a wrong answer still fails verification.
+TEST(BenchTest, StreamTransportVerifiesEveryStreamedAnswer) {
+  TestServer server = TestServer::Start({}, Threads(2));
+  BenchOptions o = SmallRun(server.target);
+  o.stream = true;
+  o.stream_options.chunk_bytes = 7 * 8 + 3;  // 7 keys
+  o.stream_options.response_chunk_keys = 13;
+  o.sizes = *ParseSizeSpec("uniform:0-700");
+  o.key_type = KeyType::kFloat64;
+  o.value_width = 4;
+  o.return_indices = true;
+  o.stable = true;
+  o.concurrency = 4;
+  o.channels = 2;
+  o.requests = 40;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+  EXPECT_EQ(r->ok, 40u);
+  EXPECT_THAT(FormatJsonReport(*r), HasSubstr("\"transport\": \"stream\""));
+
+  CpuEngineOptions corrupt = Threads(1);
+  corrupt.test_corrupt_output = true;
+  TestServer bad = TestServer::Start({}, corrupt);
+  o.target = bad.target;
+  o.sizes = *ParseSizeSpec("fixed:300");
+  o.requests = 5;
+  auto wrong = RunBench(o);
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  EXPECT_EQ(wrong->errors_by_code["VERIFICATION_FAILED"], 5u) << FormatTextReport(*wrong);
+}
+
+TEST(BenchTest, StreamTransportOptionsAreChecked) {
+  BenchOptions o = SmallRun("localhost:1");
+  o.stream = true;
+  o.key_type = KeyType::kUint64;
+  o.stream_options.chunk_bytes = 7;
+  EXPECT_THAT(ValidateBenchOptions(o).message(),
+              HasSubstr("--chunk_bytes=7 is less than one uint64 key (8 bytes)"));
+  o.stream_options.chunk_bytes = 8;
+  o.echo = true;
+  EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("--transport=stream"));
+}
+
 }  // namespace
 }  // namespace sortd::bench

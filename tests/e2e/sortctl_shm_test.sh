@@ -67,7 +67,7 @@ expect_error() {  # expect_error PATTERN COMMAND...
 }
 check "--in_place needs shm" expect_error "--in_place needs --transport=shm" \
   bash -c "seq 3 | '$sortctl' sort --target=$target --in_place"
-check "bad --transport is a usage error" expect_error "--transport must be bytes or shm" \
+check "bad --transport is a usage error" expect_error "--transport: 'tcp' is not one of bytes, shm, stream" \
   bash -c "seq 3 | '$sortctl' sort --target=$target --transport=tcp"
 check "a --shm_dir sortd does not use: NOT_FOUND from the server" expect_error "NOT_FOUND" \
   bash -c "seq 3 | '$sortctl' sort --target=$target --transport=shm --shm_dir=$work"

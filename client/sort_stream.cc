@@ -1,0 +1,216 @@
+// SortClient's streaming call, SortStream, over gRPC's sync API: every chunk is written, then the
+// half-close, then the answers are read. Writing everything before reading cannot deadlock, for
+// the server answers only after the half-close; and a server that ends the call early (a refused
+// header, an array past its limits) fails the next write, so the upload stops there and the
+// server's status, not a broken pipe, comes back.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "client/sort_client.h"
+#include "kernels/util/sort_types.h"
+#include "rpc/enum_convert.h"
+#include "rpc/status_util.h"
+
+namespace sortd::client {
+namespace {
+
+// What an answer must add up to: exactly the arrays the header asked for.
+struct Totals {
+  uint64_t keys = 0;
+  uint64_t values = 0;
+  uint64_t indices = 0;
+};
+
+// DATA_LOSS naming the first array of `got` that is past (or, when `complete`, not equal to) its
+// expected size.
+absl::Status CheckAnswerSize(const Totals& got, const Totals& want, bool complete) {
+  const struct {
+    const char* name;
+    uint64_t got, want;
+  } arrays[] = {{"keys", got.keys, want.keys},
+                {"values", got.values, want.values},
+                {"indices", got.indices, want.indices}};
+  for (const auto& a : arrays) {
+    if (a.got > a.want || (complete && a.got != a.want)) {
+      return absl::DataLossError(
+          absl::StrCat("SortStream answer: ", a.got, " bytes of ", a.name, ", expected ", a.want));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SortClient::SortStream(const v1::SortStreamHeader& header,
+                                    const ChunkSource& next_chunk, const ChunkSink& on_chunk,
+                                    v1::SortResponse* report) {
+  const std::optional<KeyType> key_type = FromProtoKeyType(header.key_type());
+  if (!key_type.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.key_type: ", header.key_type(), " is not a key type"));
+  }
+  const uint32_t value_width = header.value_width();
+  if (value_width != 0 && value_width != 4 && value_width != 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.value_width: ", value_width, "; use 0, 4 or 8"));
+  }
+  const size_t key_width = KeyWidth(*key_type);
+  const uint64_t key_count = header.key_count();
+
+  grpc::ClientContext context;
+  if (options_.timeout != absl::InfiniteDuration()) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  }
+  std::unique_ptr<grpc::ClientReaderWriter<v1::SortStreamRequest, v1::SortResponse>> stream =
+      stub_->SortStream(&context);
+
+  // A failure on this side: the call is cancelled and this, not CANCELLED, is returned.
+  absl::Status local;
+  bool server_ended = false;  // a write failed: the server has ended the call
+  v1::SortStreamRequest request;
+  *request.mutable_header() = header;
+  bool header_sent = false;
+  uint64_t keys_sent = 0;
+  uint64_t chunk_index = 0;
+  while (true) {
+    std::string* keys = request.mutable_keys();
+    std::string* values = request.mutable_values();
+    keys->clear();
+    values->clear();
+    absl::StatusOr<bool> filled = next_chunk(keys, values);
+    if (!filled.ok()) {
+      local = filled.status();
+      break;
+    }
+    if (!*filled) break;
+    const uint64_t n = keys->size() / key_width;
+    if (keys->size() % key_width != 0 || values->size() != n * value_width) {
+      local = absl::InvalidArgumentError(
+          absl::StrCat("chunk ", chunk_index, ": ", keys->size(), " bytes of keys (", key_width,
+                       "-byte keys) and ", values->size(), " bytes of values (", value_width,
+                       "-byte values); a chunk holds whole keys and exactly their values"));
+      break;
+    }
+    if (n > key_count - keys_sent) {
+      local = absl::InvalidArgumentError(
+          absl::StrCat("chunk ", chunk_index, ": ", n, " keys after ", keys_sent,
+                       " would pass header.key_count = ", key_count));
+      break;
+    }
+    ++chunk_index;
+    if (n == 0 && header_sent) continue;  // nothing to send
+    if (!stream->Write(request)) {
+      server_ended = true;
+      break;
+    }
+    header_sent = true;
+    request.clear_header();
+    keys_sent += n;
+  }
+  if (local.ok() && !server_ended && keys_sent != key_count) {
+    local = absl::InvalidArgumentError(
+        absl::StrCat("header.key_count: ", key_count, " keys; the chunks held ", keys_sent));
+  }
+  if (local.ok() && !server_ended && !header_sent) {
+    // An empty array: the header alone.
+    request.clear_keys();
+    request.clear_values();
+    server_ended = !stream->Write(request);
+  }
+  if (local.ok() && !server_ended) server_ended = !stream->WritesDone();
+
+  const Totals want{key_count * key_width, key_count * value_width,
+                    header.return_indices() ? key_count * 4 : 0};
+  Totals got;
+  v1::SortResponse answer;
+  if (report != nullptr) report->Clear();
+  while (local.ok() && !server_ended && stream->Read(&answer)) {
+    got.keys += answer.keys().size();
+    got.values += answer.values().size();
+    got.indices += answer.indices().size();
+    local = CheckAnswerSize(got, want, /*complete=*/false);
+    if (local.ok()) local = on_chunk({answer.keys(), answer.values(), answer.indices()});
+    if (report != nullptr) {
+      report->set_algorithm(answer.algorithm());
+      report->set_device(answer.device());
+      *report->mutable_timings() = answer.timings();
+    }
+  }
+  if (!local.ok()) context.TryCancel();
+  const grpc::Status status = stream->Finish();
+  if (!local.ok()) return local;
+  if (!status.ok()) return FromGrpcStatus(status);
+  return CheckAnswerSize(got, want, /*complete=*/true);
+}
+
+absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
+                                            absl::string_view keys, absl::string_view values,
+                                            const StreamOptions& stream, StreamOutputs out,
+                                            v1::SortResponse* report) {
+  const std::optional<KeyType> key_type = FromProtoKeyType(header.key_type());
+  if (!key_type.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.key_type: ", header.key_type(), " is not a key type"));
+  }
+  const size_t key_width = KeyWidth(*key_type);
+  size_t keys_at = 0, values_at = 0, indices_at = 0;
+  // SortStream has checked each piece against the header's sizes, which `out` has.
+  const auto copy = [](void* base, size_t& at, absl::string_view piece) {
+    if (!piece.empty()) std::memcpy(static_cast<char*>(base) + at, piece.data(), piece.size());
+    at += piece.size();
+  };
+  return SortStream(
+      header,
+      ArrayChunkSource(keys, values, key_width, header.value_width(), ChunkKeys(stream, key_width)),
+      [&](const AnswerChunk& answer) {
+        copy(out.keys, keys_at, answer.keys);
+        copy(out.values, values_at, answer.values);
+        copy(out.indices, indices_at, answer.indices);
+        return absl::OkStatus();
+      },
+      report);
+}
+
+v1::SortStreamHeader StreamHeader(v1::KeyType key_type, uint32_t value_width, uint64_t key_count,
+                                  const SortOptions& options, const StreamOptions& stream) {
+  v1::SortStreamHeader header;
+  header.set_key_type(key_type);
+  header.set_value_width(value_width);
+  header.set_key_count(key_count);
+  header.set_order(options.descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  header.set_stable(options.stable);
+  header.set_return_indices(options.return_indices);
+  header.set_algorithm(options.algorithm);
+  header.set_response_chunk_keys(stream.response_chunk_keys);
+  return header;
+}
+
+uint64_t ChunkKeys(const StreamOptions& stream, size_t key_width) {
+  return std::max<uint64_t>(1, stream.chunk_bytes / key_width);
+}
+
+ChunkSource ArrayChunkSource(absl::string_view keys, absl::string_view values, size_t key_width,
+                             uint32_t value_width, uint64_t chunk_keys) {
+  const uint64_t n = keys.size() / key_width;
+  return [keys, values, key_width, value_width, chunk_keys, n, next = uint64_t{0}](
+             std::string* keys_out, std::string* values_out) mutable {
+    if (next >= n) return absl::StatusOr<bool>(false);
+    const uint64_t take = std::min(chunk_keys, n - next);
+    // Clipped: values shorter than the keys need make a short chunk, which SortStream refuses
+    // naming the numbers.
+    const absl::string_view k = absl::ClippedSubstr(keys, next * key_width, take * key_width);
+    keys_out->assign(k.data(), k.size());
+    if (value_width != 0) {
+      const absl::string_view v =
+          absl::ClippedSubstr(values, next * value_width, take * value_width);
+      values_out->assign(v.data(), v.size());
+    }
+    next += take;
+    return absl::StatusOr<bool>(true);
+  };
+}
+
+}  // namespace sortd::client
