@@ -340,5 +340,87 @@ TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
   rmdir(dir);
 }
 
+// Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the host
+// (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result is checked.
+// A 64 MiB device pool takes requests of at most 16 MiB, so each array is about four runs.
+TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
+  GpuPoolOptions gpu;
+  gpu.device.device_pool_bytes = size_t{64} << 20;
+  gpu.device.pinned_pool_bytes = size_t{64} << 20;
+  GpuServer s = StartGpuServer(gpu);
+  auto client = client::SortClient::Create(s.target);
+  ASSERT_TRUE(client.ok());
+  const uint64_t seed = testing::TestSeed();
+  struct Case {
+    KeyType type;
+    uint32_t vw;
+    bool desc, stable, indices, stream;
+    testing::Distribution dist;
+  };
+  const Case cases[] = {
+      {KeyType::kUint32, 0, false, false, false, false, testing::Distribution::kRandom},
+      {KeyType::kFloat64, 8, true, true, true, false, testing::Distribution::kSpecialFloats},
+      {KeyType::kInt32, 4, false, true, true, true, testing::Distribution::kFewUnique},
+      {KeyType::kUint64, 8, true, false, false, true, testing::Distribution::kRandom},
+      {KeyType::kFloat32, 0, true, true, true, true, testing::Distribution::kSpecialFloats},
+  };
+  for (const Case& c : cases) {
+    const SortSpec spec{c.type, c.vw, c.desc, c.stable, c.indices, Algorithm::kAuto};
+    const size_t n = 4 * ((size_t{16} << 20) / ResultBytesPerKey(spec)) + 12345;
+    SCOPED_TRACE(absl::StrCat(KeyTypeName(c.type), " vw ", c.vw, c.stream ? " stream" : " unary",
+                              " n ", n, " seed ", seed));
+    const std::string keys = testing::MakeKeys(c.type, n, c.dist, seed + n);
+    const std::string values = c.vw ? testing::MakeValues(c.vw, n) : "";
+    v1::SortResponse response;
+    if (c.stream) {
+      v1::SortStreamHeader header;
+      header.set_key_type(ToProtoKeyType(c.type));
+      header.set_value_width(c.vw);
+      header.set_order(c.desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+      header.set_stable(c.stable);
+      header.set_return_indices(c.indices);
+      header.set_key_count(n);
+      size_t sent = 0;
+      const size_t chunk = 300007, kw = KeyWidth(c.type);
+      auto source = [&](std::string* k, std::string* v) -> absl::StatusOr<bool> {
+        if (sent == n) return false;
+        const size_t m = std::min(chunk, n - sent);
+        k->assign(keys, sent * kw, m * kw);
+        v->assign(values, sent * c.vw, m * c.vw);
+        sent += m;
+        return true;
+      };
+      std::string out_keys, out_values, out_indices;
+      auto sink = [&](const client::AnswerChunk& answer) {
+        out_keys.append(answer.keys.data(), answer.keys.size());
+        out_values.append(answer.values.data(), answer.values.size());
+        out_indices.append(answer.indices.data(), answer.indices.size());
+        return absl::OkStatus();
+      };
+      const absl::Status status = (*client)->SortStream(header, source, sink, &response);
+      ASSERT_TRUE(status.ok()) << status;
+      response.set_keys(std::move(out_keys));
+      response.set_values(std::move(out_values));
+      response.set_indices(std::move(out_indices));
+    } else {
+      v1::SortRequest request;
+      request.set_key_type(ToProtoKeyType(c.type));
+      request.set_keys(keys);
+      request.set_value_width(c.vw);
+      request.set_values(values);
+      request.set_order(c.desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+      request.set_stable(c.stable);
+      request.set_return_indices(c.indices);
+      const absl::Status status = (*client)->SortRaw(request, &response);
+      ASSERT_TRUE(status.ok()) << status;
+    }
+    EXPECT_EQ(response.device().find("cpu"), std::string::npos) << response.device();
+    EXPECT_NE(response.device().find("cuda:0"), std::string::npos) << response.device();
+    EXPECT_TRUE(testing::VerifySortResult(
+        spec, keys, values, testing::ReferenceSortKeys(c.type, keys, c.desc),
+        {response.keys(), response.values(), response.indices()}, c.stable));
+  }
+}
+
 }  // namespace
 }  // namespace sortd

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Arrays of any size on the GPU machine (SortStream and out-of-core sorts), one device run,
+# nothing built there:
+#   bash bench/stream_device_run.sh BUNDLE_DIR
+# BUNDLE_DIR comes from ../shared/tools/gpu-bundle with gpu_tests, sortd, sortctl and stream_bench
+# (bin/ may travel as bin.tar.xz). Sections (STREAM_RUN_SECTIONS, default all):
+#   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them)
+#   memcheck  compute-sanitizer memcheck over the out-of-core GPU test
+#   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
+#   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
+#             runs on the GPU merged on the host
+#   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, rounds interleaved
+#   huge      2^31 u32 keys (8 GiB) through SortStream on loopback, generated and checked chunk by
+#             chunk (stream_bench)
+# Logs go to a scratch folder, packed into $OUT/stream-run.tgz; the output carries the summaries.
+set -uo pipefail
+bundle=${1:-.gpu}
+final_out=${OUT:-/tmp/out}
+out=$(mktemp -d)
+mkdir -p "$final_out"
+if [[ ! -d $bundle/bin && -f $bundle/bin.tar.xz ]]; then
+  python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" \
+    "$bundle/bin.tar.xz" "$bundle" || exit 1
+fi
+# shellcheck source=/dev/null  # made by gpu-bundle
+. "$bundle/env.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm \
+  --format=csv,noheader | tee "$out/device.txt"
+echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 2^20}' /proc/meminfo)," \
+  "/dev/shm $(df -h --output=size /dev/shm | tail -1 | tr -d ' ')"
+sections=" ${STREAM_RUN_SECTIONS:-tests memcheck incore ooc stream huge} "
+section() { [[ $sections == *" $1 "* ]]; }
+# shellcheck source=sortd_bench_lib.sh
+. "$(dirname "$0")/sortd_bench_lib.sh"
+out_of_core_sorts() {
+  python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(sum(float(v) for v in re.findall(r'^sortd_out_of_core_sorts_total\S* (\S+)$', t, re.M)))"
+}
+
+if section tests; then
+  echo "=== gpu_tests"
+  gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -30
+fi
+
+if section memcheck; then
+  echo "=== compute-sanitizer memcheck: out-of-core arrays through the pool"
+  sanitizer=$(command -v compute-sanitizer || true)
+  for candidate in /usr/local/cuda*/bin/compute-sanitizer; do
+    [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
+  done
+  "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+    gpu_tests --gtest_filter='GpuPoolTest.OutOfCore*' >"$out/memcheck.log" 2>&1
+  echo "memcheck rc=$? (0: clean)"
+  grep -E 'ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED' "$out/memcheck.log" | tail -5
+fi
+
+shm=(--transport=shm --shm_dir=/dev/shm)
+one_gib=(--sizes=fixed:268435456 --concurrency=1 --seed=1)
+region_runs() {  # region_runs NAME: verified, then one request resent without the tester's costs
+  bench_sortd "$1" "${shm[@]}" "${one_gib[@]}" --requests=4 --warmup=0s
+  bench_sortd "$1_nv" "${shm[@]}" "${one_gib[@]}" --pool_mb=1024 --no_verify --requests=8 \
+    --warmup=2s
+}
+if section incore; then
+  echo "=== 2^28 u32 keys (1 GiB), region-backed, in core"
+  SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=2
+    --gpu_memory_pool_bytes=$((8 << 30)) --pinned_pool_bytes=$((2 << 30)))
+  start_sortd incore && region_runs incore
+  echo "out-of-core sorts: $(out_of_core_sorts) (0 expected)"
+  stop_sortd
+fi
+
+if section ooc; then
+  echo "=== 2^28 u32 keys (1 GiB), region-backed, 4x the largest request (1 GiB device pools)"
+  SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=2
+    --gpu_memory_pool_bytes=$((1 << 30)) --pinned_pool_bytes=$((2 << 30)))
+  start_sortd ooc && region_runs ooc
+  echo "out-of-core sorts: $(out_of_core_sorts)"
+  stop_sortd
+fi
+
+if section stream; then
+  echo "=== 16M u32 keys (64 MiB), one client: SortStream against SortKeys, same sortd"
+  SORTD_BASE_FLAGS=()
+  start_sortd stream
+  for round in 1 2; do
+    for transport in stream bytes; do
+      bench_sortd "${transport}_r$round" --transport="$transport" --sizes=fixed:16777216 \
+        --concurrency=1 --requests=20 --warmup=2s --seed=1
+    done
+  done
+  stop_sortd
+fi
+
+if section huge; then
+  echo "=== 2^31 u32 keys (8 GiB) through SortStream, checked chunk by chunk"
+  SORTD_BASE_FLAGS=()
+  start_sortd huge
+  stream_bench "$target" 31 1 4 2>&1 | tee "$out/huge.txt"
+  stream_bench "$target" 30 2 4 desc 2>&1 | tee -a "$out/huge.txt"
+  echo "out-of-core sorts: $(out_of_core_sorts)"
+  grep -E 'pool engine|largest' "$out/sortd-huge.log" | head -3
+  stop_sortd
+fi
+tar -C "$out" -czf "$final_out/stream-run.tgz" .
+echo "=== done"
