@@ -100,7 +100,15 @@ target=127.0.0.1:$port
 seq 100000 -1 1 >"$work/desc.txt"
 "$sortctl" sort --target="$target" --input="$work/desc.txt" >"$work/drained.txt" &
 client=$!
-sleep 0.5
+# SIGTERM once the request holds its bytes in the memory budget (accepted, on its way to the
+# engine): a fixed sleep sent it before the upload was in on a slow (sanitizer) build.
+in_flight() {
+  scrape 2>/dev/null | awk '$1 == "sortd_inflight_bytes" && $2 > 0 {found = 1} END {exit !found}'
+}
+for _ in $(seq 200); do
+  in_flight && break
+  sleep 0.05
+done
 kill -TERM "$pid"
 check "request in flight during SIGTERM completes" wait "$client"
 check "its response is correct" bash -c "seq 100000 | cmp -s - '$work/drained.txt'"
