@@ -73,20 +73,20 @@ int Run(const std::string& target, int log2_keys, int runs, size_t chunk_bytes, 
     if (!status.ok() || !wrong.empty() || answered != n) {
       ++failures;
       std::printf("run %d: FAILED: %s\n", run,
-                  !status.ok() ? status.ToString().c_str()
-                  : !wrong.empty()
-                      ? wrong.c_str()
-                      : absl::StrCat(answered, " of ", n, " keys answered").c_str());
+                  !status.ok()     ? status.ToString().c_str()
+                  : !wrong.empty() ? wrong.c_str()
+                                   : absl::StrCat(answered, " of ", n, " keys answered").c_str());
       continue;
     }
     const v1::StageTimings& t = report.timings();
-    std::printf(
-        "run %d: %" PRIu64 " u32 keys (%.2f GiB) %s, verified: %.2f s, %.3f Gkeys/s; %s on %s; "
-        "server queued %.1f ms, transfer %.1f ms, compute %.1f ms, total %.1f ms\n",
-        run, n, static_cast<double>(n * 4) / (1 << 30), descending ? "desc" : "asc", seconds,
-        static_cast<double>(n) / seconds / 1e9, v1::Algorithm_Name(report.algorithm()).c_str(),
-        report.device().c_str(), t.queued_ns() / 1e6, t.transfer_ns() / 1e6,
-        t.compute_ns() / 1e6, t.total_ns() / 1e6);
+    std::printf("run %d: %" PRIu64
+                " u32 keys (%.2f GiB) %s, verified: %.2f s, %.3f Gkeys/s; %s on %s; "
+                "server queued %.1f ms, transfer %.1f ms, compute %.1f ms, total %.1f ms\n",
+                run, n, static_cast<double>(n * 4) / (1 << 30), descending ? "desc" : "asc",
+                seconds, static_cast<double>(n) / seconds / 1e9,
+                v1::Algorithm_Name(report.algorithm()).c_str(), report.device().c_str(),
+                t.queued_ns() / 1e6, t.transfer_ns() / 1e6, t.compute_ns() / 1e6,
+                t.total_ns() / 1e6);
     std::fflush(stdout);
   }
   return failures == 0 ? 0 : 1;
@@ -97,7 +97,8 @@ int Run(const std::string& target, int log2_keys, int runs, size_t chunk_bytes, 
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: stream_bench TARGET LOG2_KEYS [runs=1] [chunk_mib=4] [asc|desc]\n");
+    std::fprintf(stderr,
+                 "usage: stream_bench TARGET LOG2_KEYS [runs=1] [chunk_mib=4] [asc|desc]\n");
     return 2;
   }
   const int runs = argc > 3 ? std::atoi(argv[3]) : 1;

@@ -85,8 +85,9 @@ void CutAt(const OrderedKeys<Key>& keys, const std::vector<size_t>& starts, size
   }
 }
 
-// Moves element i of run r to output position o: its key and value as bytes (NaN payloads and
-// zeros' signs are kept exactly), its index made global.
+// Where the merge reads values and indices and writes its results. Keys and values are written as
+// bytes (NaN payloads and zeros' signs are kept exactly), indices made global by adding their
+// run's start.
 template <size_t kValueWidth>
 struct Mover {
   const unsigned char* keys;
@@ -97,76 +98,151 @@ struct Mover {
   unsigned char* out_indices;
   size_t key_width;
   const std::vector<size_t>* starts;
-
-  void Move(size_t r, size_t i, size_t o) const {
-    std::memcpy(out_keys + o * key_width, keys + i * key_width, key_width);
-    if constexpr (kValueWidth != 0) {
-      std::memcpy(out_values + o * kValueWidth, values + i * kValueWidth, kValueWidth);
-    }
-    if (indices != nullptr) {
-      StoreUnaligned(out_indices + o * 4, LoadUnaligned<uint32_t>(indices + i * 4) +
-                                              static_cast<uint32_t>((*starts)[r]));
-    }
-  }
-  // Elements [i, i + count) of run r to [o, o + count): the tail of the last run left.
-  void MoveRange(size_t r, size_t i, size_t o, size_t count) const {
-    std::memcpy(out_keys + o * key_width, keys + i * key_width, count * key_width);
-    if constexpr (kValueWidth != 0) {
-      std::memcpy(out_values + o * kValueWidth, values + i * kValueWidth, count * kValueWidth);
-    }
-    if (indices == nullptr) return;
-    const uint32_t offset = static_cast<uint32_t>((*starts)[r]);
-    for (size_t j = 0; j < count; ++j) {
-      StoreUnaligned(out_indices + (o + j) * 4,
-                     LoadUnaligned<uint32_t>(indices + (i + j) * 4) + offset);
-    }
-  }
 };
 
-// Merges [begin[r], end[r]) of every run into the output from position o, through a binary heap
-// of the runs' next keys (ties to the earlier run).
+// One element on its way up the merge tree: its key as compared, and where it lies in the runs.
+template <typename Bits>
+struct Item {
+  Bits key;
+  uint32_t run;
+  size_t pos;
+};
+
+// Merges [begin[r], end[r]) of every run through a binary tree of two-way merges, each node
+// filling a small buffer from its children's: every step is a branch-free two-way choice on data
+// in cache, where a heap of the runs' heads mispredicts on most keys. The left child holds the
+// earlier runs and wins ties, so equal keys leave in run order.
+template <typename Key>
+class MergeTree {
+ public:
+  using Bits = typename OrderedKeys<Key>::Bits;
+  static constexpr size_t kBlock = 512;  // items per node: the tree stays in the core's caches
+
+  MergeTree(const OrderedKeys<Key>& keys, const std::vector<size_t>& begin,
+            const std::vector<size_t>& end)
+      : keys_(keys) {
+    nodes_.reserve(2 * begin.size());
+    root_ = Build(begin, end, 0, begin.size());
+  }
+
+  // Up to `cap` items of the merged order into dst; 0 once everything is out.
+  size_t Pull(Item<Bits>* dst, size_t cap) { return Pull(root_, dst, cap); }
+
+ private:
+  struct Node {
+    size_t left = 0, right = 0;  // children, for an inner node
+    bool leaf = false;
+    uint32_t run = 0;  // a leaf's run and the range of it still to merge
+    size_t next = 0, end = 0;
+    std::vector<Item<Bits>> buffer;  // an inner node's children's items not yet taken
+    size_t head = 0, size = 0;
+    bool drained = false;  // nothing more will come from it
+  };
+
+  size_t Build(const std::vector<size_t>& begin, const std::vector<size_t>& end, size_t lo,
+               size_t hi) {
+    Node node;
+    if (hi - lo == 1) {
+      node.leaf = true;
+      node.run = static_cast<uint32_t>(lo);
+      node.next = begin[lo];
+      node.end = end[lo];
+    } else {
+      const size_t mid = lo + (hi - lo) / 2;
+      node.left = Build(begin, end, lo, mid);
+      node.right = Build(begin, end, mid, hi);
+    }
+    nodes_.push_back(std::move(node));
+    return nodes_.size() - 1;
+  }
+
+  // Whether a child has items for its parent: its buffer, refilled once taken whole; false when
+  // the child is done.
+  bool Ready(size_t child) {
+    Node& c = nodes_[child];
+    if (c.head < c.size) return true;
+    if (c.drained) return false;
+    if (c.buffer.empty()) c.buffer.resize(kBlock);
+    c.size = Pull(child, c.buffer.data(), kBlock);
+    c.head = 0;
+    c.drained = c.size == 0;
+    return !c.drained;
+  }
+
+  size_t Pull(size_t at, Item<Bits>* dst, size_t cap) {
+    if (nodes_[at].leaf) {
+      Node& leaf = nodes_[at];
+      const size_t count = std::min(cap, leaf.end - leaf.next);
+      for (size_t i = 0; i < count; ++i) {
+        dst[i] = Item<Bits>{keys_.At(leaf.next + i), leaf.run, leaf.next + i};
+      }
+      leaf.next += count;
+      return count;
+    }
+    const size_t left = nodes_[at].left, right = nodes_[at].right;
+    size_t o = 0;
+    while (o < cap) {
+      const bool has_left = Ready(left), has_right = Ready(right);
+      if (!has_left && !has_right) break;
+      if (!has_left || !has_right) {  // one side is done: the other's items go as they are
+        Node& c = nodes_[has_left ? left : right];
+        const size_t count = std::min(cap - o, c.size - c.head);
+        std::copy(c.buffer.data() + c.head, c.buffer.data() + c.head + count, dst + o);
+        c.head += count;
+        o += count;
+        continue;
+      }
+      Node& l = nodes_[left];
+      Node& r = nodes_[right];
+      const Item<Bits>* a = l.buffer.data() + l.head;
+      const Item<Bits>* const a_end = l.buffer.data() + l.size;
+      const Item<Bits>* b = r.buffer.data() + r.head;
+      const Item<Bits>* const b_end = r.buffer.data() + r.size;
+      Item<Bits>* d = dst + o;
+      // The output has room for the shorter side whole, so only the inputs' ends bound the loop.
+      const size_t room = cap - o;
+      const size_t steps = std::min(room, static_cast<size_t>(std::min(a_end - a, b_end - b)));
+      for (size_t i = 0; i < steps; ++i) {
+        const bool take_right = b->key < a->key;
+        *d++ = *(take_right ? b : a);  // a select of addresses, not a branch
+        a += !take_right;
+        b += take_right;
+      }
+      l.head = a - l.buffer.data();
+      r.head = b - r.buffer.data();
+      o = d - dst;
+    }
+    return o;
+  }
+
+  const OrderedKeys<Key>& keys_;
+  std::vector<Node> nodes_;
+  size_t root_ = 0;
+};
+
+// Merges [begin[r], end[r]) of every run into the output from position o.
 template <typename Key, size_t kValueWidth>
 void MergePart(const OrderedKeys<Key>& keys, const Mover<kValueWidth>& mover,
-               std::vector<size_t> begin, const std::vector<size_t>& end, size_t o) {
+               const std::vector<size_t>& begin, const std::vector<size_t>& end, size_t o) {
   using Bits = typename OrderedKeys<Key>::Bits;
-  struct Head {
-    Bits key;
-    uint32_t run;
-    bool operator<(const Head& other) const {
-      return key < other.key || (key == other.key && run < other.run);
+  MergeTree<Key> tree(keys, begin, end);
+  std::vector<Item<Bits>> block(MergeTree<Key>::kBlock);
+  for (size_t count; (count = tree.Pull(block.data(), block.size())) != 0;) {
+    for (size_t i = 0; i < count; ++i, ++o) {
+      const Item<Bits>& item = block[i];
+      // The key back from its compared form (an exact inverse), not gathered from its run again.
+      StoreUnaligned(mover.out_keys + o * sizeof(Bits),
+                     OrderedKeys<Key>::Traits::FromOrdered(item.key ^ keys.mask));
+      if constexpr (kValueWidth != 0) {
+        std::memcpy(mover.out_values + o * kValueWidth, mover.values + item.pos * kValueWidth,
+                    kValueWidth);
+      }
+      if (mover.indices != nullptr) {
+        StoreUnaligned(mover.out_indices + o * 4,
+                       LoadUnaligned<uint32_t>(mover.indices + item.pos * 4) +
+                           static_cast<uint32_t>((*mover.starts)[item.run]));
+      }
     }
-  };
-  std::vector<Head> heap;
-  for (size_t r = 0; r < begin.size(); ++r) {
-    if (begin[r] < end[r]) heap.push_back({keys.At(begin[r]), static_cast<uint32_t>(r)});
-  }
-  auto sift_down = [&heap](size_t at) {
-    const Head moving = heap[at];
-    for (;;) {
-      size_t child = 2 * at + 1;
-      if (child >= heap.size()) break;
-      if (child + 1 < heap.size() && heap[child + 1] < heap[child]) ++child;
-      if (!(heap[child] < moving)) break;
-      heap[at] = heap[child];
-      at = child;
-    }
-    heap[at] = moving;
-  };
-  for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
-  while (heap.size() > 1) {
-    const uint32_t r = heap[0].run;
-    mover.Move(r, begin[r], o++);
-    if (++begin[r] < end[r]) {
-      heap[0].key = keys.At(begin[r]);
-    } else {
-      heap[0] = heap.back();
-      heap.pop_back();
-    }
-    sift_down(0);
-  }
-  if (!heap.empty()) {
-    const uint32_t r = heap[0].run;
-    mover.MoveRange(r, begin[r], o, end[r] - begin[r]);
   }
 }
 
@@ -191,7 +267,7 @@ void MergeTyped(const SortSpec& spec, const SortedRuns& runs, const SortOutput& 
     std::vector<size_t> begin, end;
     CutAt(keys, runs.starts, from, begin);
     CutAt(keys, runs.starts, to, end);
-    MergePart(keys, mover, std::move(begin), end, from);
+    MergePart(keys, mover, begin, end, from);
   });
 }
 
