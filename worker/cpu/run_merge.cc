@@ -100,13 +100,34 @@ struct Mover {
   const std::vector<size_t>* starts;
 };
 
-// One element on its way up the merge tree: its key as compared, and where it lies in the runs.
+// One element on its way up the merge tree: its compared key above its run's number, in one
+// integer, so comparing two items orders them by key and then by run (ties to the earlier run),
+// and the merge moves and selects plain integers. Its position is not carried: a run's elements
+// leave the tree in their run's order, so the root counts them.
 template <typename Bits>
-struct Item {
-  Bits key;
-  uint32_t run;
-  size_t pos;
+struct Item;
+template <>
+struct Item<uint32_t> {
+  using Word = uint64_t;
 };
+template <>
+struct Item<uint64_t> {
+  using Word = unsigned __int128;
+};
+template <typename Bits>
+using ItemWord = typename Item<Bits>::Word;
+template <typename Bits>
+ItemWord<Bits> MakeItem(Bits key, uint32_t run) {
+  return (static_cast<ItemWord<Bits>>(key) << 32) | run;
+}
+template <typename Bits>
+Bits ItemKey(ItemWord<Bits> item) {
+  return static_cast<Bits>(item >> 32);
+}
+template <typename Bits>
+uint32_t ItemRun(ItemWord<Bits> item) {
+  return static_cast<uint32_t>(item);
+}
 
 // Merges [begin[r], end[r]) of every run through a binary tree of two-way merges, each node
 // filling a small buffer from its children's: every step is a branch-free two-way choice on data
@@ -126,7 +147,7 @@ class MergeTree {
   }
 
   // Up to `cap` items of the merged order into dst; 0 once everything is out.
-  size_t Pull(Item<Bits>* dst, size_t cap) { return Pull(root_, dst, cap); }
+  size_t Pull(ItemWord<Bits>* dst, size_t cap) { return Pull(root_, dst, cap); }
 
  private:
   struct Node {
@@ -134,7 +155,7 @@ class MergeTree {
     bool leaf = false;
     uint32_t run = 0;  // a leaf's run and the range of it still to merge
     size_t next = 0, end = 0;
-    std::vector<Item<Bits>> buffer;  // an inner node's children's items not yet taken
+    std::vector<ItemWord<Bits>> buffer;  // an inner node's children's items not yet taken
     size_t head = 0, size = 0;
     bool drained = false;  // nothing more will come from it
   };
@@ -169,12 +190,12 @@ class MergeTree {
     return !c.drained;
   }
 
-  size_t Pull(size_t at, Item<Bits>* dst, size_t cap) {
+  size_t Pull(size_t at, ItemWord<Bits>* dst, size_t cap) {
     if (nodes_[at].leaf) {
       Node& leaf = nodes_[at];
       const size_t count = std::min(cap, leaf.end - leaf.next);
       for (size_t i = 0; i < count; ++i) {
-        dst[i] = Item<Bits>{keys_.At(leaf.next + i), leaf.run, leaf.next + i};
+        dst[i] = MakeItem<Bits>(keys_.At(leaf.next + i), leaf.run);
       }
       leaf.next += count;
       return count;
@@ -194,17 +215,19 @@ class MergeTree {
       }
       Node& l = nodes_[left];
       Node& r = nodes_[right];
-      const Item<Bits>* a = l.buffer.data() + l.head;
-      const Item<Bits>* const a_end = l.buffer.data() + l.size;
-      const Item<Bits>* b = r.buffer.data() + r.head;
-      const Item<Bits>* const b_end = r.buffer.data() + r.size;
-      Item<Bits>* d = dst + o;
+      const ItemWord<Bits>* a = l.buffer.data() + l.head;
+      const ItemWord<Bits>* const a_end = l.buffer.data() + l.size;
+      const ItemWord<Bits>* b = r.buffer.data() + r.head;
+      const ItemWord<Bits>* const b_end = r.buffer.data() + r.size;
+      ItemWord<Bits>* d = dst + o;
       // The output has room for the shorter side whole, so only the inputs' ends bound the loop.
       const size_t room = cap - o;
       const size_t steps = std::min(room, static_cast<size_t>(std::min(a_end - a, b_end - b)));
       for (size_t i = 0; i < steps; ++i) {
-        const bool take_right = b->key < a->key;
-        *d++ = *(take_right ? b : a);  // a select of addresses, not a branch
+        // Both heads loaded, one stored: a select, not a branch on random keys.
+        const ItemWord<Bits> x = *a, y = *b;
+        const bool take_right = y < x;  // equal keys: the earlier run (left) has the smaller word
+        *d++ = take_right ? y : x;
         a += !take_right;
         b += take_right;
       }
@@ -226,21 +249,27 @@ void MergePart(const OrderedKeys<Key>& keys, const Mover<kValueWidth>& mover,
                const std::vector<size_t>& begin, const std::vector<size_t>& end, size_t o) {
   using Bits = typename OrderedKeys<Key>::Bits;
   MergeTree<Key> tree(keys, begin, end);
-  std::vector<Item<Bits>> block(MergeTree<Key>::kBlock);
-  for (size_t count; (count = tree.Pull(block.data(), block.size())) != 0;) {
-    for (size_t i = 0; i < count; ++i, ++o) {
-      const Item<Bits>& item = block[i];
-      // The key back from its compared form (an exact inverse), not gathered from its run again.
-      StoreUnaligned(mover.out_keys + o * sizeof(Bits),
-                     OrderedKeys<Key>::Traits::FromOrdered(item.key ^ keys.mask));
+  std::vector<size_t> next = begin;  // each run's next element to leave the tree
+  std::vector<ItemWord<Bits>> block(MergeTree<Key>::kBlock);
+  const bool payload = kValueWidth != 0 || mover.indices != nullptr;
+  for (size_t count; (count = tree.Pull(block.data(), block.size())) != 0; o += count) {
+    // The keys back from their compared form (an exact inverse), not gathered from the runs.
+    for (size_t i = 0; i < count; ++i) {
+      StoreUnaligned(mover.out_keys + (o + i) * sizeof(Bits),
+                     OrderedKeys<Key>::Traits::FromOrdered(ItemKey<Bits>(block[i]) ^ keys.mask));
+    }
+    if (!payload) continue;
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t run = ItemRun<Bits>(block[i]);
+      const size_t pos = next[run]++;
       if constexpr (kValueWidth != 0) {
-        std::memcpy(mover.out_values + o * kValueWidth, mover.values + item.pos * kValueWidth,
+        std::memcpy(mover.out_values + (o + i) * kValueWidth, mover.values + pos * kValueWidth,
                     kValueWidth);
       }
       if (mover.indices != nullptr) {
-        StoreUnaligned(mover.out_indices + o * 4,
-                       LoadUnaligned<uint32_t>(mover.indices + item.pos * 4) +
-                           static_cast<uint32_t>((*mover.starts)[item.run]));
+        StoreUnaligned(mover.out_indices + (o + i) * 4,
+                       LoadUnaligned<uint32_t>(mover.indices + pos * 4) +
+                           static_cast<uint32_t>((*mover.starts)[run]));
       }
     }
   }
