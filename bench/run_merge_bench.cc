@@ -57,8 +57,9 @@ int Main(int log2_keys, const std::vector<int>& run_counts) {
   });
   std::printf("%zu u32 keys (%.2f GiB), %d threads; Gkeys/s, median of 5\n\n", n,
               static_cast<double>(n * 4) / (1 << 30), threads);
-  std::printf("| runs | merge | parallel copy (ceiling) | merge / copy | ips4o sort, whole array "
-              "(incl. a copy in) | merge / ips4o |\n|--:|--:|--:|--:|--:|--:|\n");
+  std::printf(
+      "| runs | merge | parallel copy (ceiling) | merge / copy | ips4o sort, whole array "
+      "(incl. a copy in) | merge / ips4o |\n|--:|--:|--:|--:|--:|--:|\n");
   for (int r : run_counts) {
     SortedRuns sorted;
     sorted.keys = runs.data();
@@ -69,8 +70,9 @@ int Main(int log2_keys, const std::vector<int>& run_counts) {
     }
     SortSpec spec;
     spec.key_type = KeyType::kUint32;
-    const double merge = MedianSeconds(
-        [&] { MergeSortedRuns(spec, sorted, SortOutput{out.data(), nullptr, nullptr}, &pool, threads); });
+    const double merge = MedianSeconds([&] {
+      MergeSortedRuns(spec, sorted, SortOutput{out.data(), nullptr, nullptr}, &pool, threads);
+    });
     if (!std::is_sorted(out.begin(), out.end())) {
       std::printf("FAILED: the merge of %d runs is not sorted\n", r);
       return 1;

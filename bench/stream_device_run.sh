@@ -2,13 +2,16 @@
 # Arrays of any size on the GPU machine (SortStream and out-of-core sorts), one device run,
 # nothing built there:
 #   bash bench/stream_device_run.sh BUNDLE_DIR
-# BUNDLE_DIR comes from ../shared/tools/gpu-bundle with gpu_tests, sortd, sortctl and stream_bench
+# BUNDLE_DIR comes from ../shared/tools/gpu-bundle with gpu_tests, sortd, sortctl, stream_bench and
+# run_merge_bench
 # (bin/ may travel as bin.tar.xz). Sections (STREAM_RUN_SECTIONS, default all):
 #   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core GPU test
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
 #             runs on the GPU merged on the host
+#   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
+#             against a parallel copy and ips4o)
 #   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, rounds interleaved
 #   huge      2^31 u32 keys (8 GiB) through SortStream on loopback, generated and checked chunk by
 #             chunk (stream_bench)
@@ -28,7 +31,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm 
   --format=csv,noheader | tee "$out/device.txt"
 echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 2^20}' /proc/meminfo)," \
   "/dev/shm $(df -h --output=size /dev/shm | tail -1 | tr -d ' ')"
-sections=" ${STREAM_RUN_SECTIONS:-tests memcheck incore ooc stream huge} "
+sections=" ${STREAM_RUN_SECTIONS:-tests memcheck incore ooc merge stream huge} "
 section() { [[ $sections == *" $1 "* ]]; }
 # shellcheck source=sortd_bench_lib.sh
 . "$(dirname "$0")/sortd_bench_lib.sh"
@@ -76,6 +79,11 @@ if section ooc; then
   start_sortd ooc && region_runs ooc
   echo "out-of-core sorts: $(out_of_core_sorts)"
   stop_sortd
+fi
+
+if section merge; then
+  echo "=== the out-of-core merge alone"
+  run_merge_bench 28 "2 4 8" 2>&1 | tee "$out/merge.txt"
 fi
 
 if section stream; then

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -92,7 +93,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     return TakeChunk(*frame);
   }
 
-  // Checks the header and sets the whole array aside, within the memory budget.
+  // Checks the header and reserves the whole array (input and result) in the memory budget.
   absl::Status Begin(const v1::SortStreamHeader& header) {
     absl::StatusOr<ValidatedStream> stream = ValidateStreamHeader(header, shared_->limits);
     if (!stream.ok()) {
@@ -108,8 +109,6 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
         absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result, " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
-    keys_ = OutputBytes::Allocate(n * key_width());
-    if (value_width() != 0) values_ = OutputBytes::Allocate(n * value_width());
     return absl::OkStatus();
   }
 
@@ -132,9 +131,11 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                                                      count, " keys x value_width ", value_width(),
                                                      " = ", count * value_width(), " bytes"));
     }
-    chunk.keys.CopyTo(0, key_bytes, keys_.data + received_ * key_width());
-    if (value_bytes != 0)
-      chunk.values.CopyTo(0, value_bytes, values_.data + received_ * value_width());
+    // The chunk's bytes stay in gRPC's slices, as a SortKeys request's do: the engine gathers them
+    // (into pinned staging on the GPU path) without a copy here first.
+    for (absl::string_view piece : chunk.keys.pieces()) keys_.Append(piece);
+    for (absl::string_view piece : chunk.values.pieces()) values_.Append(piece);
+    if (key_bytes != 0) held_.push_back(chunk.slices);
     received_ += count;
     return absl::OkStatus();
   }
@@ -156,8 +157,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 
   void Sort() {
     if (stream_.n <= 1) {  // already sorted: answered without queueing
-      out_keys_ = keys_;
-      out_values_ = values_;
+      out_keys_ = OutputBytes::CopyOf(keys_);
+      out_values_ = OutputBytes::CopyOf(values_);
       if (stream_.spec.return_indices && stream_.n == 1) {
         out_indices_ = OutputBytes::Allocate(4);
         std::fill(out_indices_.data, out_indices_.data + 4, '\0');
@@ -168,8 +169,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     auto job = std::make_unique<SortJob>();
     job->spec = stream_.spec;
     job->n = stream_.n;
-    job->keys = ByteSource(keys_.view());
-    if (value_width() != 0) job->values = ByteSource(values_.view());
+    job->keys = keys_;
+    job->values = values_;
     job->arrival = arrival_;
     job->deadline = DeadlineOf(*context_);
     job->is_cancelled = [context = context_] { return context->IsCancelled(); };
@@ -180,9 +181,10 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       out_values_ = finished->out_values;
       out_indices_ = finished->out_indices;
       report_ = report;
-      shared_->metrics->RecordSort(key_type_, report, stream_.n, keys_.size + values_.size);
-      keys_ = {};  // the input is not needed while the answer goes out
-      values_ = {};
+      shared_->metrics->RecordSort(key_type_, report, stream_.n, keys_.size() + values_.size());
+      keys_ = ByteSource();  // the input is not needed while the answer goes out
+      values_ = ByteSource();
+      held_.clear();
       WriteNext();
     };
     shared_->engine->Submit(std::move(job));
@@ -226,9 +228,10 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ValidatedStream stream_;
   absl::string_view key_type_ = "invalid";  // a metrics label until the header is read
   MemoryBudget::Reservation reservation_;   // the whole array, input and result
-  OutputBytes keys_;                        // the uploaded array
-  OutputBytes values_;
-  size_t received_ = 0;  // keys uploaded so far
+  ByteSource keys_;                         // the uploaded array, in gRPC's slices
+  ByteSource values_;
+  std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
+  size_t received_ = 0;                                                // keys uploaded so far
   SortReport report_;
   OutputBytes out_keys_;  // the sorted arrays, sent from where the engine wrote them
   OutputBytes out_values_;

@@ -1,10 +1,10 @@
 // SortStream (sortd.proto): one array of any size, uploaded in chunks and answered in chunks.
-// A call copies each chunk into the array's buffer before it reads the next one, so gRPC's flow
-// control holds a fast client back and a stream holds one message beyond its array; the array
-// (input and result) is reserved in the memory budget when the header arrives, and refused there
-// when it does not fit. At the half-close the array goes to the engine as one job, like SortKeys;
-// the answer goes out one message at a time, each sent from the engine's output without a copy,
-// under the send timeout.
+// A call keeps each chunk in the slices gRPC received it in (as SortKeys keeps its request) and
+// reads the next one only after taking it, so gRPC's flow control holds a fast client back; the
+// array (input and result) is reserved in the memory budget when the header arrives, and refused
+// there when it does not fit. At the half-close the array goes to the engine as one job, like
+// SortKeys; the answer goes out one message at a time, each sent from the engine's output without
+// a copy, under the send timeout.
 #pragma once
 
 #include <atomic>
