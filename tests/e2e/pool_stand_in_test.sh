@@ -56,6 +56,18 @@ check "sorted on the stand-in GPUs, not the CPU engine" json_check "$work/ooc.js
   "all(w.split()[0].startswith('cpu-device:') for w in r['served_by']) and
    any('+' in w.split()[0] for w in r['served_by'])"
 check "counted as out-of-core sorts" test "$(metric sortd_out_of_core_sorts_total '')" = 6.0
+# SortStream on the stand-ins, every key type, in chunks and answers that divide no array; the
+# larger arrays (past 1 MiB of results) go out of core.
+for kt in u32 i32 f32 u64 i64 f64; do
+  "${bench[@]}" --target="127.0.0.1:$port" --transport=stream --chunk_bytes=100003 \
+    --response_chunk_keys=7777 --requests=6 --concurrency=2 --key_type=$kt --value_width=4 \
+    --indices --stable --sizes=uniform:1-150000 >"$work/stream_$kt.json"
+  check "SortStream of $kt on the stand-ins: verified" json_check "$work/stream_$kt.json" \
+    "r['requests_ok'] == 6 and r['errors'] == 0 and r['passed'] and
+     all(w.split()[0].startswith('cpu-device:') for w in r['served_by'])"
+done
+check "streams past a stand-in's largest request went out of core" \
+  python3 -c "import sys; sys.exit(0 if $(metric sortd_out_of_core_sorts_total '') > 6 else 1)"
 
 # Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
 # by the remaining devices and then the CPU engine.
