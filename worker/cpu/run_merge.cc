@@ -85,18 +85,17 @@ void CutAt(const OrderedKeys<Key>& keys, const std::vector<size_t>& starts, size
   }
 }
 
-// Where the merge reads values and indices and writes its results. Keys and values are written as
+// Where the merge reads values and indices and writes its results (keys are read through
+// OrderedKeys and restored from their compared form). Keys and values are written as
 // bytes (NaN payloads and zeros' signs are kept exactly), indices made global by adding their
 // run's start.
 template <size_t kValueWidth>
 struct Mover {
-  const unsigned char* keys;
   const unsigned char* values;
   const unsigned char* indices;  // null without indices
   unsigned char* out_keys;
   unsigned char* out_values;
   unsigned char* out_indices;
-  size_t key_width;
   const std::vector<size_t>* starts;
 };
 
@@ -282,13 +281,11 @@ void MergeTyped(const SortSpec& spec, const SortedRuns& runs, const SortOutput& 
   const OrderedKeys<Key> keys{static_cast<const unsigned char*>(runs.keys),
                               DirectionMask<Bits>(spec.descending)};
   const Mover<kValueWidth> mover{
-      static_cast<const unsigned char*>(runs.keys),
       static_cast<const unsigned char*>(runs.values),
       spec.return_indices ? static_cast<const unsigned char*>(runs.indices) : nullptr,
       static_cast<unsigned char*>(out.keys),
       static_cast<unsigned char*>(out.values),
       static_cast<unsigned char*>(out.indices),
-      sizeof(Bits),
       &runs.starts};
   const size_t n = runs.starts.back();
   ParallelFor(pool, parts, [&](int p) {
