@@ -95,6 +95,9 @@ ABSL_FLAG(uint64_t, max_stream_keys, sortd::ValidationLimits().max_stream_keys,
           "count against --max_inflight_bytes)");
 ABSL_FLAG(int, max_sort_streams, sortd::SortStreamOptions().max_streams,
           "SortStream calls in progress at once; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_session_inflight, sortd::SortSessionOptions().max_inflight,
+          "Requests of one SortSession worked on at once; the session reads its next request "
+          "once an answer has gone out");
 ABSL_FLAG(uint64_t, transposition_cap, sortd::ValidationLimits().transposition_cap,
           "Largest request ODD_EVEN_TRANSPOSITION accepts (it is O(n^2)); larger ones get "
           "INVALID_ARGUMENT");
@@ -253,6 +256,7 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.limits.max_stream_keys = absl::GetFlag(FLAGS_max_stream_keys);
   options.sort_stream.max_streams = absl::GetFlag(FLAGS_max_sort_streams);
+  options.sort_session.max_inflight = absl::GetFlag(FLAGS_max_session_inflight);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);

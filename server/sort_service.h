@@ -4,7 +4,8 @@
 // through protobuf (server/sort_wire.h), so a request costs one host copy into the engine and the
 // response none.
 //
-// SortStream (server/sort_stream.h) is a raw bidirectional method beside it.
+// SortStream (server/sort_stream.h) and SortSession (server/sort_session.h) are raw bidirectional
+// methods beside it; SortSession's requests go through the same handler as SortKeys'.
 //
 // SortKeys is registered as a client-streaming method (the bytes on the wire are the same as a
 // unary call's): gRPC then hands over the call at its headers, before its message is uploaded,
@@ -19,6 +20,8 @@
 #include "server/memory_budget.h"
 #include "server/metrics.h"
 #include "server/region_registry.h"
+#include "server/sort_request_handler.h"
+#include "server/sort_session.h"
 #include "server/sort_stream.h"
 #include "server/sort_wire.h"
 #include "server/validation.h"
@@ -31,26 +34,20 @@ class SortServiceImpl final : public grpc::Service {
   // Everything given must outlive the service; `regions` is null when shared memory is off.
   SortServiceImpl(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits,
                   MemoryBudget* budget, CallTracker* calls, const RegionRegistry* regions = nullptr,
-                  const SortStreamOptions& stream_options = {});
+                  const SortStreamOptions& stream_options = {},
+                  const SortSessionOptions& session_options = {});
 
-  // From now on new RPCs get UNAVAILABLE; those already handed to the engine still finish.
-  void StartDraining() { draining_.store(true); }
+  // From now on new RPCs (and new requests in open sessions) get UNAVAILABLE; those already handed
+  // to the engine still finish, and each session ends once its requests are answered.
+  void StartDraining();
 
  private:
   class Call;
 
-  void Handle(Call* call);
-  void Refuse(Call* call, absl::string_view key_type, const absl::Status& status);
-  void SortInRegions(Call* call, const SortRequestFrame& request, const ValidatedJob& validated,
-                     absl::Time arrival);
-
-  SortEngine* const engine_;
-  Metrics* const metrics_;
-  const ValidationLimits limits_;
-  MemoryBudget* const budget_;
   CallTracker* const calls_;
-  const RegionRegistry* const regions_;
   std::atomic<bool> draining_{false};
+  SortRequestHandler handler_;  // SortKeys' and SortSession's requests
+  SortSessions sessions_;
   SortStreamContext streams_;  // SortStream's calls (server/sort_stream.h)
 };
 

@@ -99,6 +99,11 @@ absl::Status CheckConnectionLimits(const ServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_concurrent_streams must be at least 1 (is ", options.max_concurrent_streams, ")"));
   }
+  if (options.sort_session.max_inflight < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_session_inflight must be at least 1 (is ",
+                     options.sort_session.max_inflight, ")"));
+  }
   if (options.sort_stream.max_streams < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--max_sort_streams must be at least 1 (is ",
                                                    options.sort_stream.max_streams, ")"));
@@ -131,7 +136,7 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
           "--max_inflight_bytes")),
       calls_(std::make_unique<CallTracker>(options.send_timeout)),
       service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),
-               regions_.get(), options.sort_stream),
+               regions_.get(), options.sort_stream, options.sort_session),
       echo_service_(options.limits) {
   if (regions_ != nullptr) {
     shared_memory_service_ =

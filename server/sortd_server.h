@@ -41,6 +41,7 @@ struct ServerOptions {
   bool enable_echo = false;
   // SortStream: calls in progress at once (its key limit is limits.max_stream_keys).
   SortStreamOptions sort_stream;
+  SortSessionOptions sort_session;
   // Memory bounds against what any client sends (README, Security). Request and response bytes of
   // accepted SortKeys calls held at once, server-wide; a call that does not fit is answered
   // RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads in

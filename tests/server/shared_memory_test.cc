@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,6 +190,52 @@ TEST_F(SharedMemoryTest, EveryKeyTypeValuesIndicesInPlaceAndNot) {
   EXPECT_EQ(listed[0].requests_in_flight(), 0u);
   EXPECT_THAT(server_.server->metrics().Scrape(),
               HasSubstr("sortd_sort_requests_by_transport_total{transport=\"shared_memory\"} 72"));
+}
+
+// Region requests pipelined on one SortSession: each sorted where its ranges say, in order; one
+// naming an unknown region answered NOT_FOUND without ending the session.
+TEST_F(SharedMemoryTest, RegionRequestsThroughASession) {
+  const uint64_t seed = TestSeed();
+  const size_t n = 1000, slot_bytes = 64 << 10;
+  ClientRegion region(dir_, "s", 16 * slot_bytes);
+  ASSERT_TRUE(Register("s", 16 * slot_bytes).ok());
+  grpc::ClientContext context;
+  auto session = sort_->SortSession(&context);
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < std::size(kAllKeyTypes); ++i) {
+    const KeyType type = kAllKeyTypes[i];
+    const size_t kw = KeyWidth(type), in = 2 * i * slot_bytes, out = in + slot_bytes;
+    inputs.push_back(MakeKeys(type, n, Distribution::kRandom, seed + i));
+    std::memcpy(region.data() + in, inputs.back().data(), n * kw);
+    v1::SortRequest request;
+    request.set_key_type(ToProtoKeyType(type));
+    *request.mutable_keys_region() = Range("s", in, n * kw);
+    *request.mutable_out_keys_region() = i % 2 == 0 ? Range("s", out, n * kw)
+                                                    : request.keys_region();  // in place
+    ASSERT_TRUE(session->Write(request));
+    if (i == 2) {
+      *request.mutable_keys_region() = Range("nope", 0, n * kw);
+      ASSERT_TRUE(session->Write(request));
+    }
+  }
+  session->WritesDone();
+  std::vector<v1::SortResponse> answers;
+  for (v1::SortResponse answer; session->Read(&answer);) answers.push_back(answer);
+  ASSERT_TRUE(session->Finish().ok());
+  ASSERT_EQ(answers.size(), std::size(kAllKeyTypes) + 1);
+  EXPECT_EQ(answers[3].error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(answers[3].error().message(), HasSubstr("nope"));
+  for (size_t i = 0; i < std::size(kAllKeyTypes); ++i) {
+    const v1::SortResponse& answer = answers[i < 3 ? i : i + 1];
+    SCOPED_TRACE(absl::StrCat(KeyTypeName(kAllKeyTypes[i]), " seed=", seed));
+    ASSERT_FALSE(answer.has_error()) << answer.error().message();
+    const size_t kw = KeyWidth(kAllKeyTypes[i]);
+    const size_t out = 2 * i * slot_bytes + (i % 2 == 0 ? slot_bytes : 0);
+    EXPECT_EQ(std::string(region.data() + out, n * kw),
+              ReferenceSortKeys(kAllKeyTypes[i], inputs[i], false));
+  }
+  EXPECT_THAT(server_.server->metrics().Scrape(),
+              HasSubstr("sortd_sort_requests_by_transport_total{transport=\"shared_memory\"} 7"));
 }
 
 TEST_F(SharedMemoryTest, RegistrationRefusals) {

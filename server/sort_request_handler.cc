@@ -1,0 +1,178 @@
+#include "server/sort_request_handler.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/region_request.h"
+
+namespace sortd {
+namespace {
+
+absl::Status ShuttingDown() {
+  return absl::UnavailableError("the server is shutting down and takes no new requests");
+}
+
+// Zero or one key is already sorted: answered in the handler without queueing.
+grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request,
+                                 absl::Time arrival) {
+  OutputBytes indices;
+  if (job.spec.return_indices && job.n == 1) {
+    indices = OutputBytes::Allocate(4);
+    std::fill(indices.data, indices.data + 4, '\0');
+  }
+  v1::SortResponse fields;
+  FillReport(SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}}, arrival, &fields);
+  return BuildSortResponse(fields, OutputBytes::CopyOf(request.keys),
+                           OutputBytes::CopyOf(request.values), indices);
+}
+
+}  // namespace
+
+SortRequestHandler::SortRequestHandler(SortEngine* engine, Metrics* metrics,
+                                       const ValidationLimits& limits, MemoryBudget* budget,
+                                       const RegionRegistry* regions,
+                                       const std::atomic<bool>* draining)
+    : engine_(engine),
+      metrics_(metrics),
+      limits_(limits),
+      budget_(budget),
+      regions_(regions),
+      draining_(draining) {}
+
+// Requests refused before reaching an engine are counted with algorithm "none".
+void SortRequestHandler::Refuse(SortExchange* exchange, absl::string_view key_type,
+                                const absl::Status& status) {
+  metrics_->RecordRequest(exchange->method(), status.code(), key_type, "none",
+                          absl::Now() - exchange->arrival());
+  exchange->Answer(status, grpc::ByteBuffer());
+}
+
+void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
+  const absl::Time arrival = exchange->arrival();
+  const size_t request_bytes = raw.Length();
+  absl::StatusOr<SortRequestFrame> request = ParseSortRequest(raw);
+  // The frame references the slices it needs; the rest of the upload is freed now.
+  raw.Clear();
+  const std::optional<KeyType> type =
+      request.ok() ? FromProtoKeyType(request->fields.key_type()) : std::nullopt;
+  const absl::string_view key_type = type ? KeyTypeName(*type) : "invalid";
+  if (draining_->load()) return Refuse(exchange, key_type, ShuttingDown());
+  if (!request.ok()) return Refuse(exchange, key_type, request.status());
+  absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
+      SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);
+  if (!validated.ok()) return Refuse(exchange, key_type, validated.status());
+  // What the request holds until its answer is sent: the request as received, and (unless the
+  // arrays are in shared memory) the response the engine writes.
+  const size_t response_bytes =
+      validated->shared_memory
+          ? 0
+          : request->keys.size() + request->values.size() +
+                (validated->spec.return_indices ? validated->n * sizeof(uint32_t) : 0);
+  absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
+      request_bytes + response_bytes,
+      absl::StrCat("request ", request_bytes, " + response ", response_bytes, " bytes"));
+  if (!reservation.ok()) return Refuse(exchange, key_type, reservation.status());
+  exchange->Hold(*std::move(reservation));
+  metrics_->RecordTransport(validated->shared_memory);
+  if (validated->shared_memory) return SortInRegions(exchange, *request, *validated);
+  if (validated->n <= 1) {
+    grpc::ByteBuffer response = AnswerTrivially(*validated, *request, arrival);
+    metrics_->RecordRequest(exchange->method(), absl::StatusCode::kOk, key_type, "none",
+                            absl::Now() - arrival);
+    exchange->Answer(absl::OkStatus(), std::move(response));
+    return;
+  }
+
+  auto job = std::make_unique<SortJob>();
+  job->spec = validated->spec;
+  job->n = validated->n;
+  const size_t bytes = request->keys.size() + request->values.size();
+  job->keys = std::move(request->keys);
+  job->values = std::move(request->values);
+  job->arrival = arrival;
+  job->deadline = exchange->deadline();
+  job->is_cancelled = exchange->cancellation();
+  // The job owns this callback, so `finished` is alive while it runs; the request's slices, which
+  // the job's input points into, live as long as the callback.
+  SortJob* const finished = job.get();
+  job->done = [this, exchange, finished, key_type, n = validated->n, bytes,
+               slices = std::move(request->slices)](const absl::Status& status,
+                                                    const SortReport& report) {
+    grpc::ByteBuffer response;
+    if (status.ok()) {
+      v1::SortResponse fields;
+      FillReport(report, exchange->arrival(), &fields);
+      response = BuildSortResponse(fields, finished->out_keys, finished->out_values,
+                                   finished->out_indices);
+      metrics_->RecordSort(key_type, report, n, bytes);
+    }  // a failed job's partial output is never sent
+    metrics_->RecordRequest(exchange->method(), status.code(), key_type,
+                            status.ok() ? AlgorithmName(report.algorithm) : "none",
+                            absl::Now() - exchange->arrival());
+    exchange->Answer(status, std::move(response));
+  };
+  engine_->Submit(std::move(job));
+}
+
+// The shared-memory form: no array bytes either way. Copies: the CPU engine reads and writes the
+// regions in place (one copy of an input it overwrites); a GPU worker DMAs straight from and into
+// them when they are pinned (sortd.proto, SharedMemory).
+void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
+                                       const ValidatedJob& validated) {
+  const absl::string_view key_type = KeyTypeName(validated.spec.key_type);
+  // Answers with the report and no array bytes, or with the error.
+  auto finish = [this, exchange, key_type](const absl::Status& status, const SortReport* report) {
+    grpc::ByteBuffer response;
+    if (status.ok()) {
+      v1::SortResponse fields;
+      FillReport(*report, exchange->arrival(), &fields);
+      response = BuildSortResponse(fields, {}, {}, {});
+    }
+    metrics_->RecordRequest(exchange->method(), status.code(), key_type,
+                            status.ok() ? AlgorithmName(report->algorithm) : "none",
+                            absl::Now() - exchange->arrival());
+    exchange->Answer(status, std::move(response));
+  };
+  if (regions_ == nullptr) {
+    finish(absl::FailedPreconditionError("keys_region: shared memory is off on this server "
+                                         "(start sortd with --shared_memory)"),
+           nullptr);
+    return;
+  }
+  auto job = std::make_unique<SortJob>();
+  job->spec = validated.spec;
+  job->n = validated.n;
+  absl::StatusOr<std::unique_ptr<RegionLease>> attached =
+      AttachRegions(*regions_, request.fields, validated, *job);
+  if (!attached.ok()) {
+    finish(attached.status(), nullptr);
+    return;
+  }
+  std::shared_ptr<RegionLease> lease = *std::move(attached);
+  if (job->n <= 1) {
+    AnswerTrivialRegionJob(*job);
+    const SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
+    finish(lease->CheckIntact(), &report);
+    return;
+  }
+  job->arrival = exchange->arrival();
+  job->deadline = exchange->deadline();
+  job->is_cancelled = exchange->cancellation();
+  const size_t n = job->n, bytes = job->keys.size() + job->values.size();
+  // The lease keeps the regions mapped until the engine is done with the job; a region that shrank
+  // meanwhile fails the request even when the sort itself went through.
+  job->done = [this, finish, lease, key_type, n, bytes](const absl::Status& status,
+                                                        const SortReport& report) mutable {
+    const absl::Status final_status = status.ok() ? lease->CheckIntact() : status;
+    lease.reset();  // no longer in flight once the caller can see the answer
+    if (final_status.ok()) metrics_->RecordSort(key_type, report, n, bytes);
+    finish(final_status, &report);
+  };
+  engine_->Submit(std::move(job));
+}
+
+}  // namespace sortd

@@ -1,0 +1,74 @@
+// One SortRequest from its bytes to its answer, whichever RPC carried it: a SortKeys call, or one
+// request of a SortSession. The handler parses (keeping the bulk bytes in gRPC's slices), checks,
+// reserves the request's bytes in the memory budget, and hands the job to the engine; the
+// engine's done callback answers through the exchange, from an engine thread. It never blocks.
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "server/memory_budget.h"
+#include "server/metrics.h"
+#include "server/region_registry.h"
+#include "server/sort_wire.h"
+#include "server/validation.h"
+#include "worker/engine.h"
+
+namespace sortd {
+
+// The way back for one request.
+class SortExchange {
+ public:
+  SortExchange(absl::string_view method, absl::Time arrival) : method_(method), arrival_(arrival) {}
+  virtual ~SortExchange() = default;
+  SortExchange(const SortExchange&) = delete;
+  SortExchange& operator=(const SortExchange&) = delete;
+
+  absl::string_view method() const { return method_; }  // the metrics' label: "SortKeys", ...
+  absl::Time arrival() const { return arrival_; }
+
+  virtual absl::Time deadline() const = 0;
+  // True once the caller no longer wants the answer; called from engine threads until Answer.
+  virtual std::function<bool()> cancellation() const = 0;
+  // The request's share of the memory budget, to hold until its answer has been sent.
+  virtual void Hold(MemoryBudget::Reservation reservation) = 0;
+  // Called exactly once, possibly before Handle returns; `response` (a serialized SortResponse)
+  // only matters when `status` is OK.
+  virtual void Answer(const absl::Status& status, grpc::ByteBuffer response) = 0;
+
+ private:
+  const absl::string_view method_;
+  const absl::Time arrival_;
+};
+
+class SortRequestHandler {
+ public:
+  // Everything given must outlive the handler; `regions` is null when shared memory is off.
+  SortRequestHandler(SortEngine* engine, Metrics* metrics, const ValidationLimits& limits,
+                     MemoryBudget* budget, const RegionRegistry* regions,
+                     const std::atomic<bool>* draining);
+
+  // Takes the serialized SortRequest out of `request` (which is left empty) and answers it through
+  // `exchange`, which must stay alive until its Answer has been called.
+  void Handle(grpc::ByteBuffer& request, SortExchange* exchange);
+
+  // Answers `status` without sorting; counted with algorithm "none".
+  void Refuse(SortExchange* exchange, absl::string_view key_type, const absl::Status& status);
+
+ private:
+  void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
+                     const ValidatedJob& validated);
+
+  SortEngine* const engine_;
+  Metrics* const metrics_;
+  const ValidationLimits limits_;
+  MemoryBudget* const budget_;
+  const RegionRegistry* const regions_;
+  const std::atomic<bool>* const draining_;
+};
+
+}  // namespace sortd
