@@ -115,11 +115,9 @@ SortServiceImpl::SortServiceImpl(SortEngine* engine, Metrics* metrics,
                             }));
   AddMethod(new grpc::internal::RpcServiceMethod(
       kSortSessionMethod, grpc::internal::RpcMethod::BIDI_STREAMING, nullptr));
-  MarkMethodRawCallback(2,
-                        new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
-                            [this](grpc::CallbackServerContext* context) {
-                              return sessions_.Start(context);
-                            }));
+  MarkMethodRawCallback(
+      2, new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+             [this](grpc::CallbackServerContext* context) { return sessions_.Start(context); }));
 }
 
 void SortServiceImpl::StartDraining() {

@@ -52,8 +52,8 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     Slot* slot;
     {
       absl::MutexLock lock(&mu_);
-      reading_ = false;
       if (!ok || finished_) {  // the client half-closed, or the call is over: nothing to run
+        reading_ = false;
         upload_ended_ = true;
         incoming_.Clear();
         return Advance();
@@ -62,9 +62,11 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       slot = slots_.back().get();
       ++unanswered_;
     }
-    // Outside the lock: the handler may answer before it returns.
+    // Outside the lock: the handler may answer before it returns. reading_ stays set meanwhile,
+    // so that no next read lands in incoming_ while the handler parses it.
     sessions_->handler_->Handle(incoming_, slot);
     absl::MutexLock lock(&mu_);
+    reading_ = false;
     Advance();
   }
 
@@ -111,18 +113,24 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       return [session = session_] { return session->cancelled_.load(std::memory_order_relaxed); };
     }
     void Hold(MemoryBudget::Reservation held) override {
-      absl::MutexLock lock(&session_->mu_);
-      reservation = std::move(held);
+      session_->Held(this, std::move(held));
     }
     void Answer(const absl::Status& status, grpc::ByteBuffer response) override {
       session_->Answered(this, status, std::move(response));
     }
 
     SessionCall* const session_;
-    bool ready ABSL_GUARDED_BY(session_->mu_) = false;
-    grpc::ByteBuffer answer ABSL_GUARDED_BY(session_->mu_);
-    MemoryBudget::Reservation reservation ABSL_GUARDED_BY(session_->mu_);
+    // Read and written only by the session, under its mu_ (the analysis cannot tie a slot's
+    // fields to its session's lock, so they carry no annotation).
+    bool ready = false;
+    grpc::ByteBuffer answer;
+    MemoryBudget::Reservation reservation;
   };
+
+  void Held(Slot* slot, MemoryBudget::Reservation reservation) {
+    absl::MutexLock lock(&mu_);
+    slot->reservation = std::move(reservation);
+  }
 
   // Engine threads (or the handler, at once) answer here; the session stays alive until the last
   // of its requests is answered, even after gRPC is done with the call.
@@ -186,7 +194,8 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   const absl::Time deadline_;  // every request's: the call's
   // Set when the call is cancelled, fails or is over: its requests still queued are dropped.
   std::atomic<bool> cancelled_{false};
-  // The request being read; only the read in progress and OnReadDone touch it.
+  // The request being read, then handled; while reading_ is set only that read and OnReadDone
+  // touch it.
   grpc::ByteBuffer incoming_;
 
   absl::Mutex mu_;

@@ -100,9 +100,8 @@ absl::Status CheckConnectionLimits(const ServerOptions& options) {
         "--max_concurrent_streams must be at least 1 (is ", options.max_concurrent_streams, ")"));
   }
   if (options.sort_session.max_inflight < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max_session_inflight must be at least 1 (is ",
-                     options.sort_session.max_inflight, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--max_session_inflight must be at least 1 (is ",
+                                                   options.sort_session.max_inflight, ")"));
   }
   if (options.sort_stream.max_streams < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--max_sort_streams must be at least 1 (is ",
