@@ -10,6 +10,8 @@
 #             with 1 and 8 clients, 1M with 8 (also without the tester's copy and verification),
 #             1K with 64; each line has the server's stage times
 #             (bench_summary.py); the pinned DMA rate of this host (stage_bench ceiling) to compare
+#   session   1K u32 keys, 64 clients, in three rounds: shared memory over SortSession (many
+#             sorts per call) beside gRPC bytes over SortKeys, and the other two pairings
 # Logs go to a scratch folder, packed into $OUT/shm-run.tgz; the output carries the summaries.
 set -uo pipefail
 bundle=${1:-.gpu}
@@ -24,7 +26,7 @@ fi
 . "$bundle/env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm \
   --format=csv,noheader | tee "$out/device.txt"
-sections=" ${SHM_RUN_SECTIONS:-tests memcheck bench} "
+sections=" ${SHM_RUN_SECTIONS:-tests memcheck bench session} "
 section() { [[ $sections == *" $1 "* ]]; }
 
 if section tests; then
@@ -78,6 +80,23 @@ if section bench; then
   echo "=== 1K u32 keys, 64 clients"
   run_pair small64 --sizes=fixed:1000 --concurrency=64 --channels=8 --dispatchers=4 --duration=8s \
     --warmup=2s --seed=1
+  stop_sortd
+fi
+if section session; then
+  # shellcheck source=sortd_bench_lib.sh
+  . "$(dirname "$0")/sortd_bench_lib.sh"
+  SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm)
+  start_sortd session || exit 1
+  small=(--sizes=fixed:1000 --concurrency=64 --channels=8 --dispatchers=4 --duration=6s
+    --warmup=2s --seed=1)
+  echo "=== 1K u32 keys, 64 clients: SortSession vs SortKeys, shared memory vs bytes"
+  for round in 1 2 3; do
+    bench_sortd "small64_shm_session_$round" "${small[@]}" --transport=shm --shm_dir=/dev/shm \
+      --rpc=session
+    bench_sortd "small64_bytes_unary_$round" "${small[@]}"
+    bench_sortd "small64_bytes_session_$round" "${small[@]}" --rpc=session
+    bench_sortd "small64_shm_unary_$round" "${small[@]}" --transport=shm --shm_dir=/dev/shm
+  done
   stop_sortd
 fi
 tar -C "$out" -czf "$final_out/shm-run.tgz" .

@@ -7,9 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/sort_client.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "rpc/enum_convert.h"
 #include "server/sortd_server.h"
+#include "tests/support/test_data.h"
 #include "worker/cpu/cpu_engine.h"
 
 namespace sortd::testing {
@@ -40,6 +43,42 @@ struct TestServer {
     return std::move(*c);
   }
 };
+
+// A CPU engine with one thread that spends `delay` on every job, so a test can keep it busy.
+inline CpuEngineOptions OneSlowThread(absl::Duration delay) {
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.test_delay_per_job = delay;
+  return engine;
+}
+
+// A channel with a small receive window and no automatic growth, so a response the client never
+// reads stalls the server's writes instead of landing in the client's buffers.
+inline std::shared_ptr<grpc::Channel> SmallWindowChannel(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  args.SetMaxReceiveMessageSize(-1);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+// A SortRequest of n keys (few unique, from the test's seed plus `seed`), with values of width
+// `vw` when it is not 0.
+inline v1::SortRequest MakeSortRequest(KeyType type, size_t n, uint32_t vw = 0, bool desc = false,
+                                       bool stable = false, bool indices = false,
+                                       uint64_t seed = 0) {
+  v1::SortRequest r;
+  r.set_key_type(ToProtoKeyType(type));
+  r.set_keys(MakeKeys(type, n, Distribution::kFewUnique, TestSeed() + seed));
+  if (vw) {
+    r.set_value_width(vw);
+    r.set_values(MakeValues(vw, n));
+  }
+  r.set_order(desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  r.set_stable(stable);
+  r.set_return_indices(indices);
+  return r;
+}
 
 // One SortKeys call in flight, started with the callback API so the test can act meanwhile.
 struct AsyncCall {

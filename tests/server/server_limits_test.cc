@@ -141,12 +141,7 @@ TEST(ServerLimitsTest, AClientThatStopsReadingIsCancelledAfterTheSendTimeout) {
   ServerOptions options;
   options.send_timeout = absl::Milliseconds(500);
   TestServer t = TestServer::Start(options);
-  // A small receive window and no automatic growth, so a response the client never reads stalls
-  // the server's send instead of landing in the client's buffers.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
-  auto channel = grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
+  auto channel = testing::SmallWindowChannel(t.target);
   RawCall call(channel, kSortKeys);
   ASSERT_TRUE(call.Start());
   ASSERT_TRUE(call.Write(Serialized(U32Request(4 << 20))));  // a 16 MiB response

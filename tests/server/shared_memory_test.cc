@@ -210,8 +210,8 @@ TEST_F(SharedMemoryTest, RegionRequestsThroughASession) {
     v1::SortRequest request;
     request.set_key_type(ToProtoKeyType(type));
     *request.mutable_keys_region() = Range("s", in, n * kw);
-    *request.mutable_out_keys_region() = i % 2 == 0 ? Range("s", out, n * kw)
-                                                    : request.keys_region();  // in place
+    *request.mutable_out_keys_region() =
+        i % 2 == 0 ? Range("s", out, n * kw) : request.keys_region();  // in place
     ASSERT_TRUE(session->Write(request));
     if (i == 2) {
       *request.mutable_keys_region() = Range("nope", 0, n * kw);

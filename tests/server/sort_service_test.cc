@@ -21,32 +21,11 @@ namespace {
 
 using testing::AsyncCall;
 using ::testing::HasSubstr;
+using testing::MakeSortRequest;
+using testing::OneSlowThread;
 using testing::RawCall;
 using testing::TestServer;
 using testing::WaitFor;
-
-v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw, bool desc, bool stable,
-                            bool indices) {
-  v1::SortRequest r;
-  r.set_key_type(ToProtoKeyType(type));
-  r.set_keys(testing::MakeKeys(type, n, testing::Distribution::kFewUnique, testing::TestSeed()));
-  if (vw) {
-    r.set_value_width(vw);
-    r.set_values(testing::MakeValues(vw, n));
-  }
-  r.set_order(desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
-  r.set_stable(stable);
-  r.set_return_indices(indices);
-  return r;
-}
-
-// A CPU engine with one thread that spends `delay` on every job, so a test can keep it busy.
-CpuEngineOptions OneSlowThread(absl::Duration delay) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = delay;
-  return engine;
-}
 
 // Starts `running` and waits until the engine has taken it, then `queued` and waits until it sits
 // in the queue behind it.
@@ -69,7 +48,7 @@ TEST(SortServiceTest, RawRoundTripsForEveryKeyTypeAndShape) {
   for (KeyType type : kAllKeyTypes) {
     for (uint32_t vw : {0u, 4u, 8u}) {
       for (bool desc : {false, true}) {
-        const v1::SortRequest request = MakeRequest(type, 5000, vw, desc, true, true);
+        const v1::SortRequest request = MakeSortRequest(type, 5000, vw, desc, true, true);
         v1::SortResponse response;
         ASSERT_TRUE(client->SortRaw(request, &response).ok());
         SortSpec spec{type, vw, desc, true, true, Algorithm::kAuto};
@@ -91,7 +70,7 @@ TEST(SortServiceTest, RawRoundTripsForEveryKeyTypeAndShape) {
 TEST(SortServiceTest, LargeRequestsInManySlicesSortWhole) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
-  const v1::SortRequest request = MakeRequest(KeyType::kInt32, 3 << 20, 4, true, true, true);
+  const v1::SortRequest request = MakeSortRequest(KeyType::kInt32, 3 << 20, 4, true, true, true);
   v1::SortResponse response;
   ASSERT_TRUE(client->SortRaw(request, &response).ok());
   SortSpec spec{KeyType::kInt32, 4, true, true, true, Algorithm::kAuto};
@@ -122,7 +101,8 @@ TEST(SortServiceTest, MalformedBytesAreInvalidArgument) {
   }
   v1::SortResponse response;
   EXPECT_TRUE(
-      client->SortRaw(MakeRequest(KeyType::kUint32, 100, 0, false, false, false), &response).ok());
+      client->SortRaw(MakeSortRequest(KeyType::kUint32, 100, 0, false, false, false), &response)
+          .ok());
 }
 
 // An empty message is a SortRequest of defaults: validation names what is missing. A call that
@@ -175,12 +155,12 @@ TEST(SortServiceTest, TypedHelpers) {
 TEST(SortServiceTest, EmptyAndSingleKeyReturnAtOnce) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
-  v1::SortRequest empty = MakeRequest(KeyType::kUint64, 0, 8, false, false, true);
+  v1::SortRequest empty = MakeSortRequest(KeyType::kUint64, 0, 8, false, false, true);
   v1::SortResponse response;
   ASSERT_TRUE(client->SortRaw(empty, &response).ok());
   EXPECT_TRUE(response.keys().empty() && response.values().empty() && response.indices().empty());
 
-  v1::SortRequest one = MakeRequest(KeyType::kFloat32, 1, 4, true, false, true);
+  v1::SortRequest one = MakeSortRequest(KeyType::kFloat32, 1, 4, true, false, true);
   ASSERT_TRUE(client->SortRaw(one, &response).ok());
   EXPECT_EQ(response.keys(), one.keys());
   EXPECT_EQ(response.values(), one.values());
@@ -197,60 +177,60 @@ TEST(SortServiceTest, ErrorsReachTheClientWithCodeAndMessage) {
   auto client = t.Client();
   v1::SortResponse response;
 
-  v1::SortRequest r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  v1::SortRequest r = MakeSortRequest(KeyType::kUint32, 10, 0, false, false, false);
   r.set_key_type(v1::KEY_TYPE_UNSPECIFIED);
   absl::Status s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("key_type"));
 
-  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 10, 0, false, false, false);
   r.mutable_keys()->push_back('x');
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("41 bytes"));
 
-  r = MakeRequest(KeyType::kUint32, 10, 8, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 10, 8, false, false, false);
   r.mutable_values()->resize(72);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("values"));
 
-  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 10, 0, false, false, false);
   r.set_value_width(3);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("value_width"));
 
-  r = MakeRequest(KeyType::kUint32, 10, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 10, 0, false, false, false);
   r.set_algorithm(static_cast<v1::Algorithm>(12));
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("algorithm"));
 
-  r = MakeRequest(KeyType::kUint32, 65, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 65, 0, false, false, false);
   r.set_algorithm(v1::ALGORITHM_ODD_EVEN_TRANSPOSITION);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--transposition_cap"));
 
   // Just over sortd's byte limit: sortd's own message, not gRPC's transport error.
-  r = MakeRequest(KeyType::kUint64, (1 << 17) + 1, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint64, (1 << 17) + 1, 0, false, false, false);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--max_request_bytes"));
 
-  r = MakeRequest(KeyType::kUint32, (1 << 20) + 1, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, (1 << 20) + 1, 0, false, false, false);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--max_request_keys"));
 
   // Far over it, gRPC refuses the message before sortd sees it: still RESOURCE_EXHAUSTED.
-  r = MakeRequest(KeyType::kUint64, 1 << 20, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint64, 1 << 20, 0, false, false, false);
   s = client->SortRaw(r, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
 
   // The server is unharmed and still sorts.
-  r = MakeRequest(KeyType::kUint32, 1000, 0, false, false, false);
+  r = MakeSortRequest(KeyType::kUint32, 1000, 0, false, false, false);
   EXPECT_TRUE(client->SortRaw(r, &response).ok());
 }
 
@@ -260,7 +240,7 @@ TEST(SortServiceTest, FullQueueAnswersResourceExhaustedAtOnce) {
   TestServer t = TestServer::Start({}, engine);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall running, queued;
-  running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
+  running.request = queued.request = MakeSortRequest(KeyType::kUint32, 100, 0, false, false, false);
   ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
   v1::SortResponse response;
   absl::Status s = t.Client()->SortRaw(running.request, &response);
@@ -274,7 +254,7 @@ TEST(SortServiceTest, ExpiredJobIsNotSorted) {
   TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall first, late;
-  first.request = late.request = MakeRequest(KeyType::kInt32, 1000, 4, false, false, false);
+  first.request = late.request = MakeSortRequest(KeyType::kInt32, 1000, 4, false, false, false);
   first.Start(*stub);
   ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
   late.context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
@@ -290,7 +270,8 @@ TEST(SortServiceTest, CancelledJobIsNotSorted) {
   TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall first, cancelled;
-  first.request = cancelled.request = MakeRequest(KeyType::kFloat64, 1000, 0, false, false, true);
+  first.request = cancelled.request =
+      MakeSortRequest(KeyType::kFloat64, 1000, 0, false, false, true);
   ASSERT_TRUE(StartRunningThenQueued(t, *stub, first, cancelled));
   cancelled.context.TryCancel();
   EXPECT_EQ(cancelled.result.get().error_code(), grpc::StatusCode::CANCELLED);
@@ -329,7 +310,7 @@ TEST(SortServiceTest, DrainFinishesAcceptedRequestsAndRefusesNewOnes) {
   auto client = t.Client();
   auto stub = v1::SortService::NewStub(client->channel());
   AsyncCall running, queued;
-  running.request = queued.request = MakeRequest(KeyType::kUint64, 20000, 8, true, true, true);
+  running.request = queued.request = MakeSortRequest(KeyType::kUint64, 20000, 8, true, true, true);
   ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
 
   std::thread drain([&] { t.server->Shutdown(); });
@@ -360,7 +341,7 @@ TEST(SortServiceTest, DrainDeadlineFailsWhatCannotFinish) {
   TestServer t = TestServer::Start(options, OneSlowThread(absl::Milliseconds(400)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall running, queued;
-  running.request = queued.request = MakeRequest(KeyType::kUint32, 100, 0, false, false, false);
+  running.request = queued.request = MakeSortRequest(KeyType::kUint32, 100, 0, false, false, false);
   ASSERT_TRUE(StartRunningThenQueued(t, *stub, running, queued));
   t.server->Shutdown();
   EXPECT_TRUE(running.result.get().ok());  // a sort already running is never torn down

@@ -21,33 +21,20 @@ namespace sortd {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::MakeSortRequest;
+using testing::OneSlowThread;
 using testing::RawCall;
+using testing::SmallWindowChannel;
 using testing::TestServer;
 using testing::WaitFor;
 
 constexpr char kSortSession[] = "/sortd.v1.SortService/SortSession";
 using SessionCall = grpc::ClientReaderWriter<v1::SortRequest, v1::SortResponse>;
 
-v1::SortRequest MakeRequest(KeyType type, size_t n, uint32_t vw = 0, bool desc = false,
-                            bool stable = false, bool indices = false, uint64_t seed = 0) {
-  v1::SortRequest r;
-  r.set_key_type(ToProtoKeyType(type));
-  r.set_keys(testing::MakeKeys(type, n, testing::Distribution::kFewUnique,
-                               testing::TestSeed() + seed));
-  if (vw) {
-    r.set_value_width(vw);
-    r.set_values(testing::MakeValues(vw, n));
-  }
-  r.set_order(desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
-  r.set_stable(stable);
-  r.set_return_indices(indices);
-  return r;
-}
-
 ::testing::AssertionResult SortedCorrectly(const v1::SortRequest& r, const v1::SortResponse& a) {
   if (a.has_error()) {
-    return ::testing::AssertionFailure() << "answered with error " << a.error().code() << ": "
-                                         << a.error().message();
+    return ::testing::AssertionFailure()
+           << "answered with error " << a.error().code() << ": " << a.error().message();
   }
   SortSpec spec;
   spec.key_type = *FromProtoKeyType(r.key_type());
@@ -88,15 +75,15 @@ TEST(SortSessionTest, EveryKeyTypeAndShapeOnOneCallAnsweredInOrder) {
   TestServer t = TestServer::Start();
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   std::vector<v1::SortRequest> requests = {
-      MakeRequest(KeyType::kUint32, 0),
-      MakeRequest(KeyType::kUint32, 1, 4, false, false, true),
-      MakeRequest(KeyType::kUint32, 4097, 4, false, true, true),
-      MakeRequest(KeyType::kInt32, 3001, 0, true),
-      MakeRequest(KeyType::kFloat32, 5000, 8, true, true, true),
-      MakeRequest(KeyType::kUint64, 4095, 8, false, true),
-      MakeRequest(KeyType::kInt64, 2500, 0, true, false, true),
-      MakeRequest(KeyType::kFloat64, 4099, 4, false, true, true),
-      MakeRequest(KeyType::kUint32, 2),
+      MakeSortRequest(KeyType::kUint32, 0),
+      MakeSortRequest(KeyType::kUint32, 1, 4, false, false, true),
+      MakeSortRequest(KeyType::kUint32, 4097, 4, false, true, true),
+      MakeSortRequest(KeyType::kInt32, 3001, 0, true),
+      MakeSortRequest(KeyType::kFloat32, 5000, 8, true, true, true),
+      MakeSortRequest(KeyType::kUint64, 4095, 8, false, true),
+      MakeSortRequest(KeyType::kInt64, 2500, 0, true, false, true),
+      MakeSortRequest(KeyType::kFloat64, 4099, 4, false, true, true),
+      MakeSortRequest(KeyType::kUint32, 2),
   };
   SessionResult r = RunSession(*stub, requests);
   ASSERT_TRUE(r.status.ok()) << r.status.error_message();
@@ -120,8 +107,8 @@ TEST(SortSessionTest, PipelinedPastTheInflightLimitEveryAnswerComesBackInOrder) 
     std::vector<v1::SortRequest> requests;
     // Sizes that differ, so that later requests often finish first on the engine's threads.
     for (int i = 0; i < 200; ++i) {
-      requests.push_back(MakeRequest(KeyType::kUint32, (i % 7) * 1500 + i, 0, false, false,
-                                     i % 2 == 0, static_cast<uint64_t>(i)));
+      requests.push_back(MakeSortRequest(KeyType::kUint32, (i % 7) * 1500 + i, 0, false, false,
+                                         i % 2 == 0, static_cast<uint64_t>(i)));
     }
     SessionResult r = RunSession(*stub, requests);
     ASSERT_TRUE(r.status.ok()) << r.status.error_message();
@@ -139,24 +126,24 @@ TEST(SortSessionTest, AFailedRequestGetsSortKeysStatusAndTheSessionGoesOn) {
   TestServer t = TestServer::Start(options);
   auto client = t.Client();
   auto stub = v1::SortService::NewStub(client->channel());
-  v1::SortRequest partial_key = MakeRequest(KeyType::kUint32, 10);
+  v1::SortRequest partial_key = MakeSortRequest(KeyType::kUint32, 10);
   partial_key.mutable_keys()->pop_back();
-  v1::SortRequest no_type = MakeRequest(KeyType::kUint32, 10);
+  v1::SortRequest no_type = MakeSortRequest(KeyType::kUint32, 10);
   no_type.clear_key_type();
-  v1::SortRequest bad_values = MakeRequest(KeyType::kUint64, 10, 8);
+  v1::SortRequest bad_values = MakeSortRequest(KeyType::kUint64, 10, 8);
   bad_values.mutable_values()->resize(79);
-  v1::SortRequest too_many = MakeRequest(KeyType::kUint32, 50'001);
+  v1::SortRequest too_many = MakeSortRequest(KeyType::kUint32, 50'001);
   // 640 KB of keys and values in, as much out: more than the whole 1 MiB budget.
-  v1::SortRequest past_budget = MakeRequest(KeyType::kUint64, 40'000, 8);
-  v1::SortRequest no_regions = MakeRequest(KeyType::kUint32, 0);
+  v1::SortRequest past_budget = MakeSortRequest(KeyType::kUint64, 40'000, 8);
+  v1::SortRequest no_regions = MakeSortRequest(KeyType::kUint32, 0);
   no_regions.mutable_keys_region()->set_region("r");
   no_regions.mutable_keys_region()->set_byte_size(40);
-  const std::vector<v1::SortRequest> bad = {partial_key, no_type, bad_values, too_many,
-                                            past_budget, no_regions};
+  const std::vector<v1::SortRequest> bad = {partial_key, no_type,     bad_values,
+                                            too_many,    past_budget, no_regions};
   std::vector<v1::SortRequest> requests;
   for (size_t i = 0; i < bad.size(); ++i) {
     requests.push_back(bad[i]);
-    requests.push_back(MakeRequest(KeyType::kInt32, 100 + i, 4, false, true, true, i));
+    requests.push_back(MakeSortRequest(KeyType::kInt32, 100 + i, 4, false, true, true, i));
   }
   SessionResult r = RunSession(*stub, requests);
   ASSERT_TRUE(r.status.ok()) << r.status.error_message();
@@ -182,7 +169,7 @@ TEST(SortSessionTest, AFailedRequestGetsSortKeysStatusAndTheSessionGoesOn) {
   const std::string garbage = "\x12\x7f\x01";
   grpc::Slice slice(garbage);
   ASSERT_TRUE(raw.Write(grpc::ByteBuffer(&slice, 1)));
-  const v1::SortRequest good = MakeRequest(KeyType::kFloat32, 300);
+  const v1::SortRequest good = MakeSortRequest(KeyType::kFloat32, 300);
   grpc::ByteBuffer good_bytes;
   bool own = false;
   ASSERT_TRUE(grpc::SerializationTraits<v1::SortRequest>::Serialize(good, &good_bytes, &own).ok());
@@ -210,14 +197,6 @@ TEST(SortSessionTest, AnEmptySessionEndsOk) {
   EXPECT_TRUE(r.answers.empty());
 }
 
-// A CPU engine with one thread that spends `delay` on every job, so a test can keep it busy.
-CpuEngineOptions OneSlowThread(absl::Duration delay) {
-  CpuEngineOptions engine;
-  engine.threads = 1;
-  engine.test_delay_per_job = delay;
-  return engine;
-}
-
 TEST(SortSessionTest, DeadlineAndCancellationWithRequestsInTheEngineFreeEverything) {
   TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(200)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
@@ -228,13 +207,13 @@ TEST(SortSessionTest, DeadlineAndCancellationWithRequestsInTheEngineFreeEverythi
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
     }
     std::unique_ptr<SessionCall> call = stub->SortSession(&context);
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(call->Write(MakeRequest(KeyType::kUint32, 2000)));
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(call->Write(MakeSortRequest(KeyType::kUint32, 2000)));
     ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
     if (cancel) context.TryCancel();
     for (v1::SortResponse answer; call->Read(&answer);) {
     }
-    EXPECT_EQ(call->Finish().error_code(), cancel ? grpc::StatusCode::CANCELLED
-                                                  : grpc::StatusCode::DEADLINE_EXCEEDED);
+    EXPECT_EQ(call->Finish().error_code(),
+              cancel ? grpc::StatusCode::CANCELLED : grpc::StatusCode::DEADLINE_EXCEEDED);
     EXPECT_TRUE(WaitFor([&] {
       return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0 &&
              t.engine->queued() == 0;
@@ -248,17 +227,10 @@ TEST(SortSessionTest, AClientThatStopsReadingIsCancelledAfterTheSendTimeout) {
   ServerOptions options;
   options.send_timeout = absl::Milliseconds(500);
   TestServer t = TestServer::Start(options);
-  // A small receive window and no automatic growth, so answers the client never reads stall the
-  // server's writes instead of landing in the client's buffers.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
-  args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
-  auto stub = v1::SortService::NewStub(channel);
+  auto stub = v1::SortService::NewStub(SmallWindowChannel(t.target));
   grpc::ClientContext context;
   std::unique_ptr<SessionCall> call = stub->SortSession(&context);
-  const v1::SortRequest request = MakeRequest(KeyType::kUint64, 1 << 18);  // 2 MiB answers
+  const v1::SortRequest request = MakeSortRequest(KeyType::kUint64, 1 << 18);  // 2 MiB answers
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(call->Write(request));
   call->WritesDone();
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
@@ -279,9 +251,10 @@ TEST(SortSessionTest, ADrainAnswersWhatWasReadAndEndsEverySessionUnavailable) {
   grpc::ClientContext idle_context, busy_context;
   std::unique_ptr<SessionCall> idle = stub->SortSession(&idle_context);
   std::unique_ptr<SessionCall> busy = stub->SortSession(&busy_context);
-  const v1::SortRequest request = MakeRequest(KeyType::kInt64, 3000, 8, true, true, true);
+  const v1::SortRequest request = MakeSortRequest(KeyType::kInt64, 3000, 8, true, true, true);
   ASSERT_TRUE(busy->Write(request));
-  ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 2 && t.engine->jobs_taken() == 1; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return t.server->calls().live() == 2 && t.engine->jobs_taken() == 1; }));
   const absl::Time start = absl::Now();
   std::thread drain([&] { t.server->Shutdown(); });
   v1::SortResponse answer;

@@ -294,14 +294,7 @@ TEST(SortStreamTest, AClientThatStopsReadingTheAnswerIsCancelledAfterTheSendTime
   ServerOptions options;
   options.send_timeout = absl::Milliseconds(500);
   TestServer t = TestServer::Start(options);
-  // A small receive window and no automatic growth, so an answer the client never reads stalls
-  // the server's writes instead of landing in the client's buffers.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
-  args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(t.target, grpc::InsecureChannelCredentials(), args);
-  auto stub = v1::SortService::NewStub(channel);
+  auto stub = v1::SortService::NewStub(testing::SmallWindowChannel(t.target));
   grpc::ClientContext context;
   std::unique_ptr<StreamCall> call = stub->SortStream(&context);
   const size_t n = 4 << 20;  // 16 MiB of answer
