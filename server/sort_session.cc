@@ -95,7 +95,10 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       absl::MutexLock lock(&mu_);
       done_ = true;
       cancelled_.store(true, std::memory_order_relaxed);
-      for (auto& slot : slots_) slot->reservation.Release();
+      for (auto& slot : slots_) {  // answers that will never be sent
+        slot->answer.Clear();
+        slot->reservation.Release();
+      }
       free_now = unanswered_ == 0;
     }
     if (free_now) delete this;
@@ -112,9 +115,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     std::function<bool()> cancellation() const override {
       return [session = session_] { return session->cancelled_.load(std::memory_order_relaxed); };
     }
-    void Hold(MemoryBudget::Reservation held) override {
-      session_->Held(this, std::move(held));
-    }
+    void Hold(MemoryBudget::Reservation held) override { session_->Held(this, std::move(held)); }
     void Answer(const absl::Status& status, grpc::ByteBuffer response) override {
       session_->Answered(this, status, std::move(response));
     }
