@@ -72,9 +72,12 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
           ? 0
           : request->keys.size() + request->values.size() +
                 (validated->spec.return_indices ? validated->n * sizeof(uint32_t) : 0);
+  const size_t scratch_bytes = engine_->HostScratchBytes(validated->spec, validated->n);
   absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
-      request_bytes + response_bytes,
-      absl::StrCat("request ", request_bytes, " + response ", response_bytes, " bytes"));
+      request_bytes + response_bytes + scratch_bytes,
+      absl::StrCat("request ", request_bytes, " + response ", response_bytes,
+                   scratch_bytes != 0 ? absl::StrCat(" + out-of-core runs ", scratch_bytes) : "",
+                   " bytes"));
   if (!reservation.ok()) return Refuse(exchange, key_type, reservation.status());
   exchange->Hold(*std::move(reservation));
   metrics_->RecordTransport(validated->shared_memory);

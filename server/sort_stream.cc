@@ -104,9 +104,11 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     key_type_ = KeyTypeName(stream_.spec.key_type);
     const size_t n = stream_.n, input = n * (key_width() + value_width());
     const size_t result = n * ResultBytesPerKey(stream_.spec);
+    const size_t scratch = shared_->engine->HostScratchBytes(stream_.spec, n);
     absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
-        input + result,
-        absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result, " bytes"));
+        input + result + scratch,
+        absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result,
+                     scratch != 0 ? absl::StrCat(" + out-of-core runs ", scratch) : "", " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
     return absl::OkStatus();

@@ -122,6 +122,11 @@ class SortEngine {
     return std::shared_ptr<void>();
   }
 
+  // Host memory the engine takes beside a job's own input and output while it sorts a job of `n`
+  // keys (the GPU pool's out-of-core runs), decided as Submit would decide it now; the server's
+  // memory budget counts it with the request.
+  virtual size_t HostScratchBytes(const SortSpec& spec, size_t n) const { return 0; }
+
   // Human-readable description for logs ("cpu engine, 8 threads").
   virtual std::string Describe() const = 0;
 

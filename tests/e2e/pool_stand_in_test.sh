@@ -68,6 +68,13 @@ for kt in u32 i32 f32 u64 i64 f64; do
 done
 check "streams past a stand-in's largest request went out of core" \
   python3 -c "import sys; sys.exit(0 if $(metric sortd_out_of_core_sorts_total '') > 6 else 1)"
+# The memory budget counts an out-of-core sort's runs: a 4 MiB request (request 3.4 MB + response
+# 4.2 MB) fits a 10 MiB budget alone, but not with its 4.2 MB of runs.
+start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20)) --max_inflight_bytes=$((10 << 20))
+"${bench[@]}" --target="127.0.0.1:$port" --requests=1 --concurrency=1 --warmup=0s --key_type=f64 \
+  --value_width=8 --indices --sizes=fixed:$(((4 << 20) / 20 + 1)) >"$work/ooc_budget.json" || true
+check "an out-of-core sort's runs count in the memory budget" json_check "$work/ooc_budget.json" \
+  "'out-of-core runs 4194320 bytes' in r['errors_by_code']['RESOURCE_EXHAUSTED']['first_message']"
 
 # Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
 # by the remaining devices and then the CPU engine.

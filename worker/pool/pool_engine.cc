@@ -84,7 +84,8 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
                              options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
   if (worker == nullptr) {
-    if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(*job) : 0; run_keys > 0) {
+    if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(job->spec, job->n) : 0;
+        run_keys > 0) {
       // Too large for any device: sorted in runs that fit one, then merged on the host.
       out_of_core_->Sort(std::move(job), run_keys, healthy_workers());
       return;
@@ -116,13 +117,20 @@ std::string PoolEngine::QueueFullMessage(const DeviceWorker& worker) const {
                       ", --gpu_queue_limit; the least-loaded healthy GPU); retry later");
 }
 
-size_t PoolEngine::OutOfCoreRunKeys(const SortJob& job) const {
+size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
   size_t largest = 0;
   for (const auto& w : workers_) {
     if (w->healthy()) largest = std::max(largest, w->device().max_request_bytes());
   }
-  if (largest == 0 || JobBytes(job) <= largest) return 0;
-  return largest / ResultBytesPerKey(job.spec);
+  if (largest == 0 || n * ResultBytesPerKey(spec) <= largest) return 0;
+  return largest / ResultBytesPerKey(spec);
+}
+
+size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
+  // Counted whenever the job is too large for every device, unless it asks for the CPU: whether
+  // AUTO would pick a device for it is a guess at admission, and the budget errs towards more.
+  if (spec.algorithm == Algorithm::kCpu || OutOfCoreRunKeys(spec, n) == 0) return 0;
+  return n * ResultBytesPerKey(spec);
 }
 
 absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {

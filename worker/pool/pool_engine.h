@@ -35,6 +35,8 @@ class PoolEngine : public SortEngine {
   void Submit(std::unique_ptr<SortJob> job) override;
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
+  // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
+  size_t HostScratchBytes(const SortSpec& spec, size_t n) const override;
   std::vector<WorkerStats> Stats() const override;
   absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) override;
 
@@ -45,9 +47,9 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
-  // Keys per run when `job` is larger than every healthy device can hold (it is then sorted out
-  // of core in runs of that size); 0 when it is not, or when no device is healthy.
-  size_t OutOfCoreRunKeys(const SortJob& job) const;
+  // Keys per run when a job of n keys is larger than every healthy device can hold (it is then
+  // sorted out of core in runs of that size); 0 when it is not, or when no device is healthy.
+  size_t OutOfCoreRunKeys(const SortSpec& spec, size_t n) const;
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
   absl::Status SubmitRun(std::unique_ptr<SortJob>& run);
   std::string QueueFullMessage(const DeviceWorker& worker) const;

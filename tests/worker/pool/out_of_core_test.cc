@@ -225,6 +225,24 @@ TYPED_TEST(OutOfCoreTypedTest, WritesPresetOutputsIncludingInPlace) {
 
 // Both stand-in GPUs take runs: each run holds its device long enough that the next goes to the
 // other one.
+// The server's memory budget counts an out-of-core job's runs: the array's result bytes again, for
+// exactly the jobs too large for every device, unless they ask for the CPU.
+TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDevice) {
+  Pool pool = MakePool();
+  SortSpec spec;
+  spec.key_type = KeyType::kUint64;
+  spec.value_width = 4;
+  spec.return_indices = true;
+  const size_t fits = KeysPerRun(spec);
+  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits), 0u);
+  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), (fits + 1) * 16);
+  spec.algorithm = Algorithm::kCpu;
+  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), 0u);
+  auto cpu = CpuEngine::Create({});
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ((*cpu)->HostScratchBytes(spec, size_t{1} << 30), 0u);
+}
+
 TEST(OutOfCoreTest, RunsSpreadOverDevicesAndTheReportNamesThem) {
   std::vector<CpuSortDeviceOptions> options(2);
   options[0].name = "cpu-device:0";
