@@ -1,8 +1,7 @@
-// SortClient's SortSession against a fake in-process server written from the proto's contract
-// alone (each request message one whole SortRequest; one answer each, in request order; a failed
-// request answered with only `error` set and the session going on; OK after the half-close):
-// every key type, pipelining, per-request errors, a server that ends the call mid-session, Close,
-// the destructor, deadlines, and answers that break the contract.
+// SortClient's SortSession against a fake server written from the proto's contract alone
+// (tests/client/fake_session_service.h): every key type, pipelining, per-request errors, a server
+// that ends the call mid-session, Close, the destructor, deadlines, and answers that break the
+// contract.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -17,102 +16,17 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "rpc/enum_convert.h"
+#include "tests/client/fake_session_service.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
-#include "worker/cpu/cpu_sort.h"
 
 namespace sortd::client {
 namespace {
 
+using sortd::testing::ErrorAnswer;
+using sortd::testing::FakeSessionService;
 using ::testing::HasSubstr;
-
-v1::SortResponse ErrorAnswer(grpc::StatusCode code, const std::string& message) {
-  v1::SortResponse answer;
-  answer.mutable_error()->set_code(code);
-  answer.mutable_error()->set_message(message);
-  return answer;
-}
-
-// SortSession as the proto describes it, from a plain sync service: reads a request, answers it,
-// reads the next; sorts with the CPU engine's sorter; refuses what SortKeys would refuse for a
-// bad key type or array sizes. The knobs below break the contract on purpose.
-class FakeSessionService final : public v1::SortService::Service {
- public:
-  // Set before the call. gate: the call reads nothing until it is notified, so a test can send
-  // ahead of any answer.
-  absl::Notification* gate = nullptr;
-  int end_after_answers = -1;  // >= 0: end the call with end_status when reading the next request
-  grpc::Status end_status{grpc::StatusCode::UNAVAILABLE, "fake: shutting down"};
-  bool error_with_data = false;  // error answers also carry a device
-  int extra_answers = 0;         // sent after the half-close, before OK
-  bool wait_for_cancel = false;  // before returning, wait (up to 10 s) for the client to cancel
-  // Observed.
-  std::atomic<int> calls_done{0};
-  std::atomic<int> requests_read{0};
-  std::atomic<bool> half_closed{false};
-  std::atomic<bool> last_call_cancelled{false};
-
-  grpc::Status SortSession(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::SortResponse, v1::SortRequest>* stream) override {
-    const grpc::Status status = Serve(stream);
-    if (wait_for_cancel) testing::WaitFor([&] { return context->IsCancelled(); });
-    last_call_cancelled = context->IsCancelled();
-    ++calls_done;
-    return status;
-  }
-
- private:
-  grpc::Status Serve(grpc::ServerReaderWriter<v1::SortResponse, v1::SortRequest>* stream) {
-    if (gate != nullptr) gate->WaitForNotification();
-    v1::SortRequest request;
-    int answers = 0;
-    while (stream->Read(&request)) {
-      ++requests_read;
-      if (answers == end_after_answers) return end_status;
-      if (!stream->Write(Answer(request))) return {grpc::StatusCode::CANCELLED, "write failed"};
-      ++answers;
-    }
-    half_closed = true;
-    for (int i = 0; i < extra_answers; ++i) stream->Write(Answer(v1::SortRequest()));
-    return grpc::Status::OK;
-  }
-
-  v1::SortResponse Answer(const v1::SortRequest& request) {
-    const std::optional<KeyType> type = FromProtoKeyType(request.key_type());
-    if (!type.has_value()) {
-      v1::SortResponse error = ErrorAnswer(grpc::StatusCode::INVALID_ARGUMENT,
-                                           "key_type: KEY_TYPE_UNSPECIFIED; name a key type");
-      if (error_with_data) error.set_device("fake");
-      return error;
-    }
-    SortSpec spec;
-    spec.key_type = *type;
-    spec.value_width = request.value_width();
-    spec.descending = request.order() == v1::SORT_ORDER_DESCENDING;
-    spec.stable = request.stable();
-    spec.return_indices = request.return_indices();
-    const size_t n = request.keys().size() / KeyWidth(*type);
-    if (request.keys().size() % KeyWidth(*type) != 0 ||
-        request.values().size() != n * spec.value_width) {
-      return ErrorAnswer(grpc::StatusCode::INVALID_ARGUMENT, "keys, values: not whole records");
-    }
-    v1::SortResponse answer;
-    answer.mutable_keys()->resize(request.keys().size());
-    answer.mutable_values()->resize(request.values().size());
-    if (spec.return_indices) answer.mutable_indices()->resize(n * 4);
-    sorter_.Sort(spec, {request.keys().data(), request.values().data(), n},
-                 {answer.mutable_keys()->data(), answer.mutable_values()->data(),
-                  answer.mutable_indices()->data()});
-    answer.set_algorithm(v1::ALGORITHM_CPU);
-    answer.set_device("fake");
-    answer.mutable_timings()->set_total_ns(42);
-    return answer;
-  }
-
-  CpuSorter sorter_;  // one call at a time in these tests
-};
 
 class SortSessionTest : public ::testing::Test {
  protected:
