@@ -7,13 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "client/bench/load_generator.h"
 #include "client/bench/report.h"
 #include "gmock/gmock.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "tests/client/fake_session_service.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -21,24 +17,16 @@
 namespace sortd::bench {
 namespace {
 
+using sortd::testing::FakeSessionServer;
 using sortd::testing::FakeSessionService;
 using ::testing::HasSubstr;
 
 class BenchSessionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-  }
-  void TearDown() override { server_->Shutdown(); }
-
   // One slot (so which requests fail is known), 20 requests of 300 u32 keys.
   BenchOptions OneSlot() const {
     BenchOptions o;
-    o.target = absl::StrCat("127.0.0.1:", port_);
+    o.target = fake_.target();
     o.session = true;
     o.warmup = absl::ZeroDuration();
     o.sizes = *ParseSizeSpec("fixed:300");
@@ -54,9 +42,8 @@ class BenchSessionTest : public ::testing::Test {
         << service_.calls_done << " of " << sessions << " sessions ended";
   }
 
-  FakeSessionService service_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
+  FakeSessionServer fake_;
+  FakeSessionService& service_ = fake_.service;
 };
 
 TEST_F(BenchSessionTest, EverySlotKeepsOneSessionAndEveryAnswerIsVerified) {

@@ -8,11 +8,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
+#include "gtest/gtest.h"
 #include "rpc/enum_convert.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 #include "tests/support/wait_for.h"
@@ -126,6 +132,28 @@ class FakeSessionService final : public v1::SortService::Service {
     answer.mutable_timings()->set_total_ns(42);
     return answer;
   }
+};
+
+// The fake on a loopback TCP port. Not an in-process channel: that one hands each message over
+// only when the other side reads it, so nothing could be sent ahead.
+class FakeSessionServer {
+ public:
+  FakeSessionServer() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&service);
+    server_ = builder.BuildAndStart();
+    EXPECT_NE(server_, nullptr);
+  }
+  ~FakeSessionServer() { server_->Shutdown(); }
+
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  FakeSessionService service;  // knobs and observations
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
 };
 
 }  // namespace sortd::testing

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "client/sort_client.h"
 #include "client/sort_session.h"
 #include "gmock/gmock.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "rpc/enum_convert.h"
@@ -25,29 +23,16 @@ namespace sortd::client {
 namespace {
 
 using sortd::testing::ErrorAnswer;
+using sortd::testing::FakeSessionServer;
 using sortd::testing::FakeSessionService;
 using ::testing::HasSubstr;
 
 class SortSessionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // Over loopback TCP, not an in-process channel: that one hands each message over only when
-    // the other side reads it, so nothing could be sent ahead.
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    client_ = Client(ClientOptions());
-  }
   std::unique_ptr<SortClient> Client(const ClientOptions& options) {
-    auto client = SortClient::Create(absl::StrCat("127.0.0.1:", port_), options);
+    auto client = SortClient::Create(fake_.target(), options);
     EXPECT_TRUE(client.ok()) << client.status();
     return std::move(*client);
-  }
-  void TearDown() override {
-    client_.reset();
-    server_->Shutdown();
   }
   std::unique_ptr<SortSession> Open(const SessionOptions& options = {}) {
     auto session = client_->OpenSession(options);
@@ -55,10 +40,9 @@ class SortSessionTest : public ::testing::Test {
     return session.ok() ? std::move(*session) : nullptr;
   }
 
-  FakeSessionService service_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<SortClient> client_;
+  FakeSessionServer fake_;
+  FakeSessionService& service_ = fake_.service;
+  std::unique_ptr<SortClient> client_ = Client(ClientOptions());
 };
 
 // A u32 request of n keys, n, n - 1, ... 1 (so each answer tells which request it answers).
