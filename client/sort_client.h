@@ -8,6 +8,8 @@
 // gRPC code and the server's message unchanged.
 // And SortStream, for arrays of any size (past one message's limits): the array goes up in chunks
 // and comes back in chunks, so neither side of the client needs it whole (client/sort_stream.cc).
+// And OpenSession, for many small requests: whole SortRequests as the messages of one long-lived
+// call, answered in order (client/sort_session.h).
 #pragma once
 
 #include <cstdint>
@@ -24,13 +26,15 @@
 #include "absl/types/span.h"
 #include "client/channel_credentials.h"
 #include "client/shm_region.h"
+#include "client/sort_session.h"
 #include "grpcpp/channel.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
 namespace sortd::client {
 
 struct ClientOptions {
-  absl::Duration timeout = absl::InfiniteDuration();  // deadline of each call
+  // Deadline of each call; not of a session (SessionOptions::timeout, client/sort_session.h).
+  absl::Duration timeout = absl::InfiniteDuration();
   // gRPC load-balancing policy, e.g. "round_robin" to spread calls over every address a target
   // resolves to ("ipv4:127.0.0.1:5001,127.0.0.1:5002" or "dns:///sortd-headless:50051").
   std::string load_balancing_policy;
@@ -139,6 +143,11 @@ class SortClient {
                                                             absl::Span<const Value> values,
                                                             const SortOptions& options = {},
                                                             const StreamOptions& stream = {});
+
+  // ---- sessions: many requests, each a whole SortRequest, over one call (sort_session.h) ----
+  // Starts a SortSession call; nothing is sent yet, so the call's own errors (no such server, a
+  // server without SortSession) come from the first Receive. INVALID_ARGUMENT for a timeout <= 0.
+  absl::StatusOr<std::unique_ptr<SortSession>> OpenSession(const SessionOptions& options = {});
 
   // ---- shared memory: sortd --shared_memory, same host, Unix socket or loopback ----
   // Registers `name` (a file in sortd's --shared_memory_dir) for its first byte_size bytes.

@@ -36,6 +36,10 @@ ABSL_FLAG(std::string, seed, "", "bench: data seed (printed); empty picks one");
 ABSL_FLAG(bool, echo, false,
           "bench: call Diagnostics/Echo instead of SortKeys (sortd --enable_echo): the transport "
           "ceiling for the same load");
+ABSL_FLAG(std::string, rpc, "unary",
+          "bench: unary (one SortKeys call per request) or session (each --concurrency slot "
+          "sends its requests as the messages of one long-lived SortSession call; with "
+          "--transport=bytes or shm)");
 ABSL_FLAG(bool, json, false, "bench: report as one JSON object");
 ABSL_FLAG(bool, csv, false, "bench: report as a CSV header and one row");
 ABSL_FLAG(bool, no_verify, false, "bench: do not verify responses (default: every one is checked)");
@@ -77,6 +81,12 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   o.shm_dir = sort_flags->shm_dir;
   o.stream = sort_flags->stream;
   o.stream_options = sort_flags->stream_options;
+  const std::string rpc = absl::GetFlag(FLAGS_rpc);
+  if (rpc != "unary" && rpc != "session") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rpc: '", rpc, "' is not one of unary, session"));
+  }
+  o.session = rpc == "session";
   o.stable = absl::GetFlag(FLAGS_stable);
   o.return_indices = absl::GetFlag(FLAGS_indices);
   const std::string seed = absl::GetFlag(FLAGS_seed);

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
       "                [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--chunk_bytes=N]]\n"
+      "                [--rpc=unary|session] (session: bytes or shm, many requests per call)\n"
       "  sortctl health [--target=localhost:50051]\n"
       "every command: [--tls_ca_file=CA.pem [--tls_cert_file=C.pem --tls_key_file=K.pem]\n"
       "               [--tls_server_name=NAME]]   TLS, and mutual TLS with a client certificate");

@@ -101,6 +101,15 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
     return absl::InvalidArgumentError(
         "--echo measures the gRPC transport; it does not combine with --transport=shm");
   }
+  if (o.session && o.stream) {
+    return absl::InvalidArgumentError(
+        "--rpc=session sends each request whole, as one message of a long-lived call; it does "
+        "not combine with --transport=stream (use --transport=bytes or shm)");
+  }
+  if (o.session && o.echo) {
+    return absl::InvalidArgumentError(
+        "--echo calls the unary Echo; it does not combine with --rpc=session");
+  }
   if (o.stream && (o.echo || o.shared_memory)) {
     return absl::InvalidArgumentError(o.echo ? "--echo calls the unary Echo; it does not combine "
                                                "with --transport=stream"
@@ -121,6 +130,7 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
 }
 
 const char* TransportName(const BenchOptions& o) {
+  if (o.session) return o.shared_memory ? "shm/session" : "bytes/session";
   return o.shared_memory ? "shm" : o.stream ? "stream" : "bytes";
 }
 

@@ -55,6 +55,10 @@ struct BenchOptions {
   // stream_options.chunk_bytes, the answer back in chunks (stream_call.h), verified whole.
   bool stream = false;
   client::StreamOptions stream_options;
+  // --rpc=session: each slot keeps one SortSession call open and sends its requests, bytes or
+  // shm, as the messages of that call (session_call.h), where --rpc=unary (the default) makes one
+  // SortKeys call per request. Not with stream or echo.
+  bool session = false;
 
   // Requests in flight at most (closed loop: always). Spread over `channels` distinct
   // connections, request k on channel k % channels.
@@ -101,7 +105,8 @@ struct BenchOptions {
 
 absl::Status ValidateBenchOptions(const BenchOptions& options);
 
-// "bytes", "shm" or "stream", as --transport names it.
+// "bytes", "shm" or "stream", as --transport names it, with "/session" after bytes or shm under
+// --rpc=session ("shm/session").
 const char* TransportName(const BenchOptions& options);
 
 // The dispatcher count a run uses: options.dispatchers when set, else

@@ -17,11 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/bench/session_call.h"
 #include "client/bench/shm_slots.h"
 #include "client/bench/stream_call.h"
 #include "client/bench/verifier.h"
 #include "client/bench/workload.h"
 #include "client/sort_client.h"
+#include "client/sort_session.h"
 #include "rpc/status_util.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
@@ -72,21 +74,21 @@ struct Lane {
   const int slots;
   const bool verify;
   const bool echo;
-  // --transport=shm: the Runner's regions (they outlive every call) and which of this lane's are
-  // free. A call takes one after WaitForInFlightBelow, so one is free then: its callback gives it
-  // back before Release.
+  // --transport=shm and --rpc=session: which of this lane's slots (each with its region, its
+  // session) are free. A call takes one after WaitForInFlightBelow, so one is free then: its
+  // callback gives it back before Release. `regions`: the Runner's (they outlive every call).
   const RegionSlots* regions = nullptr;
-  absl::Mutex free_regions_mu;
-  std::vector<int> free_regions ABSL_GUARDED_BY(free_regions_mu);
-  int TakeRegion() {
-    absl::MutexLock lock(&free_regions_mu);
-    const int slot = free_regions.back();
-    free_regions.pop_back();
+  absl::Mutex free_slots_mu;
+  std::vector<int> free_slots ABSL_GUARDED_BY(free_slots_mu);
+  int TakeSlot() {
+    absl::MutexLock lock(&free_slots_mu);
+    const int slot = free_slots.back();
+    free_slots.pop_back();
     return slot;
   }
-  void ReturnRegion(int slot) {
-    absl::MutexLock lock(&free_regions_mu);
-    free_regions.push_back(slot);
+  void ReturnSlot(int slot) {
+    absl::MutexLock lock(&free_slots_mu);
+    free_slots.push_back(slot);
   }
 
   std::atomic<int> in_flight{0};
@@ -158,8 +160,10 @@ struct Call {
   // The pool outlives every call: the Runner returns only after every lane has drained.
   const PreparedRequest* sent = nullptr;
   std::shared_ptr<Lane> lane;
+  int slot = -1;          // --transport=shm or --rpc=session: the lane's slot it holds
   int region = -1;        // --transport=shm: the slot whose region holds the arrays
   bool streamed = false;  // --transport=stream: the answer is in `response` already, not bytes
+  bool session = false;   // --rpc=session: an answer with `error` set is that request's failure
   client::RegionLayout layout;
   int64_t due_ns = 0;
   int64_t sent_ns = 0;
@@ -172,11 +176,16 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
   std::unique_ptr<Call> call(raw_call);
   const std::shared_ptr<Lane> lane = std::move(call->lane);  // declared first: outlives the rest
   absl::Status status = FromGrpcStatus(grpc_status);
+  bool server_failed = !status.ok();  // else a failure is this side's finding: a wrong answer
   if (status.ok() && !call->streamed &&
       !grpc::SerializationTraits<v1::SortResponse>::Deserialize(&call->response_bytes,
                                                                 call->response.get())
            .ok()) {
     status = absl::DataLossError("the response is not a SortResponse");
+  }
+  if (status.ok() && call->session) {
+    status = client::SessionAnswerStatus(*call->response);
+    server_failed = !status.ok();
   }
   // Verification runs outside any lock, on gRPC's callback threads, in parallel.
   if (status.ok() && lane->verify) {
@@ -186,10 +195,8 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
             ? VerifySortResponse(*call->sent, *call->response)
             : VerifySortOutputs(*call->sent, lane->regions->Outputs(call->region, call->layout));
   }
-  if (call->region >= 0) {
-    if (lane->verify) lane->regions->Poison(call->region, call->layout);
-    lane->ReturnRegion(call->region);
-  }
+  if (call->region >= 0 && lane->verify) lane->regions->Poison(call->region, call->layout);
+  if (call->slot >= 0) lane->ReturnSlot(call->slot);
   std::string device;
   int algorithm = -1;
   if (status.ok() && !lane->echo) {
@@ -233,7 +240,7 @@ void OnDone(Call* raw_call, const grpc::Status& grpc_status) {
           ++it->count;
         }
       } else {
-        const bool wrong = status.code() == absl::StatusCode::kDataLoss && grpc_status.ok();
+        const bool wrong = status.code() == absl::StatusCode::kDataLoss && !server_failed;
         const std::string code =
             wrong ? kVerificationFailed : absl::StatusCodeToString(status.code());
         if (r.errors_by_code[code]++ == 0) {
@@ -251,6 +258,8 @@ class Runner {
   explicit Runner(const BenchOptions& options) : options_(options) {
     options_.dispatchers = EffectiveDispatchers(options);
   }
+  // After a failed setup the sessions may still be open, a first request in flight.
+  ~Runner() { CloseSessions(sessions_, /*cancel=*/true, options_.call_timeout); }
 
   absl::Status Setup();
   BenchResult Run();
@@ -262,7 +271,13 @@ class Runner {
     int64_t end_ns;  // INT64_MAX with --requests
   };
   absl::Status SetupRegions();
+  absl::Status SetupSessions();
   absl::Status ProbeStream();
+  void WatchSessions();
+  // Two keys of the run's type: the request that checks a server before the clock starts.
+  v1::SortRequest ProbeRequest() const;
+  // Dispatcher d's channels: d, d + D, d + 2D, ...
+  std::vector<size_t> ChannelsOf(int d) const;
   void Dispatch(int d, const Clock& clock);
   void Issue(Call* call, size_t channel);
   void ReportProgress(const Clock& clock);
@@ -274,8 +289,9 @@ class Runner {
   std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
   std::vector<std::unique_ptr<v1::SortService::Stub>> stream_stubs_;  // --transport=stream
   std::string method_;
-  std::vector<std::shared_ptr<Lane>> lanes_;  // one per dispatcher
-  std::unique_ptr<RegionSlots> regions_;      // --transport=shm: one per slot
+  std::vector<std::shared_ptr<Lane>> lanes_;            // one per dispatcher
+  std::unique_ptr<RegionSlots> regions_;                // --transport=shm: one per slot
+  std::vector<std::shared_ptr<SessionSlot>> sessions_;  // --rpc=session: one per slot
   // With --requests: measured requests claimed so far, by all dispatchers together.
   std::atomic<uint64_t> measured_claimed_{0};
 
@@ -292,9 +308,14 @@ absl::Status Runner::Setup() {
   mean_request_keys_ = keys / static_cast<double>(pool_.size());
 
   const int dispatchers = options_.dispatchers;
+  int next_slot = 0;
   for (int d = 0; d < dispatchers; ++d) {
     const int slots = options_.concurrency / dispatchers + (d < options_.concurrency % dispatchers);
     lanes_.push_back(std::make_shared<Lane>(slots, options_.verify, options_.echo));
+    if (options_.shared_memory || options_.session) {
+      absl::MutexLock lock(&lanes_.back()->free_slots_mu);
+      for (int i = 0; i < slots; ++i) lanes_.back()->free_slots.push_back(next_slot++);
+    }
   }
 
   for (int i = 0; i < options_.channels; ++i) {
@@ -310,9 +331,7 @@ absl::Status Runner::Setup() {
 
     // One small request per channel before the clock starts: an unreachable target or a server
     // without Echo is a setup error with a clear message, not a run full of failures.
-    v1::SortRequest probe;
-    probe.set_key_type(pool_.front()->request.key_type());
-    probe.set_keys(std::string(2 * KeyWidth(options_.key_type), '\0'));
+    const v1::SortRequest probe = ProbeRequest();
     v1::SortResponse response;
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kPreflightTimeout));
@@ -333,7 +352,75 @@ absl::Status Runner::Setup() {
   if (options_.stream) {
     if (absl::Status s = ProbeStream(); !s.ok()) return s;
   }
+  if (options_.session) {
+    if (absl::Status s = SetupSessions(); !s.ok()) return s;
+  }
   return options_.shared_memory ? SetupRegions() : absl::OkStatus();
+}
+
+v1::SortRequest Runner::ProbeRequest() const {
+  v1::SortRequest probe;
+  probe.set_key_type(pool_.front()->request.key_type());
+  probe.set_keys(std::string(2 * KeyWidth(options_.key_type), '\0'));
+  return probe;
+}
+
+std::vector<size_t> Runner::ChannelsOf(int d) const {
+  std::vector<size_t> channels;
+  for (size_t c = d; c < raw_stubs_.size(); c += options_.dispatchers) channels.push_back(c);
+  return channels;
+}
+
+// One session per slot, on its dispatcher's channels in turn, each opened before the clock starts
+// with one small request: a server without SortSession is a setup error, not a run of failures,
+// and so is a session that gets no answer (more sessions on one connection than the server's
+// --max_concurrent_streams wait for a stream that never frees).
+absl::Status Runner::SetupSessions() {
+  for (int d = 0; d < options_.dispatchers; ++d) {
+    const std::vector<size_t> channels = ChannelsOf(d);
+    for (int i = 0; i < lanes_[d]->slots; ++i) {
+      sessions_.push_back(
+          std::make_shared<SessionSlot>(raw_stubs_[channels[i % channels.size()]].get()));
+    }
+  }
+  // A server that answers slowly is waited for as long as answers keep coming.
+  absl::StatusOr<std::vector<absl::Status>> first =
+      OpenSessions(sessions_, ProbeRequest(), kPreflightTimeout);
+  if (!first.ok()) {
+    const int per_channel = (options_.concurrency + options_.channels - 1) / options_.channels;
+    return absl::DeadlineExceededError(
+        absl::StrCat(options_.target, ": ", first.status().message(), "; ", per_channel,
+                     " sessions share a connection, and sortd's --max_concurrent_streams "
+                     "(default 32) may hold some back: add --channels"));
+  }
+  for (size_t i = 0; i < first->size(); ++i) {
+    const absl::Status& status = (*first)[i];
+    if (status.code() == absl::StatusCode::kUnimplemented) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.target, " does not serve SortSession (--rpc=session); it is an older sortd"));
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("the first request of session ", i, " to ", options_.target,
+                                       " failed: ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A session has no deadline per request, so the per-call timeout is enforced here: a request
+// waiting longer is cancelled with its session (the slot's next request opens another).
+void Runner::WatchSessions() {
+  const absl::Duration interval = std::min(absl::Seconds(1), options_.call_timeout / 4);
+  for (;;) {
+    {
+      absl::MutexLock lock(&progress_mu_);
+      if (progress_mu_.AwaitWithTimeout(absl::Condition(&dispatch_done_), interval)) return;
+    }
+    const int64_t before_ns = NowNs() - absl::ToInt64Nanoseconds(options_.call_timeout);
+    for (const auto& session : sessions_)
+      session->CancelIfWaiting(before_ns, options_.call_timeout);
+  }
 }
 
 // One small stream before the clock starts, so a server without SortStream is a setup error.
@@ -372,16 +459,20 @@ absl::Status Runner::SetupRegions() {
   auto regions = RegionSlots::Create(options_, pool_, options_.concurrency, **client);
   if (!regions.ok()) return regions.status();
   regions_ = std::move(*regions);
-  int next = 0;
-  for (const auto& lane : lanes_) {
-    lane->regions = regions_.get();
-    absl::MutexLock lock(&lane->free_regions_mu);
-    for (int i = 0; i < lane->slots; ++i) lane->free_regions.push_back(next++);
-  }
+  for (const auto& lane : lanes_) lane->regions = regions_.get();
   return absl::OkStatus();
 }
 
 void Runner::Issue(Call* call, size_t channel) {
+  if (options_.session) {
+    // On the slot's own session, whatever `channel` says; the watchdog enforces the timeout.
+    call->session = true;
+    if (call->region < 0) call->request_bytes = call->sent->wire;  // else Dispatch wrote it
+    call->response = call->lane->TakeResponse();
+    sessions_[call->slot]->Send(&call->request_bytes, &call->response_bytes, call->sent_ns,
+                                [call](const grpc::Status& status) { OnDone(call, status); });
+    return;
+  }
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
   if (options_.stream) {
     call->streamed = true;
@@ -407,8 +498,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
   const int64_t cpu_start_ns = ThreadCpuNs();
   Lane& lane = *lanes_[d];
   const int dispatchers = options_.dispatchers;
-  std::vector<size_t> channels;  // dispatcher d owns channels d, d + D, d + 2D, ...
-  for (size_t c = d; c < raw_stubs_.size(); c += dispatchers) channels.push_back(c);
+  const std::vector<size_t> channels = ChannelsOf(d);
 
   // Open loop: this dispatcher's arrivals at rate / D. Constant: the k-th is arrival k * D + d of
   // one stream at the full rate (so D dispatchers together send exactly that stream). Poisson:
@@ -445,20 +535,21 @@ void Runner::Dispatch(int d, const Clock& clock) {
     const bool waited_for_slot = lane.WaitForInFlightBelow(lane.slots);
     auto call = std::make_unique<Call>();
     call->sent = pool_[(issued * dispatchers + d) % pool_.size()].get();
+    if (regions_ != nullptr || !sessions_.empty()) call->slot = lane.TakeSlot();
     if (regions_ != nullptr) {
       // Before the send time: the bytes path's requests were serialized before the run too.
-      call->region = lane.TakeRegion();
+      call->region = call->slot;
       call->layout = regions_->Load(call->region, *call->sent, &call->request_bytes);
     }
-    const auto give_back_region = [&] {
-      if (call->region >= 0) lane.ReturnRegion(call->region);
+    const auto give_back_slot = [&] {
+      if (call->slot >= 0) lane.ReturnSlot(call->slot);
     };
     const int64_t sent_ns = NowNs();
     if (!open_loop) {
       // Closed loop: a request is due when a slot frees; the run ends by the clock.
       due_ns = sent_ns;
       if (due_ns >= clock.end_ns) {
-        give_back_region();
+        give_back_slot();
         break;
       }
     }
@@ -466,7 +557,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
     // --requests counts measured requests over all dispatchers: each takes a ticket.
     if (measured && requests > 0 &&
         measured_claimed_.fetch_add(1, std::memory_order_relaxed) >= requests) {
-      give_back_region();
+      give_back_slot();
       break;
     }
     lane.in_flight.fetch_add(1, std::memory_order_relaxed);  // only this thread increments
@@ -528,6 +619,8 @@ BenchResult Runner::Run() {
                      : clock.warmup_end_ns + absl::ToInt64Nanoseconds(options_.duration);
   std::thread progress;
   if (options_.progress) progress = std::thread([&] { ReportProgress(clock); });
+  std::thread watchdog;
+  if (!sessions_.empty()) watchdog = std::thread([this] { WatchSessions(); });
   std::vector<std::thread> dispatchers;
   for (int d = 0; d < options_.dispatchers; ++d) {
     dispatchers.emplace_back([this, d, &clock] { Dispatch(d, clock); });
@@ -538,7 +631,10 @@ BenchResult Runner::Run() {
     dispatch_done_ = true;
   }
   if (progress.joinable()) progress.join();
+  if (watchdog.joinable()) watchdog.join();
   const absl::Duration client_cpu = ProcessCpu() - cpu_at_start;
+  const std::vector<absl::Status> close_failures =
+      CloseSessions(sessions_, /*cancel=*/false, options_.call_timeout);
 
   // Every call has been answered and counted: merge the lanes.
   BenchResult result;
@@ -578,6 +674,14 @@ BenchResult Runner::Run() {
     }
     last_measured_done_ns = std::max(last_measured_done_ns, lane->last_measured_done_ns);
   }
+  // A session that does not end cleanly is one error more: the server broke its contract.
+  for (const absl::Status& failure : close_failures) {
+    const std::string code = absl::StatusCodeToString(failure.code());
+    if (result.errors_by_code[code]++ == 0) {
+      result.first_error_message[code] = absl::StrCat("closing a session: ", failure.message());
+    }
+  }
+  for (const auto& session : sessions_) result.sessions_opened += session->opened();
   // A duration run measures at least its duration, even when the last answer came early.
   const int64_t window_end =
       options_.requests > 0 ? last_measured_done_ns : std::max(last_measured_done_ns, clock.end_ns);

@@ -39,6 +39,9 @@ struct BenchResult {
   LatencyHistogram uncorrected;
   // Open loop: measured requests that went out late because all `concurrency` slots were busy.
   uint64_t late_sends = 0;
+  // --rpc=session: SortSession calls opened, one per slot before the clock starts and one more
+  // each time a slot's session failed and its next request opened another.
+  uint64_t sessions_opened = 0;
 
   // Whether the load generator itself was the limit. busiest_dispatcher: the largest fraction of
   // its run a dispatcher thread spent on the CPU (near 1: it never waited for a slot or a due
@@ -58,8 +61,8 @@ struct BenchResult {
 };
 
 // Fails (without running the load) when the options are invalid, when the target cannot be
-// reached, or with --echo when the server does not serve Echo. Failures during the run are
-// counted in the result instead.
+// reached, or when the server does not serve what the options call for (Echo, SortStream,
+// SortSession, shared memory). Failures during the run are counted in the result instead.
 absl::StatusOr<BenchResult> RunBench(const BenchOptions& options);
 
 }  // namespace sortd::bench

@@ -92,32 +92,37 @@ const char* TlsName(const BenchOptions& o) {
 }  // namespace
 
 std::string DescribeLoad(const BenchOptions& o) {
-  return absl::StrCat(o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
-                      o.value_width ? absl::StrCat("+v", o.value_width) : "", " ",
-                      SizeSpecName(o.sizes), " ", LoopName(o), " c", o.concurrency, " m",
-                      o.channels, " d", EffectiveDispatchers(o),
-                      o.shared_memory || o.stream ? absl::StrCat(" ", TransportName(o)) : "",
-                      o.tls.enabled() ? absl::StrCat(" ", TlsName(o)) : "");
+  return absl::StrCat(
+      o.echo ? "echo " : "sort ", KeyTypeName(o.key_type),
+      o.value_width ? absl::StrCat("+v", o.value_width) : "", " ", SizeSpecName(o.sizes), " ",
+      LoopName(o), " c", o.concurrency, " m", o.channels, " d", EffectiveDispatchers(o),
+      o.shared_memory || o.stream || o.session ? absl::StrCat(" ", TransportName(o)) : "",
+      o.tls.enabled() ? absl::StrCat(" ", TlsName(o)) : "");
 }
 
 std::string FormatTextReport(const BenchResult& r) {
   const BenchOptions& o = r.options;
   std::string out;
   absl::StrAppendFormat(&out, "sortctl bench: %s against %s%s\n",
-                        o.echo ? "Diagnostics/Echo (transport ceiling)" : "SortKeys", o.target,
-                        o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
+                        o.echo      ? "Diagnostics/Echo (transport ceiling)"
+                        : o.session ? "SortSession"
+                                    : "SortKeys",
+                        o.target, o.lb_policy.empty() ? "" : absl::StrCat(" (", o.lb_policy, ")"));
   absl::StrAppendFormat(
-      &out, "  transport  %s%s\n",
-      o.shared_memory ? absl::StrCat("shm: arrays in one region per slot in ", o.shm_dir,
+      &out, "  transport  %s: %s%s%s\n", TransportName(o),
+      o.shared_memory ? absl::StrCat("arrays in one region per slot in ", o.shm_dir,
                                      ", outputs in separate ranges")
       : o.stream
-          ? absl::StrCat("stream: SortStream, chunks of ", o.stream_options.chunk_bytes,
+          ? absl::StrCat("SortStream, chunks of ", o.stream_options.chunk_bytes,
                          " bytes of keys up, ",
                          o.stream_options.response_chunk_keys == 0
                              ? std::string("the server's chunks")
                              : absl::StrCat(o.stream_options.response_chunk_keys, " keys a chunk"),
                          " back")
-          : "bytes: arrays in the gRPC messages",
+          : "arrays in the gRPC messages",
+      o.session ? absl::StrCat("; each slot's requests the messages of one SortSession call (",
+                               r.sessions_opened, " opened)")
+                : "",
       !o.tls.enabled()          ? ""
       : o.tls.cert_file.empty() ? ", over TLS"
                                 : ", over mutual TLS");
@@ -197,6 +202,7 @@ std::string FormatJsonReport(const BenchResult& r) {
     f.push_back(absl::StrCat("\"chunk_bytes\": ", o.stream_options.chunk_bytes));
     f.push_back(absl::StrCat("\"response_chunk_keys\": ", o.stream_options.response_chunk_keys));
   }
+  if (o.session) f.push_back(absl::StrCat("\"sessions_opened\": ", r.sessions_opened));
   f.push_back(absl::StrCat("\"lb_policy\": ", JsonString(o.lb_policy)));
   f.push_back(absl::StrCat("\"tls\": ", JsonString(TlsName(o))));
   f.push_back(absl::StrCat("\"loop\": ", JsonString(o.rate > 0 ? "open" : "closed")));

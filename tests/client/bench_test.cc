@@ -1,7 +1,8 @@
 // The load tester against in-process sortd servers (CPU engine, loopback): exact request counts,
 // coordinated-omission correction against a stalled server, verification against a server that
-// answers wrongly, round robin over three servers, and Echo. Assertions use counts and wide
-// ratios, never tight timings, so a loaded 2-core machine does not make them flaky.
+// answers wrongly, round robin over three servers, Echo, and SortSession (--rpc=session).
+// Assertions use counts and wide ratios, never tight timings, so a loaded 2-core machine does not
+// make them flaky.
 #include "client/bench/load_generator.h"
 
 #include <stdlib.h>
@@ -26,6 +27,21 @@ BenchOptions SmallRun(const std::string& target) {
   o.sizes = *ParseSizeSpec("fixed:500");
   o.seed = sortd::testing::TestSeed();
   o.call_timeout = absl::Seconds(30);
+  return o;
+}
+
+// Every check the verifier has: f64 keys of many sizes with 8-byte values, indices and stability,
+// over four slots and two channels.
+BenchOptions EveryCheck(const std::string& target, uint64_t requests) {
+  BenchOptions o = SmallRun(target);
+  o.sizes = *ParseSizeSpec("uniform:1-3000");
+  o.key_type = KeyType::kFloat64;
+  o.value_width = 8;
+  o.return_indices = true;
+  o.stable = true;
+  o.concurrency = 4;
+  o.channels = 2;
+  o.requests = requests;
   return o;
 }
 
@@ -317,18 +333,12 @@ TEST(BenchTest, SharedMemoryAgainstASortdWithoutItIsASetupError) {
 // nor each other, each answer verified whole; and a wrong answer still fails verification.
 TEST(BenchTest, StreamTransportVerifiesEveryStreamedAnswer) {
   TestServer server = TestServer::Start({}, Threads(2));
-  BenchOptions o = SmallRun(server.target);
+  BenchOptions o = EveryCheck(server.target, 40);
   o.stream = true;
   o.stream_options.chunk_bytes = 7 * 8 + 3;  // 7 keys
   o.stream_options.response_chunk_keys = 13;
   o.sizes = *ParseSizeSpec("uniform:0-700");
-  o.key_type = KeyType::kFloat64;
   o.value_width = 4;
-  o.return_indices = true;
-  o.stable = true;
-  o.concurrency = 4;
-  o.channels = 2;
-  o.requests = 40;
   auto r = RunBench(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
@@ -356,6 +366,83 @@ TEST(BenchTest, StreamTransportOptionsAreChecked) {
   o.stream_options.chunk_bytes = 8;
   o.echo = true;
   EXPECT_THAT(ValidateBenchOptions(o).message(), HasSubstr("--transport=stream"));
+}
+
+// --rpc=session: each slot's requests are the messages of one SortSession call, kept for the
+// whole run; every answer is verified, and each session sends one first request at setup.
+// bench_session_test.cc checks the load generator's side against a fake server.
+TEST(BenchTest, SessionRpcOverBytesVerifiesEveryAnswer) {
+  TestServer server = TestServer::Start({}, Threads(2));
+  BenchOptions o = EveryCheck(server.target, 300);
+  o.session = true;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string report = FormatTextReport(*r);
+  EXPECT_TRUE(r->passed()) << report;
+  EXPECT_EQ(r->ok, 300u);
+  EXPECT_EQ(r->errors(), 0u);
+  EXPECT_EQ(r->served_by.at("cpu ALGORITHM_CPU"), 300u);
+  EXPECT_EQ(r->sessions_opened, 4u) << "one session per slot, none failed";
+  EXPECT_EQ(server.engine->jobs_sorted(), 300u + 2 + 4)
+      << "300, one probe per channel and one first request per session";
+  EXPECT_THAT(report, HasSubstr("SortSession against"));
+  EXPECT_THAT(FormatJsonReport(*r), HasSubstr("\"transport\": \"bytes/session\""));
+}
+
+TEST(BenchTest, SessionRpcOverSharedMemoryVerifiesEveryAnswer) {
+  std::string dir = ::testing::TempDir() + "bench_session_shm.XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  ServerOptions options;
+  options.shared_memory.enabled = true;
+  options.shared_memory.dir = dir;
+  TestServer server = TestServer::Start(options, Threads(2));
+  BenchOptions o = EveryCheck(server.target, 200);
+  o.session = true;
+  o.shared_memory = true;
+  o.shm_dir = dir;
+  auto r = RunBench(o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (r.ok()) {
+    EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+    EXPECT_EQ(r->ok, 200u);
+    EXPECT_EQ(r->sessions_opened, 4u);
+    EXPECT_EQ(server.engine->jobs_sorted(), 200u + 2 + 4);
+    EXPECT_THAT(FormatJsonReport(*r), HasSubstr("\"transport\": \"shm/session\""));
+  }
+  EXPECT_EQ(rmdir(dir.c_str()), 0) << "the region files were not all removed";
+}
+
+TEST(BenchTest, SessionRpcStillCatchesWrongAnswers) {
+  CpuEngineOptions corrupt = Threads(1);
+  corrupt.test_corrupt_output = true;
+  TestServer server = TestServer::Start({}, corrupt);
+  BenchOptions o = SmallRun(server.target);
+  o.session = true;
+  o.concurrency = 3;
+  o.requests = 30;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->passed());
+  EXPECT_EQ(r->errors_by_code["VERIFICATION_FAILED"], 30u) << FormatTextReport(*r);
+  EXPECT_EQ(r->errors(), 30u);
+}
+
+TEST(BenchTest, SessionRpcOptionsAreChecked) {
+  BenchOptions o = SmallRun("localhost:1");
+  o.session = true;
+  EXPECT_TRUE(ValidateBenchOptions(o).ok());
+  o.shared_memory = true;
+  EXPECT_TRUE(ValidateBenchOptions(o).ok());
+  EXPECT_STREQ(TransportName(o), "shm/session");
+  o.shared_memory = false;
+  o.stream = true;
+  EXPECT_EQ(ValidateBenchOptions(o).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ValidateBenchOptions(o).message(),
+              HasSubstr("does not combine with --transport=stream"));
+  o.stream = false;
+  o.echo = true;
+  EXPECT_THAT(ValidateBenchOptions(o).message(),
+              HasSubstr("--echo calls the unary Echo; it does not combine with --rpc=session"));
 }
 
 }  // namespace

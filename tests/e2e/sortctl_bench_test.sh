@@ -19,6 +19,29 @@ check "closed loop: exact count, no errors, ordered percentiles" json_check "$wo
   "r['requests_ok'] == 200 and r['errors'] == 0 and r['passed'] and r['seed'] == 7 and
    0 < r['latency_ms']['p50_ms'] <= r['latency_ms']['p99_ms'] <= r['latency_ms']['max_ms']"
 
+# --rpc=session: each slot's requests are the messages of one SortSession call, all verified.
+rc=0
+"${bench[@]}" --target="$good" --rpc=session --requests=300 --concurrency=4 --channels=2 \
+  --value_width=4 --indices --stable --sizes=uniform:1-3000 --json >"$work/session.json" \
+  2>"$work/session.err" || rc=$?
+check "session: exits 0" bash -c "[[ $rc -eq 0 ]] || { cat '$work/session.err'; false; }"
+check "session: every answer verified, one session per slot, the rpc named" json_check \
+  "$work/session.json" "r['requests_ok'] == 300 and r['errors'] == 0 and r['passed'] and
+   r['transport'] == 'bytes/session' and r['sessions_opened'] == 4"
+
+usage_error() {  # usage_error PATTERN ARGS...: `sortctl bench ARGS` exits 2 saying PATTERN
+  local pattern=$1 rc=0 err
+  shift
+  err=$("$sortctl" bench --target="$good" --progress=false "$@" 2>&1 >/dev/null) || rc=$?
+  [[ $rc -eq 2 && $err == *"$pattern"* ]] || { echo "  exit $rc: $err"; return 1; }
+}
+check "--rpc=session with --transport=stream is a usage error" usage_error \
+  "does not combine with --transport=stream" --rpc=session --transport=stream
+check "--rpc=session with --echo is a usage error" usage_error \
+  "does not combine with --rpc=session" --rpc=session --echo
+check "a bad --rpc is a usage error" usage_error "--rpc: 'grpc' is not one of unary, session" \
+  --rpc=grpc
+
 "${bench[@]}" --target="$good" --requests=200 --echo --json >"$work/echo.json"
 check "echo run against --enable_echo" json_check "$work/echo.json" \
   "r['rpc'] == 'echo' and r['served_by'] == {'echo': 200}"

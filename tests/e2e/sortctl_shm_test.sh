@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `sortctl sort --transport=shm` and `sortctl bench --transport=shm` against a real sortd with
 # --shared_memory (issue #16): the same output as the bytes path, in place too, every bench
-# response verified, the errors a user meets, and no region file left behind. Regions live in a
-# private --shared_memory_dir under the test's scratch folder, not in /dev/shm.
+# response verified (SortKeys and --rpc=session), the errors a user meets, and no region file left
+# behind. Regions live in a private --shared_memory_dir under the test's scratch folder, not in
+# /dev/shm.
 # Also: the GPU pool's path on CPU stand-ins, a Unix socket, a drain with a region request in
 # flight, and the refusal of shared memory on a non-loopback address.
 # Usage: sortctl_shm_test.sh SORTD SORTCTL
@@ -56,6 +57,14 @@ check "bench: every response verified" json_check "$work/bench.json" \
   "r['requests_ok'] == 200 and r['errors'] == 0 and r['passed'] and r['transport'] == 'shm'"
 "${bench[@]}" --requests=100 --concurrency=3 --sizes=fixed:20000 >"$work/bench.txt"
 check "bench: keys only, text report names the transport" grep -q "transport  shm" "$work/bench.txt"
+rc=0
+"${bench[@]}" --rpc=session --requests=200 --concurrency=4 --channels=2 --value_width=8 --indices \
+  --stable --key_type=f64 --sizes=uniform:1-3000 --json >"$work/session.json" \
+  2>"$work/session.err" || rc=$?
+check "bench --rpc=session: exits 0" bash -c "[[ $rc -eq 0 ]] || { cat '$work/session.err'; false; }"
+check "bench --rpc=session: every response verified, the rpc named" json_check \
+  "$work/session.json" "r['requests_ok'] == 200 and r['errors'] == 0 and r['passed'] and
+   r['transport'] == 'shm/session' and r['sessions_opened'] == 4"
 check "bench leaves no region behind" no_regions_left
 
 expect_error() {  # expect_error PATTERN COMMAND...
