@@ -162,5 +162,25 @@ TEST_F(BenchSessionTest, AServerWithoutSortSessionIsASetupError) {
               HasSubstr("does not serve SortSession (--rpc=session); it is an older sortd"));
 }
 
+// Three sessions on one connection that admits two calls at once: the third waits for a stream
+// that never frees, and setup says so (after 10 s without an answer) instead of hanging.
+TEST(BenchSessionStreamsTest, MoreSessionsThanAConnectionAdmitsIsASetupError) {
+  FakeSessionServer fake(/*max_concurrent_streams=*/2);
+  BenchOptions o;
+  o.target = fake.target();
+  o.session = true;
+  o.concurrency = 3;
+  o.requests = 10;
+  auto r = RunBench(o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("1 of 3 sessions got no answer"));
+  EXPECT_THAT(r.status().message(), HasSubstr("--max_concurrent_streams"));
+  EXPECT_THAT(r.status().message(), HasSubstr("add --channels"));
+  // Every session that reached the server (the third may, once a cancel frees a stream) ends.
+  EXPECT_TRUE(sortd::testing::WaitFor([&] {
+    return fake.service.calls_started >= 2 && fake.service.calls_done == fake.service.calls_started;
+  }));
+}
+
 }  // namespace
 }  // namespace sortd::bench

@@ -49,7 +49,8 @@ class FakeSessionService final : public v1::SortService::Service {
   int extra_answers = 0;         // sent after the half-close, before OK
   bool wait_for_cancel = false;  // before returning, wait (up to 10 s) for the client to cancel
   // Observed.
-  std::atomic<int> calls_done{0};  // sessions
+  std::atomic<int> calls_started{0};  // sessions
+  std::atomic<int> calls_done{0};
   std::atomic<int> unary_calls{0};
   std::atomic<int> requests_read{0};  // by sessions
   std::atomic<bool> half_closed{false};
@@ -68,6 +69,7 @@ class FakeSessionService final : public v1::SortService::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::SortResponse, v1::SortRequest>* stream) override {
     if (unimplemented) return {grpc::StatusCode::UNIMPLEMENTED, "fake: no SortSession"};
+    ++calls_started;
     const grpc::Status status = Serve(context, stream);
     if (wait_for_cancel) WaitFor([&] { return context->IsCancelled(); });
     last_call_cancelled = context->IsCancelled();
@@ -138,9 +140,13 @@ class FakeSessionService final : public v1::SortService::Service {
 // only when the other side reads it, so nothing could be sent ahead.
 class FakeSessionServer {
  public:
-  FakeSessionServer() {
+  // max_concurrent_streams > 0: calls open at once on one connection, as sortd's flag of the name.
+  explicit FakeSessionServer(int max_concurrent_streams = 0) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    if (max_concurrent_streams > 0) {
+      builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, max_concurrent_streams);
+    }
     builder.RegisterService(&service);
     server_ = builder.BuildAndStart();
     EXPECT_NE(server_, nullptr);

@@ -61,7 +61,8 @@ rc=0
 "${bench[@]}" --rpc=session --requests=200 --concurrency=4 --channels=2 --value_width=8 --indices \
   --stable --key_type=f64 --sizes=uniform:1-3000 --json >"$work/session.json" \
   2>"$work/session.err" || rc=$?
-check "bench --rpc=session: exits 0" bash -c "[[ $rc -eq 0 ]] || { cat '$work/session.err'; false; }"
+check "bench --rpc=session: exits 0" \
+  bash -c "[[ $rc -eq 0 ]] || { cat '$work/session.err'; false; }"
 check "bench --rpc=session: every response verified, the rpc named" json_check \
   "$work/session.json" "r['requests_ok'] == 200 and r['errors'] == 0 and r['passed'] and
    r['transport'] == 'shm/session' and r['sessions_opened'] == 4"
