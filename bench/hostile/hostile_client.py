@@ -19,6 +19,7 @@ import time
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 import h2.settings
 
 METHOD = "/sortd.v1.SortService/SortKeys"
@@ -103,10 +104,16 @@ class Connection:
                     return False
                 continue
             chunk = body[offset:offset + window]
-            self.h2.send_data(stream_id, chunk)
+            try:
+                self.h2.send_data(stream_id, chunk)
+            except h2.exceptions.StreamClosedError:
+                return True  # the server answered (or reset) the stream before its whole body
             offset += len(chunk)
             self.flush()
-        self.h2.end_stream(stream_id)
+        try:
+            self.h2.end_stream(stream_id)
+        except h2.exceptions.StreamClosedError:
+            return True
         self.flush()
         return True
 
