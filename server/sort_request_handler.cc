@@ -10,11 +10,12 @@
 #include "server/region_request.h"
 
 namespace sortd {
-namespace {
 
-absl::Status ShuttingDown() {
+absl::Status ShuttingDownError() {
   return absl::UnavailableError("the server is shutting down and takes no new requests");
 }
+
+namespace {
 
 // Zero or one key is already sorted: answered in the handler without queueing.
 grpc::ByteBuffer AnswerTrivially(const ValidatedJob& job, const SortRequestFrame& request,
@@ -60,7 +61,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   const std::optional<KeyType> type =
       request.ok() ? FromProtoKeyType(request->fields.key_type()) : std::nullopt;
   const absl::string_view key_type = type ? KeyTypeName(*type) : "invalid";
-  if (draining_->load()) return Refuse(exchange, key_type, ShuttingDown());
+  if (draining_->load()) return Refuse(exchange, key_type, ShuttingDownError());
   if (!request.ok()) return Refuse(exchange, key_type, request.status());
   absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
       SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);

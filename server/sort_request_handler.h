@@ -20,6 +20,9 @@
 
 namespace sortd {
 
+// UNAVAILABLE for work that arrives once the server has begun to drain.
+absl::Status ShuttingDownError();
+
 // The way back for one request.
 class SortExchange {
  public:

@@ -33,9 +33,7 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
     service_->calls_->Started();
     if (service_->draining_.load()) {
       // Answered without reading the upload: the client learns at once to go elsewhere.
-      service_->handler_.Refuse(
-          this, "invalid",
-          absl::UnavailableError("the server is shutting down and takes no new requests"));
+      service_->handler_.Refuse(this, "invalid", ShuttingDownError());
       return;
     }
     StartRead(&request_);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "rpc/status_util.h"
+#include "server/sort_request_handler.h"
 #include "server/sort_wire.h"
 
 namespace sortd {
@@ -39,7 +40,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     shared_->calls->Started();
     const int open = shared_->open_streams.fetch_add(1) + 1;
     if (shared_->draining->load()) {
-      Fail(ShuttingDown());
+      Fail(ShuttingDownError());
     } else if (open > shared_->options.max_streams) {
       Fail(absl::ResourceExhaustedError(absl::StrCat(
           "SortStream: ", open - 1, " streams are in progress, this server's limit is ",
@@ -52,7 +53,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void OnReadDone(bool ok) override {
     if (!ok) return EndOfUpload();
     ++messages_in_;
-    const absl::Status status = shared_->draining->load() ? ShuttingDown() : TakeMessage();
+    const absl::Status status = shared_->draining->load() ? ShuttingDownError() : TakeMessage();
     message_.Clear();
     if (!status.ok()) return Fail(status);
     StartRead(&message_);
@@ -73,10 +74,6 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
  private:
-  static absl::Status ShuttingDown() {
-    return absl::UnavailableError("the server is shutting down and takes no new requests");
-  }
-
   absl::Status TakeMessage() {
     absl::StatusOr<SortStreamFrame> frame = ParseBulkMessage<v1::SortStreamRequest>(message_);
     if (!frame.ok()) return InMessage(messages_in_, frame.status());
