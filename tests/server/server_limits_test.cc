@@ -115,6 +115,12 @@ TEST(ServerLimitsTest, LimitsThatWouldRefuseEveryCallAreRefusedAtStart) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--max_concurrent_streams must be at least 1"));
   options.max_concurrent_streams = 32;
+  options.sort_session.max_inflight = 0;
+  s = start(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("--max_session_inflight must be at least 1 (is 0)"));
+  options.sort_session.max_inflight = 32;
   options.send_timeout = absl::ZeroDuration();
   s = start(options);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -3,6 +3,7 @@
 // answered with the status SortKeys gives the same request while the session goes on (framing,
 // validation, limits, the memory budget); the call's deadline, cancellation with requests in the
 // engine, a client that stops reading, a drain of idle and busy sessions; nothing held afterwards.
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -187,6 +188,47 @@ TEST(SortSessionTest, AFailedRequestGetsSortKeysStatusAndTheSessionGoesOn) {
   EXPECT_TRUE(raw.Finish().ok());
   EXPECT_TRUE(WaitFor(
       [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+}
+
+// A client that pipelines without reading has at most max_inflight requests in sortd: the rest
+// wait in HTTP/2 flow control, not in the server's memory; a request past --max_request_bytes
+// fails alone.
+TEST(SortSessionTest, PipelinedRequestsPastTheLimitWaitOutsideTheServer) {
+  ServerOptions options;
+  options.sort_session.max_inflight = 2;
+  options.limits.max_request_bytes = 64 << 10;
+  TestServer t = TestServer::Start(options, OneSlowThread(absl::Milliseconds(100)));
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  grpc::ClientContext context;
+  std::unique_ptr<SessionCall> call = stub->SortSession(&context);
+  const v1::SortRequest request = MakeSortRequest(KeyType::kUint32, 4000);      // 16 KB
+  const v1::SortRequest too_large = MakeSortRequest(KeyType::kUint32, 20'000);  // 80 KB
+  ASSERT_TRUE(call->Write(too_large));
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(call->Write(request));
+  call->WritesDone();
+  // While the engine works through them (100 ms each), sortd holds at most two requests read and
+  // unanswered (one sorting, one queued) and one answer being written, each at most 2 x 16 KB
+  // in the memory budget; the answers the client does not read wait in its receive window.
+  size_t most_queued = 0, most_in_use = 0;
+  for (absl::Time end = absl::Now() + absl::Milliseconds(500); absl::Now() < end;) {
+    most_queued = std::max(most_queued, t.engine->queued());
+    most_in_use = std::max(most_in_use, t.server->memory_budget().in_use());
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_GT(t.engine->jobs_taken(), 2u) << "the session stalled";
+  EXPECT_LE(most_queued, 1u);
+  EXPECT_GT(most_in_use, 0u);
+  EXPECT_LE(most_in_use, 3 * (2 * (16u << 10) + 512));
+  v1::SortResponse answer;
+  ASSERT_TRUE(call->Read(&answer));
+  EXPECT_EQ(answer.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(answer.error().message(), HasSubstr("--max_request_bytes"));
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(call->Read(&answer)) << i;
+    EXPECT_TRUE(SortedCorrectly(request, answer)) << i;
+  }
+  EXPECT_FALSE(call->Read(&answer));
+  EXPECT_TRUE(call->Finish().ok());
 }
 
 TEST(SortSessionTest, AnEmptySessionEndsOk) {
