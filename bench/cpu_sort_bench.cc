@@ -3,6 +3,7 @@
 // thread-count sweep, payload shapes against the keys-only rate, and the small-request latency.
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
+//                       [--sections=single,all,sweep,payloads,small]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -246,13 +247,17 @@ void WriteJson(const std::string& path, const Machine& m) {
 int main(int argc, char** argv) {
   using namespace sortd;  // NOLINT: a benchmark's main
   int min_log2 = 16, max_log2 = 26;
-  std::string json;
+  std::string json, sections = "single,all,sweep,payloads,small";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--min_log2=", 0) == 0) min_log2 = std::atoi(a.c_str() + 11);
     if (a.rfind("--max_log2=", 0) == 0) max_log2 = std::atoi(a.c_str() + 11);
     if (a.rfind("--json=", 0) == 0) json = a.substr(7);
+    if (a.rfind("--sections=", 0) == 0) sections = a.substr(11);
   }
+  auto section = [&](const char* name) {
+    return ("," + sections + ",").find(std::string(",") + name + ",") != std::string::npos;
+  };
   Machine m{static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), {}};
   for (int t = 1; t < m.threads; t *= 2) m.sweep.push_back(t);
   m.sweep.push_back(m.threads);
@@ -261,47 +266,57 @@ int main(int argc, char** argv) {
       "CPU sorts, %d hardware threads; Mkeys/s, median of 5 runs (3 above 2^24) after a "
       "warm-up; random bits (float NaNs replaced by 0)\n\n",
       m.threads);
-  std::printf(
-      "### One thread, keys only\n\n| keys | n | std::sort | vqsort | ips4o | sortd | "
-      "sortd / best |\n|---|---|--:|--:|--:|--:|--:|\n");
-  ForEachType([&](auto key, const char* name) {
-    for (int lg = min_log2; lg <= max_log2; lg += 2) SingleThreadRow<decltype(key)>(name, lg);
-  });
-  std::printf(
-      "\n### All %d threads, keys only\n\n| keys | n | ips4o | sortd | sortd / ips4o |\n"
-      "|---|---|--:|--:|--:|\n",
-      m.threads);
-  ForEachType([&](auto key, const char* name) {
-    for (int lg = std::max(min_log2, 20); lg <= max_log2; lg += 2) {
-      AllThreadsRow<decltype(key)>(name, lg, m);
+  if (section("single")) {
+    std::printf(
+        "### One thread, keys only\n\n| keys | n | std::sort | vqsort | ips4o | sortd | "
+        "sortd / best |\n|---|---|--:|--:|--:|--:|--:|\n");
+    ForEachType([&](auto key, const char* name) {
+      for (int lg = min_log2; lg <= max_log2; lg += 2) SingleThreadRow<decltype(key)>(name, lg);
+    });
+  }
+  if (section("all")) {
+    std::printf(
+        "\n### All %d threads, keys only\n\n| keys | n | ips4o | sortd | sortd / ips4o |\n"
+        "|---|---|--:|--:|--:|\n",
+        m.threads);
+    ForEachType([&](auto key, const char* name) {
+      for (int lg = std::max(min_log2, 20); lg <= max_log2; lg += 2) {
+        AllThreadsRow<decltype(key)>(name, lg, m);
+      }
+    });
+  }
+  if (section("sweep")) {
+    std::printf("\n### Thread sweep, keys only (sortd / ips4o)\n\n| keys | n |");
+    for (int t : m.sweep) std::printf(" %d |", t);
+    std::printf("\n|---|---|");
+    for (size_t i = 0; i < m.sweep.size(); ++i) std::printf("--:|");
+    std::printf("\n");
+    for (int lg : {20, 24, 26}) {
+      if (lg >= min_log2 && lg <= max_log2) SweepRow<uint32_t>("u32", lg, m);
     }
-  });
-  std::printf("\n### Thread sweep, keys only (sortd / ips4o)\n\n| keys | n |");
-  for (int t : m.sweep) std::printf(" %d |", t);
-  std::printf("\n|---|---|");
-  for (size_t i = 0; i < m.sweep.size(); ++i) std::printf("--:|");
-  std::printf("\n");
-  for (int lg : {20, 24, 26}) {
-    if (lg >= min_log2 && lg <= max_log2) SweepRow<uint32_t>("u32", lg, m);
+    if (24 <= max_log2) SweepRow<uint64_t>("u64", 24, m);
   }
-  if (24 <= max_log2) SweepRow<uint64_t>("u64", 24, m);
-  std::printf(
-      "\n### Payloads (Mkeys/s, and the ratio to keys only at the same size and threads)"
-      "\n\n| keys | n | threads | keys only | 4-byte values | 8-byte values | argsort | "
-      "stable descending, 8-byte values |\n|---|---|--:|--:|--:|--:|--:|--:|\n");
-  for (int lg = min_log2; lg <= max_log2; lg += (lg < 24 ? 4 : 2)) {
-    PayloadRows<uint32_t>("u32", lg, m);
-    if (lg > 24) continue;  // 2^26 for u32 only: the other types' rows would take minutes
-    PayloadRows<float>("f32", lg, m);
-    PayloadRows<uint64_t>("u64", lg, m);
+  if (section("payloads")) {
+    std::printf(
+        "\n### Payloads (Mkeys/s, and the ratio to keys only at the same size and threads)"
+        "\n\n| keys | n | threads | keys only | 4-byte values | 8-byte values | argsort | "
+        "stable descending, 8-byte values |\n|---|---|--:|--:|--:|--:|--:|--:|\n");
+    for (int lg = min_log2; lg <= max_log2; lg += (lg < 24 ? 4 : 2)) {
+      PayloadRows<uint32_t>("u32", lg, m);
+      if (lg > 24) continue;  // 2^26 for u32 only: the other types' rows would take minutes
+      PayloadRows<float>("f32", lg, m);
+      PayloadRows<uint64_t>("u64", lg, m);
+    }
   }
-  std::printf(
-      "\n### Small requests (one thread, µs of engine time per request)\n\n"
-      "| keys | n | shape | µs |\n|---|---|---|--:|\n");
-  ForEachType([&](auto key, const char* name) { SmallRow<decltype(key)>(name, 1000, 0); });
-  SmallRow<uint32_t>("u32", 1000, 8);
-  SmallRow<uint64_t>("u64", 1000, 8);
-  SmallRow<uint32_t>("u32", 4000, 0);
+  if (section("small")) {
+    std::printf(
+        "\n### Small requests (one thread, µs of engine time per request)\n\n"
+        "| keys | n | shape | µs |\n|---|---|---|--:|\n");
+    ForEachType([&](auto key, const char* name) { SmallRow<decltype(key)>(name, 1000, 0); });
+    SmallRow<uint32_t>("u32", 1000, 8);
+    SmallRow<uint64_t>("u64", 1000, 8);
+    SmallRow<uint32_t>("u32", 4000, 0);
+  }
   if (!json.empty()) WriteJson(json, m);
   return 0;
 }

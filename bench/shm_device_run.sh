@@ -11,7 +11,8 @@
 #             1K with 64; each line has the server's stage times
 #             (bench_summary.py); the pinned DMA rate of this host (stage_bench ceiling) to compare
 #   session   1K u32 keys, 64 clients, in three rounds: shared memory over SortSession (many
-#             sorts per call) beside gRPC bytes over SortKeys, and the other two pairings
+#             sorts per call) beside gRPC bytes over SortKeys, and the other two pairings; with
+#             small sorts inline (sortd's default), then all queued (--cpu_inline_max_keys=0)
 # Logs go to a scratch folder, packed into $OUT/shm-run.tgz; the output carries the summaries.
 set -uo pipefail
 bundle=${1:-.gpu}
@@ -86,18 +87,25 @@ if section session; then
   # shellcheck source=sortd_bench_lib.sh
   . "$(dirname "$0")/sortd_bench_lib.sh"
   SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm)
-  start_sortd session || exit 1
   small=(--sizes=fixed:1000 --concurrency=64 --channels=8 --dispatchers=4 --duration=6s
     --warmup=2s --seed=1)
-  echo "=== 1K u32 keys, 64 clients: SortSession vs SortKeys, shared memory vs bytes"
-  for round in 1 2 3; do
-    bench_sortd "small64_shm_session_$round" "${small[@]}" --transport=shm --shm_dir=/dev/shm \
-      --rpc=session
-    bench_sortd "small64_bytes_unary_$round" "${small[@]}"
-    bench_sortd "small64_bytes_session_$round" "${small[@]}" --rpc=session
-    bench_sortd "small64_shm_unary_$round" "${small[@]}" --transport=shm --shm_dir=/dev/shm
+  # Once as sortd runs by default (small sorts on the thread that read the request), once with
+  # every sort queued for a CPU-engine thread.
+  for engine in inline queued; do
+    engine_flags=()
+    if [[ $engine == queued ]]; then engine_flags=(--cpu_inline_max_keys=0); fi
+    start_sortd "session_$engine" "${engine_flags[@]}" || exit 1
+    echo "=== 1K u32 keys, 64 clients ($engine sorts): SortSession vs SortKeys, shm vs bytes"
+    for round in 1 2 3; do
+      bench_sortd "small64_${engine}_shm_session_$round" "${small[@]}" --transport=shm \
+        --shm_dir=/dev/shm --rpc=session
+      bench_sortd "small64_${engine}_bytes_unary_$round" "${small[@]}"
+      bench_sortd "small64_${engine}_bytes_session_$round" "${small[@]}" --rpc=session
+      bench_sortd "small64_${engine}_shm_unary_$round" "${small[@]}" --transport=shm \
+        --shm_dir=/dev/shm
+    done
+    stop_sortd
   done
-  stop_sortd
 fi
 tar -C "$out" -czf "$final_out/shm-run.tgz" .
 echo "=== done"

@@ -85,6 +85,9 @@ ABSL_FLAG(int, cpu_threads, sortd::CpuEngineOptions().threads,
           "CPU engine worker threads; 0 means one per hardware thread");
 ABSL_FLAG(uint64_t, cpu_queue_limit, sortd::CpuEngineOptions().max_queued_jobs,
           "Jobs the CPU engine queues before answering RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, cpu_inline_max_keys, sortd::CpuEngineOptions().inline_max_keys,
+          "Requests the CPU engine serves of at most this many keys are sorted on the thread "
+          "that received them instead of queued for a CPU worker; 0 queues all");
 ABSL_FLAG(uint64_t, max_request_keys, sortd::ValidationLimits().max_keys,
           "Largest request in keys; larger ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(uint64_t, max_request_bytes, sortd::ValidationLimits().max_request_bytes,
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
   engine_options.kind = *engine_kind;
   engine_options.cpu.threads = absl::GetFlag(FLAGS_cpu_threads);
   engine_options.cpu.max_queued_jobs = absl::GetFlag(FLAGS_cpu_queue_limit);
+  engine_options.cpu.inline_max_keys = absl::GetFlag(FLAGS_cpu_inline_max_keys);
   engine_options.cpu.test_delay_per_job = absl::GetFlag(FLAGS_test_delay_per_job);
   auto devices = sortd::ParseDeviceList(absl::GetFlag(FLAGS_gpus));
   if (!devices.ok()) {

@@ -2,8 +2,12 @@
 #include "worker/cpu/cpu_engine.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <future>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tests/support/job_probe.h"
 #include "tests/support/sort_verify.h"
@@ -14,11 +18,14 @@ namespace {
 
 using testing::JobProbe;
 
-std::unique_ptr<CpuEngine> MakeEngine(int threads, size_t queue, absl::Duration delay) {
+// Every job goes through the queue unless `inline_max_keys` says otherwise.
+std::unique_ptr<CpuEngine> MakeEngine(int threads, size_t queue, absl::Duration delay,
+                                      size_t inline_max_keys = 0) {
   CpuEngineOptions options;
   options.threads = threads;
   options.max_queued_jobs = queue;
   options.test_delay_per_job = delay;
+  options.inline_max_keys = inline_max_keys;
   auto engine = CpuEngine::Create(options);
   EXPECT_TRUE(engine.ok());
   return std::move(*engine);
@@ -103,7 +110,9 @@ TEST(CpuEngineTest, SortsInputThatArrivesInPieces) {
 }
 
 TEST(CpuEngineTest, ExpiredAndCancelledJobsAreNotRun) {
-  auto engine = MakeEngine(1, 8, absl::ZeroDuration());
+  for (size_t inline_max_keys : {0, 1000}) {
+  SCOPED_TRACE(inline_max_keys == 0 ? "queued" : "inline");
+  auto engine = MakeEngine(1, 8, absl::ZeroDuration(), inline_max_keys);
   JobProbe expired, cancelled;
   auto job = expired.Make();
   job->deadline = absl::Now() - absl::Seconds(1);
@@ -116,6 +125,7 @@ TEST(CpuEngineTest, ExpiredAndCancelledJobsAreNotRun) {
   EXPECT_TRUE(expired.out_keys.empty());
   EXPECT_TRUE(cancelled.out_keys.empty());
   EXPECT_EQ(engine->jobs_sorted(), 0u);
+  }
 }
 
 TEST(CpuEngineTest, ShutdownRunsQueuedJobsThenRefuses) {
@@ -166,6 +176,96 @@ TEST(CpuEngineTest, ManyConcurrentJobsAllFinish) {
     EXPECT_TRUE(p->status().ok());
     EXPECT_EQ(p->out_keys, expected);
   }
+}
+
+// A job of at most inline_max_keys is sorted and answered on the thread that submits it, before
+// Submit returns; a larger one goes to a worker thread.
+TEST(CpuEngineTest, SmallJobsAreSortedOnTheSubmittingThread) {
+  auto engine = MakeEngine(1, 8, absl::ZeroDuration(), /*inline_max_keys=*/1000);
+  for (size_t n : {1000, 1001}) {
+    SCOPED_TRACE(n);
+    JobProbe probe;
+    std::unique_ptr<SortJob> job = probe.Make(KeyType::kUint64, n);
+    job->spec.value_width = 8;
+    job->values = ByteSource(probe.keys);
+    std::thread::id answered_on;
+    job->done = [done = std::move(job->done), &answered_on](const absl::Status& s,
+                                                             const SortReport& r) {
+      answered_on = std::this_thread::get_id();
+      done(s, r);
+    };
+    engine->Submit(std::move(job));
+    const bool answered_before_return =
+        probe.result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    ASSERT_TRUE(probe.status().ok()) << probe.status();
+    EXPECT_EQ(answered_before_return, n == 1000);
+    EXPECT_EQ(answered_on == std::this_thread::get_id(), n == 1000);
+    EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint64, probe.keys, false));
+  }
+  EXPECT_EQ(engine->jobs_taken(), 2u);
+  EXPECT_EQ(engine->jobs_sorted(), 2u);
+}
+
+TEST(CpuEngineTest, ATestDelayQueuesEvenTheSmallestJob) {
+  auto engine = MakeEngine(1, 8, absl::Milliseconds(50), /*inline_max_keys=*/1000);
+  JobProbe probe;
+  engine->Submit(probe.Make(KeyType::kUint32, 10));
+  EXPECT_EQ(probe.result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  EXPECT_TRUE(probe.status().ok());
+}
+
+// Many threads sorting inline at once, beside jobs that queue: every answer is right.
+TEST(CpuEngineTest, InlineAndQueuedJobsFromManyThreadsAllFinish) {
+  auto engine = MakeEngine(2, 1024, absl::ZeroDuration(), /*inline_max_keys=*/500);
+  constexpr int kThreads = 6, kJobs = 40;
+  std::vector<std::unique_ptr<JobProbe>> probes(kThreads * kJobs);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int j = 0; j < kJobs; ++j) {
+        auto& probe = probes[t * kJobs + j];
+        probe = std::make_unique<JobProbe>();
+        engine->Submit(probe->Make(KeyType::kFloat32, j % 2 == 0 ? 300 + j : 800 + j));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& p : probes) {
+    ASSERT_TRUE(p->status().ok());
+    EXPECT_EQ(p->out_keys, testing::ReferenceSortKeys(KeyType::kFloat32, p->keys, false));
+  }
+  EXPECT_EQ(engine->jobs_sorted(), static_cast<uint64_t>(kThreads * kJobs));
+}
+
+// Shutdown returns only after an inline job in progress has been answered, and refuses inline
+// jobs after.
+TEST(CpuEngineTest, ShutdownWaitsForInlineJobsThenRefusesThem) {
+  auto engine = MakeEngine(1, 8, absl::ZeroDuration(), /*inline_max_keys=*/1000);
+  JobProbe probe;
+  std::unique_ptr<SortJob> job = probe.Make();
+  absl::Notification answering, release;
+  job->done = [done = std::move(job->done), &answering, &release](const absl::Status& s,
+                                                                  const SortReport& r) {
+    answering.Notify();
+    release.WaitForNotification();
+    done(s, r);
+  };
+  std::thread submitter([&] { engine->Submit(std::move(job)); });
+  answering.WaitForNotification();
+  std::atomic<bool> shut_down{false};
+  std::thread closer([&] {
+    engine->Shutdown(absl::InfiniteFuture());
+    shut_down = true;
+  });
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(shut_down) << "Shutdown returned while an inline job was being answered";
+  release.Notify();
+  submitter.join();
+  closer.join();
+  EXPECT_TRUE(probe.status().ok());
+  JobProbe late;
+  engine->Submit(late.Make(KeyType::kUint32, 10));
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ const char* Contiguous(const ByteSource& source, const OutputBytes& output, Outp
   return gathered.data;
 }
 
+absl::Status ShuttingDown() {
+  return absl::UnavailableError("the server is shutting down and takes no new requests");
+}
+
 }  // namespace
 
 void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
@@ -96,11 +100,14 @@ size_t CpuEngine::queued() const {
 }
 
 void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
+  if (job->n <= options_.inline_max_keys && options_.test_delay_per_job <= absl::ZeroDuration()) {
+    return SortInline(std::move(job));
+  }
   absl::Status refusal;
   {
     absl::MutexLock lock(&mu_);
     if (!accepting_) {
-      refusal = absl::UnavailableError("the server is shutting down and takes no new requests");
+      refusal = ShuttingDown();
     } else if (queue_.size() >= options_.max_queued_jobs) {
       refusal = absl::ResourceExhaustedError(
           absl::StrCat("the cpu engine's queue is full (", queue_.size(), " jobs queued, limit ",
@@ -114,12 +121,7 @@ void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
 }
 
 void CpuEngine::WorkerLoop() {
-  CpuSorter sorter(&helpers_);
-  size_t reported_scratch = 0;  // this worker's share of scratch_bytes_
-  auto report_scratch = [&] {
-    scratch_bytes_.fetch_add(sorter.scratch_bytes() - reported_scratch);
-    reported_scratch = sorter.scratch_bytes();
-  };
+  Sorter sorter{std::make_unique<CpuSorter>(&helpers_)};
   for (;;) {
     std::unique_ptr<SortJob> job;
     absl::Time drain_deadline;
@@ -129,8 +131,8 @@ void CpuEngine::WorkerLoop() {
       idle = queue_.empty();
     }
     if (idle) {
-      sorter.ReleaseScratchAbove(options_.idle_scratch_bytes);
-      report_scratch();
+      sorter.sorter->ReleaseScratchAbove(options_.idle_scratch_bytes);
+      ReportScratch(sorter);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -144,25 +146,74 @@ void CpuEngine::WorkerLoop() {
       queue_.pop_front();
       drain_deadline = drain_deadline_;
     }
-    jobs_taken_.fetch_add(1);
-    SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
-    const absl::Time now = absl::Now();
-    report.queued = now - job->arrival;
-    absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
-    if (status.ok()) {
-      if (options_.test_delay_per_job > absl::ZeroDuration()) {
-        absl::SleepFor(options_.test_delay_per_job);
-      }
-      in_flight_.fetch_add(1);
-      RunJobOnCpu(sorter, *job, report);
-      report_scratch();
-      in_flight_.fetch_sub(1);
-      if (options_.test_corrupt_output) CorruptKeys(*job);
-      jobs_sorted_.fetch_add(1);
-      if (options_.observer != nullptr) options_.observer->OnLaunch("cpu", 1, job->n);
-    }
-    job->done(status, report);
+    Run(sorter, std::move(job), drain_deadline);
   }
+}
+
+void CpuEngine::ReportScratch(Sorter& sorter) {
+  const size_t now = sorter.sorter->scratch_bytes();
+  scratch_bytes_.fetch_add(now - sorter.reported_scratch);  // wraps as intended when it shrank
+  sorter.reported_scratch = now;
+}
+
+void CpuEngine::Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time drain_deadline) {
+  jobs_taken_.fetch_add(1);
+  SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
+  const absl::Time now = absl::Now();
+  report.queued = now - job->arrival;
+  absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
+  if (status.ok()) {
+    if (options_.test_delay_per_job > absl::ZeroDuration()) {
+      absl::SleepFor(options_.test_delay_per_job);
+    }
+    in_flight_.fetch_add(1);
+    RunJobOnCpu(*sorter.sorter, *job, report);
+    ReportScratch(sorter);
+    in_flight_.fetch_sub(1);
+    if (options_.test_corrupt_output) CorruptKeys(*job);
+    jobs_sorted_.fetch_add(1);
+    if (options_.observer != nullptr) options_.observer->OnLaunch("cpu", 1, job->n);
+  }
+  job->done(status, report);
+}
+
+void CpuEngine::SortInline(std::unique_ptr<SortJob> job) {
+  absl::Time drain_deadline;
+  bool accepting;
+  {
+    absl::MutexLock lock(&mu_);
+    accepting = accepting_;
+    if (accepting) ++inline_running_;
+    drain_deadline = drain_deadline_;
+  }
+  if (!accepting) {
+    job->done(ShuttingDown(),
+              SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}});
+    return;
+  }
+  Sorter sorter = TakeInlineSorter();
+  Run(sorter, std::move(job), drain_deadline);
+  ReturnInlineSorter(std::move(sorter));
+  absl::MutexLock lock(&mu_);
+  --inline_running_;
+}
+
+CpuEngine::Sorter CpuEngine::TakeInlineSorter() {
+  {
+    absl::MutexLock lock(&inline_sorters_mu_);
+    if (!inline_sorters_.empty()) {
+      Sorter sorter = std::move(inline_sorters_.back());
+      inline_sorters_.pop_back();
+      return sorter;
+    }
+  }
+  return Sorter{std::make_unique<CpuSorter>()};  // small jobs are never split across the helpers
+}
+
+void CpuEngine::ReturnInlineSorter(Sorter sorter) {
+  // An inline job is small, so what its sorter holds is too; it is kept, not released.
+  absl::MutexLock lock(&inline_sorters_mu_);
+  inline_sorters_.push_back(std::move(sorter));
 }
 
 void CpuEngine::BeginDrain(absl::Time deadline) {
@@ -182,6 +233,9 @@ void CpuEngine::Shutdown(absl::Time deadline) {
   for (auto& t : workers_) {
     if (t.joinable()) t.join();
   }
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* running) { return *running == 0; }, &inline_running_));
 }
 
 }  // namespace sortd

@@ -33,6 +33,10 @@ struct CpuEngineOptions {
   // to about 1M keys with values reuse it without allocating, and the memory of larger ones goes
   // back when the load ends instead of staying with every worker that ever sorted one.
   size_t idle_scratch_bytes = size_t{16} << 20;
+  // Jobs of at most this many keys are sorted on the thread that submits them (a gRPC thread,
+  // mostly), not queued: they take a few microseconds to sort, less than waking a worker thread
+  // and handing the answer back costs. 0 queues every job; so does a test_delay_per_job.
+  size_t inline_max_keys = 2048;
 };
 
 // Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
@@ -62,12 +66,27 @@ class CpuEngine : public SortEngine {
  private:
   explicit CpuEngine(const CpuEngineOptions& options, int threads);
   void WorkerLoop();
+  void SortInline(std::unique_ptr<SortJob> job);
+  // A sorter, and how much of its scratch scratch_bytes_ counts.
+  struct Sorter {
+    std::unique_ptr<CpuSorter> sorter;
+    size_t reported_scratch = 0;
+  };
+  // Runs a taken job (unless it is no longer wanted) and answers it.
+  void Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time drain_deadline);
+  void ReportScratch(Sorter& sorter);
+  // Sorters for inline jobs, one per thread sorting inline at once, kept for reuse.
+  Sorter TakeInlineSorter();
+  void ReturnInlineSorter(Sorter sorter);
 
   const CpuEngineOptions options_;
   ThreadPool helpers_;
   mutable absl::Mutex mu_;
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+  int inline_running_ ABSL_GUARDED_BY(mu_) = 0;  // Shutdown waits for them
+  absl::Mutex inline_sorters_mu_;
+  std::vector<Sorter> inline_sorters_ ABSL_GUARDED_BY(inline_sorters_mu_);
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::atomic<uint64_t> jobs_taken_{0};
   std::atomic<size_t> in_flight_{0};
