@@ -187,8 +187,7 @@ void CpuEngine::SortInline(std::unique_ptr<SortJob> job) {
     drain_deadline = drain_deadline_;
   }
   if (!accepting) {
-    job->done(ShuttingDown(),
-              SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}});
+    job->done(ShuttingDown(), SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}});
     return;
   }
   Sorter sorter = TakeInlineSorter();

@@ -29,7 +29,7 @@ struct CpuEngineOptions {
   // so the response is out of order (and values no longer follow their keys). Lets the load
   // tester's verification be tested against a real server; never set in production.
   bool test_corrupt_output = false;
-  // Scratch (per buffer; each worker has two) a worker keeps once its queue is empty: requests up
+  // Scratch a worker keeps once its queue is empty: requests up
   // to about 1M keys with values reuse it without allocating, and the memory of larger ones goes
   // back when the load ends instead of staying with every worker that ever sorted one.
   size_t idle_scratch_bytes = size_t{16} << 20;

@@ -201,23 +201,19 @@ CpuSorter::CpuSorter(ThreadPool* helpers) : helpers_(helpers) {
 
 CpuSorter::~CpuSorter() = default;
 
-void* CpuSorter::Scratch(int slot, size_t bytes) {
-  if (scratch_size_[slot] < bytes) {
-    scratch_[slot].reset();  // free first: peak memory stays one buffer, not two
-    scratch_[slot].reset(new unsigned char[bytes]);  // aligned for any word (max_align_t)
-    scratch_bytes_ += bytes - scratch_size_[slot];
-    scratch_size_[slot] = bytes;
+void* CpuSorter::Scratch(size_t bytes) {
+  if (scratch_size_ < bytes) {
+    scratch_.reset();                          // free first: peak memory stays one buffer, not two
+    scratch_.reset(new unsigned char[bytes]);  // aligned for any word (max_align_t)
+    scratch_size_ = bytes;
   }
-  return scratch_[slot].get();
+  return scratch_.get();
 }
 
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
-  for (int slot = 0; slot < 2; ++slot) {
-    if (scratch_size_[slot] <= keep_bytes) continue;
-    scratch_[slot].reset();
-    scratch_bytes_ -= scratch_size_[slot];
-    scratch_size_[slot] = 0;
-  }
+  if (scratch_size_ <= keep_bytes) return;
+  scratch_.reset();
+  scratch_size_ = 0;
 }
 
 size_t* CpuSorter::Counts(size_t entries) {
@@ -237,7 +233,7 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   const size_t n = in.n;
   const bool aligned = IsAligned(out.keys, sizeof(Bits));
   Bits* buf =
-      aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(0, n * sizeof(Bits)));
+      aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
   if constexpr (std::is_floating_point_v<Key>) {
     const FloatScan<Bits> scan = CopyAndScanFloats(src, buf, n);
@@ -258,7 +254,8 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
 
 // Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
 // words are first scattered into buckets by their top bits (a counting pass, then a scatter, both
-// split by input chunk), and the buckets are then sorted independently.
+// split by input chunk and both encoding from the input, which is cheaper than writing the encoded
+// words once more and reading them back), and the buckets are then sorted independently.
 template <typename Key, typename Word, typename Codec>
 void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec& codec, int tasks) {
@@ -275,16 +272,15 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
 
   if (tasks == 1) {
     Word* words =
-        in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(0, n * sizeof(Word)));
+        in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);
     VqSort(*sorters_[0], words, n);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
   }
 
-  Word* unsorted = static_cast<Word*>(Scratch(0, n * sizeof(Word)));
   Word* words =
-      in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(1, n * sizeof(Word)));
+      in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
   // Bucket bounds from a sample: a bucket function only has to be monotone, so words outside the
   // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
   uint64_t top_lo = ~uint64_t{0}, top_hi = 0;
@@ -307,11 +303,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   ParallelFor(helpers_, tasks, [&](int t) {
     size_t* c = counts + t * buckets;
     std::fill(c, c + buckets, 0);
-    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-      const Word w = encode(i);
-      unsorted[i] = w;
-      ++c[bucket_of(w)];
-    }
+    for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) ++c[bucket_of(encode(i))];
   });
   size_t sum = 0;
   for (size_t d = 0; d < buckets; ++d) {
@@ -326,7 +318,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   ParallelFor(helpers_, tasks, [&](int t) {
     size_t* next = counts + t * buckets;
     for (size_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-      const Word w = unsorted[i];
+      const Word w = encode(i);
       words[next[bucket_of(w)]++] = w;
     }
   });

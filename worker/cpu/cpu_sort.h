@@ -52,9 +52,9 @@ class CpuSorter {
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
   // Scratch bytes held now.
-  size_t scratch_bytes() const { return scratch_bytes_; }
-  // Frees scratch buffers larger than `keep_bytes`, so the memory of one unusually large request
-  // is not held for good; the next such request allocates again.
+  size_t scratch_bytes() const { return scratch_size_; }
+  // Frees the scratch buffer when larger than `keep_bytes`, so the memory of one unusually large
+  // request is not held for good; the next such request allocates again.
   void ReleaseScratchAbove(size_t keep_bytes);
 
  private:
@@ -65,15 +65,14 @@ class CpuSorter {
   template <typename Key, typename Word, typename Codec>
   void SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                  const Codec& codec, int tasks);
-  void* Scratch(int slot, size_t bytes);
+  void* Scratch(size_t bytes);
   size_t* Counts(size_t entries);
 
   ThreadPool* helpers_;
   // One vqsort state per parallel task (task t only ever uses sorters_[t]).
   std::vector<std::unique_ptr<hwy::Sorter>> sorters_;
-  std::unique_ptr<unsigned char[]> scratch_[2];
-  size_t scratch_size_[2] = {0, 0};
-  size_t scratch_bytes_ = 0;
+  std::unique_ptr<unsigned char[]> scratch_;  // one array of words (or keys)
+  size_t scratch_size_ = 0;
   std::vector<size_t> counts_;  // per-task bucket histograms of the parallel partition
 };
 
