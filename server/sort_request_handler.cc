@@ -77,7 +77,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
       request_bytes + response_bytes + scratch_bytes,
       absl::StrCat("request ", request_bytes, " + response ", response_bytes,
-                   scratch_bytes != 0 ? absl::StrCat(" + out-of-core runs ", scratch_bytes) : "",
+                   scratch_bytes != 0 ? absl::StrCat(" + sort scratch ", scratch_bytes) : "",
                    " bytes"));
   if (!reservation.ok()) return Refuse(exchange, key_type, reservation.status());
   exchange->Hold(*std::move(reservation));

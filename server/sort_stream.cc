@@ -105,7 +105,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
         input + result + scratch,
         absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result,
-                     scratch != 0 ? absl::StrCat(" + out-of-core runs ", scratch) : "", " bytes"));
+                     scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "", " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
     return absl::OkStatus();

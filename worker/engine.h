@@ -123,8 +123,8 @@ class SortEngine {
   }
 
   // Host memory the engine takes beside a job's own input and output while it sorts a job of `n`
-  // keys (the GPU pool's out-of-core runs), decided as Submit would decide it now; the server's
-  // memory budget counts it with the request.
+  // keys (the GPU pool's out-of-core runs, the CPU engine's gathered input and sort words),
+  // decided as Submit would decide it now; the server's memory budget counts it with the request.
   virtual size_t HostScratchBytes(const SortSpec& spec, size_t n) const { return 0; }
 
   // Human-readable description for logs ("cpu engine, 8 threads").

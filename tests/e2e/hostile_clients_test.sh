@@ -48,7 +48,8 @@ check "gzip bombs: gRPC's log lines are limited" \
 check "gzip bombs: the drops are counted in the log" grep -q "gRPC log lines dropped" "$sortd_log"
 check "gzip bombs: sortd still sorts" healthy
 
-# 6 x 16 MiB of keys: each call holds 32 MiB, so two fit the 96 MiB budget and the rest are refused.
+# 6 x 16 MiB of keys: each call holds 48 MiB (request, response and the CPU engine's copy of the
+# input), so one at a time fits the 96 MiB budget and the rest are refused.
 "$py" "$hostile" upload --port="$port" --mib=16 --streams=6 --seconds=30 >"$work/upload.json"
 check "uploads past the budget: all answered, some RESOURCE_EXHAUSTED, some OK" \
   json_check "$work/upload.json" \

@@ -74,7 +74,7 @@ start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20)) --max_inflight_byt
 "${bench[@]}" --target="127.0.0.1:$port" --requests=1 --concurrency=1 --warmup=0s --key_type=f64 \
   --value_width=8 --indices --sizes=fixed:$(((4 << 20) / 20 + 1)) >"$work/ooc_budget.json" || true
 check "an out-of-core sort's runs count in the memory budget" json_check "$work/ooc_budget.json" \
-  "'out-of-core runs 4194320 bytes' in r['errors_by_code']['RESOURCE_EXHAUSTED']['first_message']"
+  "'sort scratch 4194320 bytes' in r['errors_by_code']['RESOURCE_EXHAUSTED']['first_message']"
 
 # Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
 # by the remaining devices and then the CPU engine.

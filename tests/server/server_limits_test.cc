@@ -77,18 +77,19 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   engine.test_delay_per_job = absl::Milliseconds(300);
   TestServer t = TestServer::Start(options, engine);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
-  AsyncCall running;  // 400 KB of keys: request and response take 800 KB of the 1 MiB
-  running.request = U32Request(100000);
+  // 320 KB of keys: request, response and the engine's copy of the input take 960 KB of the 1 MiB.
+  AsyncCall running;
+  running.request = U32Request(80000);
   running.Start(*stub);
   ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  EXPECT_GT(t.server->memory_budget().in_use(), 800000u);
+  EXPECT_GT(t.server->memory_budget().in_use(), 960000u);
 
   v1::SortResponse response;
   absl::Status refused = t.Client()->SortRaw(running.request, &response);
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
   EXPECT_THAT(
       std::string(refused.message()),
-      AllOf(HasSubstr("memory budget"), HasSubstr("response 400000 bytes"),
+      AllOf(HasSubstr("memory budget"), HasSubstr("response 320000 + sort scratch 320000 bytes"),
             HasSubstr("of 1048576 bytes are in flight"), HasSubstr("--max_inflight_bytes")));
   EXPECT_TRUE(running.result.get().ok());
   ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));

@@ -94,6 +94,10 @@ std::vector<WorkerStats> CpuEngine::Stats() const {
   return {stats};
 }
 
+size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
+  return n * (KeyWidth(spec.key_type) + spec.value_width) + CpuSorter::ScratchBytes(spec, n);
+}
+
 size_t CpuEngine::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();

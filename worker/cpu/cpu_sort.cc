@@ -210,6 +210,11 @@ void* CpuSorter::Scratch(size_t bytes) {
   return scratch_.get();
 }
 
+size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n) {
+  if (spec.value_width == 0 && !spec.return_indices) return 0;
+  return n * (KeyWidth(spec.key_type) == 4 ? sizeof(uint64_t) : sizeof(hwy::uint128_t));
+}
+
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
   if (scratch_size_ <= keep_bytes) return;
   scratch_.reset();

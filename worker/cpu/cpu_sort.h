@@ -51,6 +51,11 @@ class CpuSorter {
   // Requires in.n < kMaxCpuSortKeys; output arrays must not overlap the input.
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
+  // Most heap bytes Sort takes beside its output for n keys of `spec`: the words that keys with
+  // values or indices sort as. Keys alone sort in their output array, which costs nothing when
+  // it is aligned for them (the engine's own outputs are) and one array of keys otherwise.
+  static size_t ScratchBytes(const SortSpec& spec, size_t n);
+
   // Scratch bytes held now.
   size_t scratch_bytes() const { return scratch_size_; }
   // Frees the scratch buffer when larger than `keep_bytes`, so the memory of one unusually large

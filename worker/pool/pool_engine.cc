@@ -127,10 +127,17 @@ size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
 }
 
 size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
-  // Counted whenever the job is too large for every device, unless it asks for the CPU: whether
-  // AUTO would pick a device for it is a guess at admission, and the budget errs towards more.
-  if (spec.algorithm == Algorithm::kCpu || OutOfCoreRunKeys(spec, n) == 0) return 0;
-  return n * ResultBytesPerKey(spec);
+  // The runs are counted whenever the job is too large for every device, unless it asks for the
+  // CPU: whether AUTO would pick a device for it is a guess at admission, and the budget errs
+  // towards more. A job that goes to the CPU engine takes what that engine takes; one that a GPU
+  // sorts is staged in the workers' pinned pools, outside the budget.
+  if (spec.algorithm != Algorithm::kCpu && OutOfCoreRunKeys(spec, n) != 0) {
+    return n * ResultBytesPerKey(spec);
+  }
+  const bool wants_device =
+      spec.algorithm != Algorithm::kCpu &&
+      (spec.algorithm != Algorithm::kAuto || options_.cost_model.PreferGpu(spec, n, false));
+  return wants_device ? 0 : cpu_->HostScratchBytes(spec, n);
 }
 
 absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {

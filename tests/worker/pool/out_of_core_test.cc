@@ -226,21 +226,32 @@ TYPED_TEST(OutOfCoreTypedTest, WritesPresetOutputsIncludingInPlace) {
 // Both stand-in GPUs take runs: each run holds its device long enough that the next goes to the
 // other one.
 // The server's memory budget counts an out-of-core job's runs: the array's result bytes again, for
-// exactly the jobs too large for every device, unless they ask for the CPU.
-TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDevice) {
+// exactly the jobs too large for every device, unless they ask for the CPU. A job the CPU engine
+// sorts counts that engine's scratch: its input gathered into one array and the sort's words (16
+// bytes for a 64-bit key with its position); one a device sorts counts nothing more.
+TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEnginesScratch) {
   Pool pool = MakePool();
   SortSpec spec;
   spec.key_type = KeyType::kUint64;
   spec.value_width = 4;
   spec.return_indices = true;
+  spec.algorithm = Algorithm::kRadix;
   const size_t fits = KeysPerRun(spec);
+  const size_t cpu_per_key = 8 + 4 + 16;
   EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits), 0u);
   EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), (fits + 1) * 16);
   spec.algorithm = Algorithm::kCpu;
-  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), 0u);
+  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), (fits + 1) * cpu_per_key);
+  spec.algorithm = Algorithm::kAuto;  // this pool's cost model sends every AUTO job to a device
+  EXPECT_EQ(pool.engine->HostScratchBytes(spec, 1000), 0u);
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
-  EXPECT_EQ((*cpu)->HostScratchBytes(spec, size_t{1} << 30), 0u);
+  EXPECT_EQ((*cpu)->HostScratchBytes(spec, size_t{1} << 30), (size_t{1} << 30) * cpu_per_key);
+  SortSpec u32_keys;
+  u32_keys.key_type = KeyType::kUint32;
+  EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000), 1000u * 4);  // sorted in the output array
+  u32_keys.return_indices = true;
+  EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000), 1000u * (4 + 8));
 }
 
 TEST(OutOfCoreTest, RunsSpreadOverDevicesAndTheReportNamesThem) {
