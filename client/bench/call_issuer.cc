@@ -14,6 +14,14 @@ namespace {
 
 constexpr absl::Duration kPreflightTimeout = absl::Seconds(10);
 
+// What every channel of the run shares: the load-balancing policy and TLS the options ask for.
+client::ClientOptions ClientOptionsOf(const BenchOptions& options) {
+  client::ClientOptions client_options;
+  client_options.load_balancing_policy = options.lb_policy;
+  client_options.tls = options.tls;
+  return client_options;
+}
+
 }  // namespace
 
 absl::Status CallIssuer::Setup(const std::vector<std::shared_ptr<const PreparedRequest>>& pool,
@@ -21,9 +29,7 @@ absl::Status CallIssuer::Setup(const std::vector<std::shared_ptr<const PreparedR
   method_ = options_.echo ? absl::StrCat("/", v1::Diagnostics::service_full_name(), "/Echo")
                           : absl::StrCat("/", v1::SortService::service_full_name(), "/SortKeys");
   for (int i = 0; i < options_.channels; ++i) {
-    client::ClientOptions client_options;
-    client_options.load_balancing_policy = options_.lb_policy;
-    client_options.tls = options_.tls;
+    client::ClientOptions client_options = ClientOptionsOf(options_);
     client_options.distinct_channel_id = i;
     auto client = client::SortClient::Create(options_.target, client_options);
     if (!client.ok()) return client.status();
@@ -130,9 +136,7 @@ uint64_t CallIssuer::sessions_opened() const {
 
 // One small stream before the clock starts, so a server without SortStream is a setup error.
 absl::Status CallIssuer::ProbeStream(const PreparedRequest& first) {
-  client::ClientOptions client_options;
-  client_options.load_balancing_policy = options_.lb_policy;
-  client_options.tls = options_.tls;
+  client::ClientOptions client_options = ClientOptionsOf(options_);
   client_options.timeout = kPreflightTimeout;
   auto client = client::SortClient::Create(options_.target, client_options);
   if (!client.ok()) return client.status();
@@ -157,9 +161,7 @@ absl::Status CallIssuer::ProbeStream(const PreparedRequest& first) {
 absl::Status CallIssuer::SetupRegions(
     const std::vector<std::shared_ptr<const PreparedRequest>>& pool,
     const std::vector<std::shared_ptr<Lane>>& lanes) {
-  client::ClientOptions client_options;
-  client_options.load_balancing_policy = options_.lb_policy;
-  client_options.tls = options_.tls;
+  client::ClientOptions client_options = ClientOptionsOf(options_);
   client_options.timeout = kPreflightTimeout;
   auto client = client::SortClient::Create(options_.target, client_options);
   if (!client.ok()) return client.status();
