@@ -198,7 +198,9 @@ TEST(CpuEngineTest, SmallJobsAreSortedOnTheSubmittingThread) {
     const bool answered_before_return =
         probe.result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
     ASSERT_TRUE(probe.status().ok()) << probe.status();
-    if (n == 1000) EXPECT_TRUE(answered_before_return);  // a queued job may be done by then too
+    if (n == 1000) {  // a queued job may be done by then too
+      EXPECT_TRUE(answered_before_return);
+    }
     EXPECT_EQ(answered_on == std::this_thread::get_id(), n == 1000);
     EXPECT_EQ(probe.out_keys, testing::ReferenceSortKeys(KeyType::kUint64, probe.keys, false));
   }

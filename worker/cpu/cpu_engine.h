@@ -29,9 +29,9 @@ struct CpuEngineOptions {
   // so the response is out of order (and values no longer follow their keys). Lets the load
   // tester's verification be tested against a real server; never set in production.
   bool test_corrupt_output = false;
-  // Scratch a worker keeps once its queue is empty: requests up
-  // to about 1M keys with values reuse it without allocating, and the memory of larger ones goes
-  // back when the load ends instead of staying with every worker that ever sorted one.
+  // Scratch a worker keeps once its queue is empty: requests up to about 1M keys with values reuse
+  // it without allocating, and the memory of larger ones goes back when the load ends instead of
+  // staying with every worker that ever sorted one.
   size_t idle_scratch_bytes = size_t{16} << 20;
   // Jobs of at most this many keys are sorted on the thread that submits them (a gRPC thread,
   // mostly), not queued: they take a few microseconds to sort, less than waking a worker thread

@@ -79,9 +79,7 @@ absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data,
 
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   const Algorithm hint = job->spec.algorithm;
-  const bool wants_device = hint != Algorithm::kCpu &&
-                            (hint != Algorithm::kAuto ||
-                             options_.cost_model.PreferGpu(job->spec, job->n, PinnedForDma(*job)));
+  const bool wants_device = WantsDevice(job->spec, job->n, PinnedForDma(*job));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
   if (worker == nullptr) {
     if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(job->spec, job->n) : 0;
@@ -117,6 +115,11 @@ std::string PoolEngine::QueueFullMessage(const DeviceWorker& worker) const {
                       ", --gpu_queue_limit; the least-loaded healthy GPU); retry later");
 }
 
+bool PoolEngine::WantsDevice(const SortSpec& spec, size_t n, bool pinned) const {
+  return spec.algorithm != Algorithm::kCpu &&
+         (spec.algorithm != Algorithm::kAuto || options_.cost_model.PreferGpu(spec, n, pinned));
+}
+
 size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
   size_t largest = 0;
   for (const auto& w : workers_) {
@@ -134,10 +137,7 @@ size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
   if (spec.algorithm != Algorithm::kCpu && OutOfCoreRunKeys(spec, n) != 0) {
     return n * ResultBytesPerKey(spec);
   }
-  const bool wants_device =
-      spec.algorithm != Algorithm::kCpu &&
-      (spec.algorithm != Algorithm::kAuto || options_.cost_model.PreferGpu(spec, n, false));
-  return wants_device ? 0 : cpu_->HostScratchBytes(spec, n);
+  return WantsDevice(spec, n, /*pinned=*/false) ? 0 : cpu_->HostScratchBytes(spec, n);
 }
 
 absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {

@@ -47,6 +47,9 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
+  // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
+  // (`pinned`: its arrays are pinned for DMA).
+  bool WantsDevice(const SortSpec& spec, size_t n, bool pinned) const;
   // Keys per run when a job of n keys is larger than every healthy device can hold (it is then
   // sorted out of core in runs of that size); 0 when it is not, or when no device is healthy.
   size_t OutOfCoreRunKeys(const SortSpec& spec, size_t n) const;
