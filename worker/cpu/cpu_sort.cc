@@ -58,15 +58,7 @@ void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = fals
   }
 }
 
-// Scans float bits for what vqsort's float sort (Highway 1.0.3) does not keep: NaNs (unordered),
-// infinities (it writes +Inf back as the largest finite value), and the signs of zeros (its min/max
-// networks may swap them between equal zeros, so negative zeros are counted first).
-template <typename Bits>
-struct FloatScan {
-  bool nan_or_inf = false;
-  size_t negative_zeros = 0;
-};
-// The default build (-O2, x86-64 baseline) does not vectorize this loop, which then cost ~10-20%
+// The default build (-O2, x86-64 baseline) does not vectorize these loops, which then cost ~10-20%
 // of a 2^16-key float sort; GCC is asked for the cost model that does, and for an AVX2 clone
 // chosen at load time (64-bit compares need it) (bench/cpu_sort_bench, f32/f64 rows).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -75,54 +67,16 @@ struct FloatScan {
 #else
 #define SORTD_VECTORIZE
 #endif
-// Copies float bits and scans them in the same pass.
-template <typename Bits>
-SORTD_VECTORIZE FloatScan<Bits> CopyAndScanFloats(const unsigned char* src, Bits* dst, size_t n) {
-  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
-  constexpr Bits kInf = static_cast<Bits>(sizeof(Bits) == 4 ? 0x7f800000 : 0x7ff0000000000000);
-  Bits special = 0, negative_zeros = 0;  // Bits-wide, so the loop is one vector type (n < 2^32)
+// Float keys as their order-preserving bits, copied from the input, and back in place.
+template <typename Key, typename Bits>
+SORTD_VECTORIZE void CopyToOrdered(const unsigned char* src, Bits* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
-    dst[i] = b;
-    special |= (b & ~kSign) >= kInf;
-    negative_zeros += b == kSign;
+    dst[i] = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits)));
   }
-  return {special != 0, negative_zeros};
 }
-
-// After an IEEE sort without NaNs all zeros are adjacent, with any signs: the API's order wants
-// the `negative` negative zeros first ascending, last descending.
-template <typename Bits>
-void OrderZeros(Bits* bits, size_t n, size_t negative, bool descending) {
-  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
-  using Float = std::conditional_t<sizeof(Bits) == 4, float, double>;
-  auto value = [&](size_t i) {
-    Float f;
-    std::memcpy(&f, &bits[i], sizeof f);
-    return f;
-  };
-  // The zeros' range [lo, hi), found by binary search on the sorted floats.
-  auto before_zero = [&](size_t i) { return descending ? value(i) > 0 : value(i) < 0; };
-  auto not_after_zero = [&](size_t i) { return descending ? value(i) >= 0 : value(i) <= 0; };
-  size_t lo = 0, hi = n;
-  for (size_t a = 0, b = n; a < b;) {
-    const size_t m = a + (b - a) / 2;
-    if (before_zero(m)) {
-      a = lo = m + 1;
-    } else {
-      b = m;
-    }
-  }
-  for (size_t a = lo, b = n; a < b;) {
-    const size_t m = a + (b - a) / 2;
-    if (not_after_zero(m)) {
-      a = m + 1;
-    } else {
-      b = hi = m;
-    }
-  }
-  const size_t first_end = descending ? hi - negative : lo + negative;
-  for (size_t i = lo; i < hi; ++i) bits[i] = ((i < first_end) != descending) ? kSign : Bits{0};
+template <typename Key, typename Bits>
+SORTD_VECTORIZE void FromOrderedInPlace(Bits* bits, size_t n) {
+  for (size_t i = 0; i < n; ++i) bits[i] = KeyTraits<Key>::FromOrdered(bits[i]);
 }
 
 // The smallest and largest ordered, direction-masked key of [begin, end).
@@ -227,29 +181,22 @@ size_t* CpuSorter::Counts(size_t entries) {
 }
 
 // Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
-// Floats too sort natively when they hold no NaN or Inf: IEEE order is then the API's order except
-// that -0 and +0 compare equal, and the zeros are rewritten in order afterwards (a binary search
-// finds them). With NaNs or infinities, floats sort as their ordered bits (a transform pass each
-// way: 0.66-0.84x of the native rate, run A in docs/benchmarks.md).
+// Floats sort as their ordered bits (a transform pass each way), never with vqsort's own float
+// sort: Highway 1.0.3's leaves arrays unsorted when values repeat (tests/worker/
+// cpu_sort_paths_test.cc, FloatsWithRepeatedValues), besides writing +Inf back as the largest
+// finite value and swapping the signs of equal zeros.
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
-  using Traits = KeyTraits<Key>;
-  using Bits = typename Traits::Bits;
+  using Bits = typename KeyTraits<Key>::Bits;
   const size_t n = in.n;
   const bool aligned = IsAligned(out.keys, sizeof(Bits));
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
   if constexpr (std::is_floating_point_v<Key>) {
-    const FloatScan<Bits> scan = CopyAndScanFloats(src, buf, n);
-    if (scan.nan_or_inf) {
-      for (size_t i = 0; i < n; ++i) buf[i] = Traits::ToOrdered(buf[i]);
-      VqSort(*sorters_[0], buf, n, spec.descending);
-      for (size_t i = 0; i < n; ++i) buf[i] = Traits::FromOrdered(buf[i]);
-    } else {
-      VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
-      OrderZeros(buf, n, scan.negative_zeros, spec.descending);
-    }
+    CopyToOrdered<Key>(src, buf, n);
+    VqSort(*sorters_[0], buf, n, spec.descending);
+    FromOrderedInPlace<Key>(buf, n);
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
     VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
