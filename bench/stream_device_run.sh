@@ -8,11 +8,14 @@
 #   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core GPU test
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
+#   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
+#             copy up and the next one's copy down share the link's two directions
 #   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
 #             runs on the GPU merged on the host
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
-#   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, rounds interleaved
+#   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, STREAM_ROUNDS (2)
+#             rounds interleaved
 #   huge      2^31 u32 keys (8 GiB) through SortStream on loopback, generated and checked chunk by
 #             chunk (stream_bench)
 # Logs go to a scratch folder, packed into $OUT/stream-run.tgz; the output carries the summaries.
@@ -72,6 +75,21 @@ if section incore; then
   stop_sortd
 fi
 
+if section incore_conc; then
+  echo "=== 2^28 u32 keys (1 GiB), region-backed, in core, 1-4 clients at once"
+  for workers in 2 3; do
+    SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=$workers
+      --gpu_memory_pool_bytes=$((workers * (4 << 30))) --pinned_pool_bytes=$((2 << 30)))
+    start_sortd "incore_w$workers" || continue
+    for clients in 1 2 3 4; do
+      bench_sortd "incore_w${workers}_c$clients" "${shm[@]}" --sizes=fixed:268435456 --seed=1 \
+        --concurrency=$clients --pool_mb=1024 --no_verify --requests=$((8 * clients)) --warmup=2s
+    done
+    echo "out-of-core sorts: $(out_of_core_sorts) (0 expected)"
+    stop_sortd
+  done
+fi
+
 if section ooc; then
   echo "=== 2^28 u32 keys (1 GiB), region-backed, 4x the largest request (1 GiB device pools)"
   SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=2
@@ -90,7 +108,7 @@ if section stream; then
   echo "=== 16M u32 keys (64 MiB), one client: SortStream against SortKeys, same sortd"
   SORTD_BASE_FLAGS=()
   start_sortd stream
-  for round in 1 2; do
+  for round in $(seq "${STREAM_ROUNDS:-2}"); do
     for transport in stream bytes; do
       bench_sortd "${transport}_r$round" --transport="$transport" --sizes=fixed:16777216 \
         --concurrency=1 --requests=20 --warmup=2s --seed=1

@@ -52,6 +52,10 @@ ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::CudaSortDeviceOptions().transfe
 ABSL_FLAG(int, out_of_core_merge_threads, sortd::OutOfCoreOptions().merge_threads,
           "Threads merging the GPU-sorted runs of arrays larger than every GPU's pools; 0 means "
           "one per hardware thread");
+ABSL_FLAG(bool, out_of_core_device_merge, sortd::OutOfCoreOptions().merge_on_devices,
+          "Merge the GPU-sorted runs of arrays larger than every GPU's pools on the GPUs (blocks of "
+          "the output sorted again) rather than on the host; requests with both values and "
+          "indices merge on the host either way");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
@@ -232,6 +236,7 @@ int main(int argc, char** argv) {
   gpu.device.transfer_chunk_bytes = absl::GetFlag(FLAGS_transfer_chunk_bytes);
   gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
   gpu.out_of_core.merge_threads = absl::GetFlag(FLAGS_out_of_core_merge_threads);
+  gpu.out_of_core.merge_on_devices = absl::GetFlag(FLAGS_out_of_core_device_merge);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);

@@ -30,7 +30,7 @@ absl::Status InMessage(size_t index, const absl::Status& status) {
 // Elements [first, first + count) of `width` bytes each, sharing the array's owner.
 OutputBytes Elements(const OutputBytes& array, size_t width, size_t first, size_t count) {
   if (array.size == 0 || count == 0) return {};
-  return OutputBytes{array.data + first * width, count * width, array.owner};
+  return array.Part(first * width, count * width);
 }
 
 class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {

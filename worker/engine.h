@@ -19,10 +19,11 @@
 namespace sortd {
 
 // What ran and where the time went, reported with every finished job.
-// A job too large for any device's pools, sorted in runs on the devices and merged on the host
-// (worker/pool/out_of_core.h), reports the algorithm of its runs, every device that sorted one
-// ("cuda:0+cuda:1"), the wait before its first run started as `queued`, the runs' stage times
-// summed, and the host merge's time within `compute`.
+// A job too large for any device's pools, sorted in runs on the devices and merged there or on the
+// host (worker/pool/out_of_core.h), reports the algorithm of its runs, every device that sorted a
+// run or a block of the merge ("cuda:0+cuda:1"), the wait before its first run started as
+// `queued`, the stage times of its runs and blocks summed, and a host merge's time within
+// `compute`.
 struct SortReport {
   Algorithm algorithm = Algorithm::kCpu;
   std::string device;  // "cpu", "cuda:0", ...

@@ -58,6 +58,10 @@ struct OutputBytes {
   static OutputBytes CopyOf(const ByteSource& source);
   // A view of [offset, offset + size) of a block, sharing its owner.
   static OutputBytes Share(const std::shared_ptr<char>& block, size_t offset, size_t size);
+  // Bytes [offset, offset + size) of these, with the same owner and DMA pinning.
+  OutputBytes Part(size_t offset, size_t size) const {
+    return OutputBytes{data + offset, size, owner, dma_ready};
+  }
 
   absl::string_view view() const { return absl::string_view(data, size); }
 };

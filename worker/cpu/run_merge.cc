@@ -313,4 +313,15 @@ void MergeSortedRuns(const SortSpec& spec, const SortedRuns& runs, const SortOut
   });
 }
 
+void CutSortedRuns(const SortSpec& spec, const void* keys, const std::vector<size_t>& starts,
+                   size_t s, std::vector<size_t>& cut) {
+  VisitKeyType(spec.key_type, [&](auto key) {
+    using Key = decltype(key);
+    using Bits = typename KeyTraits<Key>::Bits;
+    CutAt(OrderedKeys<Key>{static_cast<const unsigned char*>(keys),
+                           DirectionMask<Bits>(spec.descending)},
+          starts, s, cut);
+  });
+}
+
 }  // namespace sortd

@@ -33,4 +33,11 @@ struct SortedRuns {
 void MergeSortedRuns(const SortSpec& spec, const SortedRuns& runs, const SortOutput& out,
                      ThreadPool* pool, int parts);
 
+// Where the first `s` elements of the runs' merged order (MergeSortedRuns's) end in each run:
+// cut[r] is an absolute position in [starts[r], starts[r + 1]]. Consecutive cuts bound disjoint
+// shares of every run that together make consecutive stretches of the merged output, so the
+// stretches can be merged (or sorted stably, the runs' shares in run order) apart.
+void CutSortedRuns(const SortSpec& spec, const void* keys, const std::vector<size_t>& starts,
+                   size_t s, std::vector<size_t>& cut);
+
 }  // namespace sortd

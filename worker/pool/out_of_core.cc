@@ -13,24 +13,42 @@
 namespace sortd {
 
 struct OutOfCoreSorter::Job {
+  enum class Pass { kRuns, kBlocks };
+
   std::unique_ptr<SortJob> job;  // the caller's; null once done has been called
   std::vector<size_t> starts;    // run r sorts keys [starts[r], starts[r + 1])
   // The runs' outputs, back to back in the job's order (SortedRuns' layout).
   OutputBytes keys, values, indices;
+  // Block b of the merge on the devices takes [cuts[b][r], cuts[b + 1][r]) of every run r.
+  std::vector<std::vector<size_t>> cuts;
+  // The runs' indices were made global for the blocks (StartBlocks).
+  bool global_indices = false;
 
   absl::Mutex mu;
-  size_t window ABSL_GUARDED_BY(mu) = 1;  // runs taken by devices at a time
-  size_t next_run ABSL_GUARDED_BY(mu) = 0;
-  std::vector<size_t> refused ABSL_GUARDED_BY(mu);  // runs a full queue refused, retried first
+  Pass pass ABSL_GUARDED_BY(mu) = Pass::kRuns;
+  size_t window ABSL_GUARDED_BY(mu) = 1;  // runs or blocks taken by devices at a time
+  size_t next_task ABSL_GUARDED_BY(mu) = 0;
+  std::vector<size_t> refused ABSL_GUARDED_BY(mu);  // tasks a full queue refused, retried first
   size_t running ABSL_GUARDED_BY(mu) = 0;           // taken by a device, not yet done
-  size_t sorted ABSL_GUARDED_BY(mu) = 0;
+  size_t finished ABSL_GUARDED_BY(mu) = 0;          // of this pass, sorted
   absl::Status failure ABSL_GUARDED_BY(mu);  // the first thing that stopped the job
   bool finishing ABSL_GUARDED_BY(mu) = false;
-  // Summed over the runs sorted so far; queued is the first run's wait.
+  // Summed over the runs and blocks sorted so far; queued is the first run's wait.
   SortReport report ABSL_GUARDED_BY(mu);
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
 
   size_t runs() const { return starts.size() - 1; }
+  size_t tasks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return pass == Pass::kRuns ? runs() : cuts.size() - 1;
+  }
+  // "run 2 of 5 (keys 10..20)" or "block 3 of 5", for messages.
+  std::string TaskName(size_t task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (pass == Pass::kBlocks) {
+      return absl::StrCat("block ", task + 1, " of ", tasks(), " of the merge");
+    }
+    return absl::StrCat("run ", task + 1, " of ", runs(), " (keys ", starts[task], "..",
+                        starts[task + 1], ")");
+  }
 };
 
 OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver* observer,
@@ -49,6 +67,7 @@ void OutOfCoreSorter::BeginDrain(absl::Time deadline) {
   {
     absl::MutexLock lock(&mu_);
     drain_deadline_ = deadline;
+    draining_ = true;
     jobs = active_;
   }
   // The workers close their queues next: every run not yet handed out goes now, so the drain
@@ -65,6 +84,11 @@ void OutOfCoreSorter::BeginDrain(absl::Time deadline) {
 absl::Time OutOfCoreSorter::drain_deadline() const {
   absl::MutexLock lock(&mu_);
   return drain_deadline_;
+}
+
+bool OutOfCoreSorter::draining() const {
+  absl::MutexLock lock(&mu_);
+  return draining_;
 }
 
 void OutOfCoreSorter::Wait() {
@@ -114,64 +138,109 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   if (vw != 0) sub->values = parent.values.Slice(begin * vw, n * vw);
   // Preset outputs in the scratch block: the device writes there and gives its staging back.
   sub->outputs_preset = true;
-  sub->out_keys = OutputBytes::Share(job->keys.owner, begin * kw, n * kw);
-  if (vw != 0) sub->out_values = OutputBytes::Share(job->values.owner, begin * vw, n * vw);
-  if (parent.spec.return_indices) {
-    sub->out_indices = OutputBytes::Share(job->indices.owner, begin * 4, n * 4);
+  sub->out_keys = job->keys.Part(begin * kw, n * kw);
+  if (vw != 0) sub->out_values = job->values.Part(begin * vw, n * vw);
+  if (parent.spec.return_indices) sub->out_indices = job->indices.Part(begin * 4, n * 4);
+  return Delegate(job, run, std::move(sub));
+}
+
+std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& job,
+                                                    size_t block) {
+  const SortJob& parent = *job->job;
+  const std::vector<size_t>& from = job->cuts[block];
+  const std::vector<size_t>& to = job->cuts[block + 1];
+  const size_t kw = KeyWidth(parent.spec.key_type);
+  // Indices travel as the block's values (StartBlocks made them global): a block's own indices
+  // would be positions within the block.
+  const bool indices_as_values = parent.spec.return_indices;
+  const size_t vw = indices_as_values ? sizeof(uint32_t) : parent.spec.value_width;
+  const char* values = indices_as_values ? job->indices.data : job->values.data;
+  auto sub = std::make_unique<SortJob>();
+  sub->spec = parent.spec;
+  sub->spec.value_width = static_cast<uint32_t>(vw);
+  sub->spec.return_indices = false;
+  size_t first = 0;  // the block's place in the output: what the blocks before it take
+  for (size_t r = 0; r < job->runs(); ++r) first += from[r] - job->starts[r];
+  // The runs' shares in run order, so a stable sort keeps ties in the merged order.
+  for (size_t r = 0; r < job->runs(); ++r) {
+    const size_t count = to[r] - from[r];
+    if (count == 0) continue;
+    sub->keys.Append(absl::string_view(job->keys.data + from[r] * kw, count * kw));
+    if (vw != 0) sub->values.Append(absl::string_view(values + from[r] * vw, count * vw));
+    sub->n += count;
   }
+  sub->outputs_preset = true;
+  sub->out_keys = parent.out_keys.Part(first * kw, sub->n * kw);
+  if (indices_as_values) {
+    sub->out_values = parent.out_indices.Part(first * vw, sub->n * vw);
+  } else if (vw != 0) {
+    sub->out_values = parent.out_values.Part(first * vw, sub->n * vw);
+  }
+  return Delegate(job, block, std::move(sub));
+}
+
+std::unique_ptr<SortJob> OutOfCoreSorter::Delegate(const std::shared_ptr<Job>& job, size_t task,
+                                                   std::unique_ptr<SortJob> sub) {
+  const SortJob& parent = *job->job;
   // The parent's arrival, so a run's queue time (and a deadline's message) counts from the request.
   sub->arrival = parent.arrival;
   sub->deadline = parent.deadline;
   sub->is_cancelled = parent.is_cancelled;
-  sub->done = [this, job, run](const absl::Status& status, const SortReport& report) {
-    RunDone(job, run, status, report);
+  sub->done = [this, job, task](const absl::Status& status, const SortReport& report) {
+    TaskDone(job, task, status, report);
   };
   return sub;
 }
 
+bool OutOfCoreSorter::MergesOnDevices(const SortSpec& spec) const {
+  return options_.merge_on_devices && (spec.value_width == 0 || !spec.return_indices);
+}
+
 void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   const absl::Time drain = drain_deadline();
+  Job::Pass pass;
   for (;;) {
-    size_t run = 0;
+    size_t task = 0;
     {
       absl::MutexLock lock(&job->mu);
+      pass = job->pass;
       bool take = false;
       if (job->failure.ok() && job->running < job->window &&
-          (!job->refused.empty() || job->next_run < job->runs())) {
+          (!job->refused.empty() || job->next_task < job->tasks())) {
         job->failure = CheckJobStillWanted(*job->job, absl::Now(), drain);
         take = job->failure.ok();
       }
       if (take) {
         if (!job->refused.empty()) {
-          run = job->refused.back();
+          task = job->refused.back();
           job->refused.pop_back();
         } else {
-          run = job->next_run++;
+          task = job->next_task++;
         }
         ++job->running;
       } else {
         const bool done = job->running == 0 && !job->finishing &&
-                          (!job->failure.ok() || job->sorted == job->runs());
+                          (!job->failure.ok() || job->finished == job->tasks());
         if (!done) return;
         job->finishing = true;
         break;
       }
     }
-    std::unique_ptr<SortJob> sub = MakeRun(job, run);
+    std::unique_ptr<SortJob> sub =
+        pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
     const absl::Status status = submit_run_(sub);
     if (status.ok()) continue;
     absl::MutexLock lock(&job->mu);
     --job->running;
     if (status.code() == absl::StatusCode::kResourceExhausted && job->running > 0) {
-      // A run of this job still in flight will call Pump again when it finishes.
-      job->refused.push_back(run);
+      // A task of this job still in flight will call Pump again when it finishes.
+      job->refused.push_back(task);
       return;
     }
     if (job->failure.ok()) {
       job->failure = absl::Status(
-          status.code(),
-          absl::StrCat("run ", run + 1, " of ", job->runs(), " of an out-of-core sort of ",
-                       job->job->n, " keys could not be queued: ", status.message()));
+          status.code(), absl::StrCat(job->TaskName(task), " of an out-of-core sort of ",
+                                      job->job->n, " keys could not be queued: ", status.message()));
     }
   }
   // Nothing of the job runs any more, so its fields are this thread's alone.
@@ -183,21 +252,31 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     report = job->report;
     report.device = absl::StrJoin(job->devices, "+");
   }
-  if (!failure.ok()) {
+  // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge (or
+  // what a drain left of the blocks) goes to the host, which the drain waits for.
+  const bool draining = this->draining();
+  const bool blocks_cut_short = pass == Job::Pass::kBlocks && draining &&
+                                failure.code() == absl::StatusCode::kUnavailable;
+  if (pass == Job::Pass::kBlocks ? !blocks_cut_short : !failure.ok()) {
     Finish(*job, failure, report);
     return;
   }
-  merge_pool_.Schedule([this, job] { Merge(*job); });
+  if (pass == Job::Pass::kRuns && !draining && MergesOnDevices(job->job->spec)) {
+    merge_pool_.Schedule([this, job] { StartBlocks(job); });
+  } else {
+    merge_pool_.Schedule([this, job] { Merge(*job); });
+  }
 }
 
-void OutOfCoreSorter::RunDone(const std::shared_ptr<Job>& job, size_t run,
-                              const absl::Status& status, const SortReport& report) {
+void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
+                               const absl::Status& status, const SortReport& report) {
   {
     absl::MutexLock lock(&job->mu);
     --job->running;
     if (status.ok()) {
       SortReport& sum = job->report;
-      if (job->sorted++ == 0 || report.queued < sum.queued) sum.queued = report.queued;
+      const bool first = job->finished++ == 0 && job->pass == Job::Pass::kRuns;
+      if (first || report.queued < sum.queued) sum.queued = report.queued;
       if (job->devices.empty()) sum.algorithm = report.algorithm;
       sum.host_to_device += report.host_to_device;
       sum.compute += report.compute;
@@ -205,11 +284,66 @@ void OutOfCoreSorter::RunDone(const std::shared_ptr<Job>& job, size_t run,
       job->devices.insert(report.device);
     } else if (job->failure.ok()) {
       job->failure =
-          absl::Status(status.code(), absl::StrCat("run ", run + 1, " of ", job->runs(), " (keys ",
-                                                   job->starts[run], "..", job->starts[run + 1],
-                                                   ") of an out-of-core sort of ", job->job->n,
-                                                   " keys failed: ", status.message()));
+          absl::Status(status.code(), absl::StrCat(job->TaskName(task), " of an out-of-core sort of ",
+                                                   job->job->n, " keys failed: ", status.message()));
     }
+  }
+  Pump(job);
+}
+
+namespace {
+
+// The job's outputs, where the engine allocates them (a region-backed job brings its own).
+void AllocateOutputs(SortJob& job) {
+  if (job.outputs_preset) return;
+  const SortSpec& spec = job.spec;
+  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
+  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
+  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
+}
+
+}  // namespace
+
+void OutOfCoreSorter::SetGlobalIndices(Job& job, bool global) {
+  if (job.global_indices == global || job.indices.data == nullptr) return;
+  uint32_t* indices = reinterpret_cast<uint32_t*>(job.indices.data);
+  ParallelFor(&merge_pool_, static_cast<int>(job.runs()), [&](int r) {
+    const uint32_t start = static_cast<uint32_t>(job.starts[r]);
+    for (size_t i = job.starts[r]; i < job.starts[r + 1]; ++i) {
+      indices[i] = global ? indices[i] + start : indices[i] - start;
+    }
+  });
+  job.global_indices = global;
+}
+
+void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
+  SortJob& parent = *job->job;
+  const absl::Status status = CheckJobStillWanted(parent, absl::Now(), drain_deadline());
+  if (!status.ok()) {
+    SortReport report;
+    {
+      absl::MutexLock lock(&job->mu);
+      report = job->report;
+      report.device = absl::StrJoin(job->devices, "+");
+    }
+    Finish(*job, status, report);
+    return;
+  }
+  AllocateOutputs(parent);
+  // Each run's indices count from its own start; the blocks mix runs, so they become global.
+  SetGlobalIndices(*job, true);
+  // As many blocks as runs, of the runs' sizes: each fits a device as its run did.
+  const size_t blocks = job->runs();
+  job->cuts.resize(blocks + 1);
+  for (size_t b = 0; b <= blocks; ++b) {
+    CutSortedRuns(parent.spec, job->keys.data, job->starts, parent.n * b / blocks, job->cuts[b]);
+  }
+  {
+    absl::MutexLock lock(&job->mu);
+    job->pass = Job::Pass::kBlocks;
+    job->next_task = 0;
+    job->finished = 0;
+    job->finishing = false;
   }
   Pump(job);
 }
@@ -226,13 +360,9 @@ void OutOfCoreSorter::Merge(Job& job) {
   absl::Status status = CheckJobStillWanted(parent, start, drain_deadline());
   if (status.ok()) {
     const SortSpec& spec = parent.spec;
-    if (!parent.outputs_preset) {
-      parent.out_keys = OutputBytes::Allocate(parent.n * KeyWidth(spec.key_type));
-      if (spec.value_width != 0)
-        parent.out_values = OutputBytes::Allocate(parent.n * spec.value_width);
-      if (spec.return_indices)
-        parent.out_indices = OutputBytes::Allocate(parent.n * sizeof(uint32_t));
-    }
+    AllocateOutputs(parent);
+    // A drain cut the blocks short after StartBlocks; the merge makes indices global itself.
+    SetGlobalIndices(job, false);
     const size_t threads = static_cast<size_t>(merge_pool_.size()) + 1;
     const size_t parts = std::clamp<size_t>(
         parent.n / std::max<size_t>(options_.min_keys_per_merge_thread, 1), 1, threads);

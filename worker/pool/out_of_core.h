@@ -1,7 +1,12 @@
-// Sorts a job larger than every device's pools on the devices anyway: its input is cut into
-// contiguous runs that each fit a device, the runs are sorted as jobs of their own by the device
-// workers (a window of them at a time, so several devices and workers sort at once), and a host
-// merge on the sorter's own threads writes the job's outputs (worker/cpu/run_merge.h).
+// Sorts a job larger than every device's pools on the devices anyway, in two passes that each
+// move the array to a device and back once. First its input is cut into contiguous runs that
+// each fit a device, and the runs are sorted as jobs of their own by the device workers (a window
+// of them at a time, so several devices and workers sort at once). Then the runs are merged: the
+// output is cut into blocks of a run's size by merge path across the runs
+// (worker/cpu/run_merge.h), and each block, the runs' shares of it in run order, is sorted again
+// as a job of its own, straight into the job's output. A stable sort of a block keeps ties in run
+// order, so the result is the stable merge. Blocks carry one payload: a job with both values and
+// indices has its runs merged on the host instead (or every job, when the options say so).
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one heap scratch
 // block that the sorter allocates per job, never into the job's outputs: a region sorted in place
@@ -31,6 +36,10 @@ struct OutOfCoreOptions {
   // Fewest output keys one merge thread takes: finding a thread's share costs a few thousand
   // binary-search steps, so smaller shares would spend more time cutting than merging.
   size_t min_keys_per_merge_thread = size_t{1} << 16;
+  // Merge the runs by sorting blocks of the output on the devices (see above) rather than on the
+  // host, whenever the job's payload allows. The host merge runs at a fraction of memory
+  // bandwidth on all cores; the device pass moves the array over PCIe once more.
+  bool merge_on_devices = true;
 };
 
 class OutOfCoreSorter {
@@ -47,11 +56,11 @@ class OutOfCoreSorter {
   OutOfCoreSorter(const OutOfCoreSorter&) = delete;  // owns threads that point back at it
   OutOfCoreSorter& operator=(const OutOfCoreSorter&) = delete;
 
-  // Sorts `job` in runs of at most `run_keys` keys, at most `window` of them taken by devices at
-  // a time, and calls job->done once: with the merged result, or with the first status that
-  // stopped it (a run's failure, the job's cancellation or deadline, the drain deadline). Before
-  // done, every run taken has finished, so the job's input is no longer read. Never blocks on
-  // sort work.
+  // Sorts `job` in runs of at most `run_keys` keys, then merges them in blocks of as many, at
+  // most `window` runs or blocks taken by devices at a time, and calls job->done once: with the
+  // merged result, or with the first status that stopped it (a run's or block's failure, the
+  // job's cancellation or deadline, the drain deadline). Before done, every run and block taken
+  // has finished, so the job's input is no longer read. Never blocks on sort work.
   void Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window);
 
   // Hands every run not yet handed out to the devices now (before their queues close; the pool
@@ -67,22 +76,36 @@ class OutOfCoreSorter {
  private:
   struct Job;
 
-  // Hands the job's next runs to the devices while its window has room, and finishes the job
-  // once nothing of it runs and nothing is left to run (or it has failed).
+  // Hands the job's next runs (or blocks) to the devices while its window has room; once nothing
+  // of the pass runs and nothing is left to run, starts the merge (or finishes the job, after the
+  // blocks or a failure).
   void Pump(const std::shared_ptr<Job>& job);
-  void RunDone(const std::shared_ptr<Job>& job, size_t run, const absl::Status& status,
-               const SortReport& report);
+  void TaskDone(const std::shared_ptr<Job>& job, size_t task, const absl::Status& status,
+                const SortReport& report);
   std::unique_ptr<SortJob> MakeRun(const std::shared_ptr<Job>& job, size_t run);
+  std::unique_ptr<SortJob> MakeBlock(const std::shared_ptr<Job>& job, size_t block);
+  // Gives a run or block the parent's deadline and cancellation, and its done back to TaskDone.
+  std::unique_ptr<SortJob> Delegate(const std::shared_ptr<Job>& job, size_t task,
+                                    std::unique_ptr<SortJob> sub);
+  // Whether the job's runs are merged by the devices (see above).
+  bool MergesOnDevices(const SortSpec& spec) const;
+  // On a merge thread: cuts the output into blocks and hands them to the devices.
+  void StartBlocks(const std::shared_ptr<Job>& job);
+  // Each run's indices counted from the job's start (global) or from the run's own, on the merge
+  // threads.
+  void SetGlobalIndices(Job& job, bool global);
   void Merge(Job& job);
   // Calls the job's done, frees what it holds, and counts it out of sorts_in_flight.
   void Finish(Job& job, const absl::Status& status, const SortReport& report);
   absl::Time drain_deadline() const;
+  bool draining() const;
 
   const OutOfCoreOptions options_;
   EngineObserver* const observer_;
   const SubmitRun submit_run_;
   mutable absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // BeginDrain was called
   // The sorts taken whose done has not been called yet.
   std::vector<std::shared_ptr<Job>> active_ ABSL_GUARDED_BY(mu_);
   ThreadPool merge_pool_;  // last: its threads stop before the state they use goes

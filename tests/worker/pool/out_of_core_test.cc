@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -50,7 +51,8 @@ struct Pool {
 };
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
-Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {}) {
+Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {},
+              bool merge_on_devices = true) {
   if (options.empty()) {
     options.resize(4);
     for (size_t i = 0; i < 4; ++i) options[i].name = absl::StrCat("cpu-device:", i / 2);
@@ -70,6 +72,7 @@ Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptio
   options_out.cost_model.gpu_fixed_us = 0;
   options_out.out_of_core.merge_threads = 3;
   options_out.out_of_core.min_keys_per_merge_thread = 1000;  // small arrays still split
+  options_out.out_of_core.merge_on_devices = merge_on_devices;
   auto engine = PoolEngine::Create(std::move(devices), std::move(*CpuEngine::Create(cpu_options)),
                                    options_out);
   EXPECT_TRUE(engine.ok());
@@ -135,10 +138,13 @@ KeyType KeyTypeOf(double) { return KeyType::kFloat64; }
 
 // Every payload, order and stability; 2, 5 and 7 runs of uneven sizes; duplicates (so stability
 // across runs shows), special floats (NaN payloads, signed zeros, infinities) and random bits.
+// Sorts alternate between a pool that merges on the devices (blocks of the output sorted again)
+// and one that merges on the host; jobs with values and indices merge on the host in both.
 TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   const uint64_t seed = testing::TestSeed();
   CountingObserver observer;
-  Pool pool = MakePool(&observer);
+  Pool on_devices = MakePool(&observer);
+  Pool on_host = MakePool(&observer, {}, /*merge_on_devices=*/false);
   size_t sorts = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
     for (bool indices : {false, true}) {
@@ -161,6 +167,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
               SCOPED_TRACE(::testing::Message()
                            << "n=" << size.n << " " << testing::DistributionName(dist));
               BigJob run;
+              Pool& pool = sorts % 2 == 0 ? on_devices : on_host;
               pool.engine->Submit(run.Make(spec, size.n, dist, seed + sorts));
               auto [status, report] = run.Result();
               ASSERT_TRUE(status.ok()) << status;
@@ -175,7 +182,8 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
       }
     }
   }
-  pool.engine->Shutdown(absl::InfiniteFuture());
+  on_devices.engine->Shutdown(absl::InfiniteFuture());
+  on_host.engine->Shutdown(absl::InfiniteFuture());
   EXPECT_EQ(observer.runs().size(), sorts);
 }
 
@@ -185,11 +193,11 @@ TYPED_TEST(OutOfCoreTypedTest, WritesPresetOutputsIncludingInPlace) {
   const uint64_t seed = testing::TestSeed();
   Pool pool = MakePool();
   for (bool in_place : {false, true}) {
-    for (uint32_t vw : {4u, 8u}) {
+    for (uint32_t vw : {0u, 4u, 8u}) {
       SortSpec spec;
       spec.key_type = KeyTypeOf(TypeParam{});
       spec.value_width = vw;
-      spec.return_indices = true;
+      spec.return_indices = vw != 8;  // values and indices merge on the host, the rest on devices
       spec.stable = true;
       spec.descending = in_place;
       const size_t n = 4 * KeysPerRun(spec) + 77;
@@ -270,7 +278,8 @@ TEST(OutOfCoreTest, RunsSpreadOverDevicesAndTheReportNamesThem) {
   EXPECT_TRUE(run.Verify());
   EXPECT_EQ(report.device, "cpu-device:0+cpu-device:1");
   EXPECT_GT(report.compute, absl::ZeroDuration());
-  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 7u);
+  // Seven runs, then the merge's seven blocks.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 14u);
 }
 
 // A run that fails on its device fails the job once, with the run's status; the sort's later runs
@@ -390,6 +399,7 @@ class HandDevice {
     if (held_.size() >= capacity_) {
       return absl::ResourceExhaustedError(absl::StrCat("hand device full (", held_.size(), ")"));
     }
+    if (run->keys.pieces().size() > 1) ++multi_piece_;
     held_.push_back(std::move(run));
     return absl::OkStatus();
   }
@@ -412,6 +422,27 @@ class HandDevice {
     absl::MutexLock lock(&mu_);
     return submits_;
   }
+  // Jobs taken whose keys came in several pieces (the merge's blocks: shares of several runs).
+  int multi_piece() {
+    absl::MutexLock lock(&mu_);
+    return multi_piece_;
+  }
+  // Finishes held jobs as they come (blocks are handed out from the sorter's merge thread) until
+  // `job` is answered; returns how many it finished, or -1 after 30 s.
+  int FinishUntilDone(const std::atomic<int>& done_calls,
+                      const std::function<absl::Status(int)>& status_of = nullptr) {
+    int finished = 0;
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (done_calls.load() == 0) {
+      if (absl::Now() > give_up) return -1;
+      if (FinishOne(status_of ? status_of(finished) : absl::OkStatus())) {
+        ++finished;
+      } else {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    }
+    return finished;
+  }
   size_t capacity_ = 2;
 
  private:
@@ -419,11 +450,19 @@ class HandDevice {
   absl::Mutex mu_;
   std::deque<std::unique_ptr<SortJob>> held_ ABSL_GUARDED_BY(mu_);
   int submits_ ABSL_GUARDED_BY(mu_) = 0;
+  int multi_piece_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// The runs' bookkeeping alone: these sorters merge on the host.
+OutOfCoreOptions HostMerge() {
+  OutOfCoreOptions options;
+  options.merge_on_devices = false;
+  return options;
+}
 
 TEST(OutOfCoreSorterTest, RunsRefusedByAFullQueueAreRetriedWhenAnotherFinishes) {
   HandDevice device;
-  OutOfCoreSorter sorter({}, nullptr,
+  OutOfCoreSorter sorter(HostMerge(), nullptr,
                          [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); });
   SortSpec spec;
   spec.key_type = KeyType::kFloat64;
@@ -449,7 +488,7 @@ TEST(OutOfCoreSorterTest, RunsRefusedByAFullQueueAreRetriedWhenAnotherFinishes) 
 TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
   HandDevice device;
   device.capacity_ = 0;
-  OutOfCoreSorter sorter({}, nullptr,
+  OutOfCoreSorter sorter(HostMerge(), nullptr,
                          [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); });
   SortSpec spec;
   BigJob run;
@@ -457,8 +496,8 @@ TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
   const absl::Status status = run.Result().first;
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::HasSubstr("run 1 of 5 of an out-of-core sort of 5000 keys could not be "
-                                   "queued: hand device full (0)"));
+              ::testing::HasSubstr("run 1 of 5 (keys 0..1000) of an out-of-core sort of 5000 keys "
+                                   "could not be queued: hand device full (0)"));
   EXPECT_EQ(run.done_calls.load(), 1);
 }
 
@@ -467,7 +506,7 @@ TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
 TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
   HandDevice device;
   device.capacity_ = 3;
-  OutOfCoreSorter sorter({}, nullptr,
+  OutOfCoreSorter sorter(HostMerge(), nullptr,
                          [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); });
   SortSpec spec;
   spec.key_type = KeyType::kInt32;
@@ -488,6 +527,102 @@ TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
                                    "keys failed: boom"));
   EXPECT_EQ(run.done_calls.load(), 1);
   EXPECT_EQ(sorter.sorts_in_flight(), 0u);
+}
+
+// The merge on the devices: after the runs, the output's blocks go to the device too (as many as
+// runs, each drawn from several runs, a full queue's refusals retried); stable and descending
+// with values come back like the reference.
+TEST(OutOfCoreSorterTest, TheMergeOnDevicesSortsBlocksOfTheOutput) {
+  HandDevice device;
+  OutOfCoreSorter sorter({}, nullptr,
+                         [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); });
+  SortSpec spec;
+  spec.key_type = KeyType::kFloat64;
+  spec.value_width = 4;
+  spec.stable = true;
+  spec.descending = true;
+  BigJob run;
+  sorter.Sort(run.Make(spec, 10007, Distribution::kFewUnique, 9), 1000, /*window=*/4);
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 22);  // 11 runs, then 11 blocks
+  auto [status, report] = run.Result();
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(run.Verify());
+  EXPECT_EQ(report.device, "hand");
+  EXPECT_GE(device.multi_piece(), 11);
+  sorter.Wait();
+  EXPECT_EQ(sorter.sorts_in_flight(), 0u);
+  EXPECT_EQ(run.done_calls.load(), 1);
+}
+
+// Indices travel as the blocks' values, made global; a block that fails fails the job once,
+// naming the block, after the blocks in flight have finished.
+TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndAFailedBlockFailsTheJobOnce) {
+  for (bool fail : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "fail " << fail);
+    HandDevice device;
+    OutOfCoreSorter sorter({}, nullptr,
+                           [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); });
+    SortSpec spec;
+    spec.key_type = KeyType::kUint32;
+    spec.return_indices = true;
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 4), 1000, /*window=*/2);
+    const int finished = device.FinishUntilDone(run.done_calls, [fail](int i) {
+      return fail && i == 6 ? absl::InternalError("boom") : absl::OkStatus();
+    });
+    const absl::Status status = run.Result().first;
+    if (fail) {
+      EXPECT_EQ(finished, 8);  // 5 runs, the failed block and the one beside it; nothing after
+      EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+      EXPECT_THAT(std::string(status.message()),
+                  ::testing::HasSubstr("block 2 of 5 of the merge of an out-of-core sort of 5000 "
+                                       "keys failed: boom"));
+    } else {
+      EXPECT_EQ(finished, 10);
+      ASSERT_TRUE(status.ok()) << status;
+      EXPECT_TRUE(run.Verify());
+    }
+    sorter.Wait();
+    EXPECT_EQ(run.done_calls.load(), 1);
+  }
+}
+
+// Runs and blocks that the pool sends to the CPU engine (every device lost or busy) come back
+// the same: every payload shape, both orders.
+TEST(OutOfCoreSorterTest, RunsAndBlocksOnTheCpuEngine) {
+  auto cpu = CpuEngine::Create({});
+  ASSERT_TRUE(cpu.ok());
+  OutOfCoreSorter sorter({}, nullptr, [&](std::unique_ptr<SortJob>& run) {
+    (*cpu)->Submit(std::move(run));
+    return absl::OkStatus();
+  });
+  const uint64_t seed = testing::TestSeed();
+  int sorts = 0;
+  for (KeyType type : {KeyType::kUint64, KeyType::kFloat32}) {
+    for (uint32_t vw : {0u, 4u}) {
+      for (bool indices : {false, true}) {
+        for (bool descending : {false, true}) {
+          SortSpec spec;
+          spec.key_type = type;
+          spec.value_width = vw;
+          spec.return_indices = indices;
+          spec.descending = descending;
+          spec.stable = true;
+          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " vw " << vw
+                                            << " indices " << indices << " desc " << descending);
+          BigJob run;
+          sorter.Sort(run.Make(spec, 8 * 2730 - 3, Distribution::kFewUnique, seed + sorts++), 2730,
+                      /*window=*/8);
+          auto [status, report] = run.Result();
+          ASSERT_TRUE(status.ok()) << status;
+          EXPECT_TRUE(run.Verify());
+        }
+      }
+    }
+  }
+  sorter.Wait();
+  (*cpu)->Shutdown(absl::InfiniteFuture());
 }
 
 }  // namespace
