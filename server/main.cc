@@ -56,6 +56,10 @@ ABSL_FLAG(bool, out_of_core_device_merge, sortd::OutOfCoreOptions().merge_on_dev
           "Merge the GPU-sorted runs of arrays larger than every GPU's pools on the GPUs (blocks of "
           "the output sorted again) rather than on the host; requests with both values and "
           "indices merge on the host either way");
+ABSL_FLAG(uint64_t, out_of_core_pinned_bytes, sortd::OutOfCoreOptions().pinned_scratch_bytes,
+          "Host memory pinned at start-up for the runs of arrays larger than every GPU's pools "
+          "(0: none); a sort whose runs fit what is free moves them by DMA alone, others use "
+          "the heap");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
@@ -237,6 +241,7 @@ int main(int argc, char** argv) {
   gpu.workers_per_gpu = absl::GetFlag(FLAGS_workers_per_gpu);
   gpu.out_of_core.merge_threads = absl::GetFlag(FLAGS_out_of_core_merge_threads);
   gpu.out_of_core.merge_on_devices = absl::GetFlag(FLAGS_out_of_core_device_merge);
+  gpu.out_of_core.pinned_scratch_bytes = absl::GetFlag(FLAGS_out_of_core_pinned_bytes);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);

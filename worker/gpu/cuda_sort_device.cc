@@ -389,6 +389,14 @@ absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes) {
   return ComputeWaitsForCopies();
 }
 
+absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst) {
+  for (absl::string_view piece : src.pieces()) {
+    if (absl::Status s = DmaIn(piece.data(), dst, piece.size()); !s.ok()) return s;
+    dst += piece.size();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
@@ -412,8 +420,8 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
 
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   if (direct_in) {
-    s = DmaIn(job.keys.pieces()[0].data(), a.in_keys, n * kw);
-    if (s.ok() && vw) s = DmaIn(job.values.pieces()[0].data(), a.in_values, n * vw);
+    s = DmaIn(job.keys, a.in_keys);
+    if (s.ok() && vw) s = DmaIn(job.values, a.in_values);
   } else {
     s = StageIn(&job.keys, a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
     if (s.ok() && vw) {

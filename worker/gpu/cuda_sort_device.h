@@ -115,6 +115,9 @@ class CudaSortDevice : public SortDevice {
   // Host -> device from memory pinned for DMA (a registered region): no host copy, chunked over
   // the copy streams as StageIn is, queued from this thread.
   absl::Status DmaIn(const char* src, char* dst, size_t bytes);
+  // Every piece of a source pinned for DMA (a region, or an out-of-core job's pinned runs), back
+  // to back from dst.
+  absl::Status DmaIn(const ByteSource& src, char* dst);
   // The compute stream waits for everything queued on the copy streams so far.
   absl::Status ComputeWaitsForCopies();
 

@@ -52,10 +52,11 @@ struct OutOfCoreSorter::Job {
 };
 
 OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver* observer,
-                                 SubmitRun submit_run)
+                                 SubmitRun submit_run, std::shared_ptr<StagingPool> pinned)
     : options_(options),
       observer_(observer),
       submit_run_(std::move(submit_run)),
+      pinned_(std::move(pinned)),
       merge_pool_(options.merge_threads > 0
                       ? options.merge_threads
                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {}
@@ -110,9 +111,23 @@ void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t
   const size_t n = job->n;
   const size_t runs = (n + std::max<size_t>(run_keys, 1) - 1) / std::max<size_t>(run_keys, 1);
   for (size_t r = 0; r <= runs; ++r) state->starts.push_back(n * r / runs);
-  state->keys = OutputBytes::Allocate(n * KeyWidth(spec.key_type));
-  if (spec.value_width != 0) state->values = OutputBytes::Allocate(n * spec.value_width);
-  if (spec.return_indices) state->indices = OutputBytes::Allocate(n * sizeof(uint32_t));
+  // The runs' scratch, pinned when it fits (the runs and blocks then move by DMA alone).
+  const size_t sizes[] = {n * KeyWidth(spec.key_type), n * spec.value_width,
+                          spec.return_indices ? n * sizeof(uint32_t) : 0};
+  const StagingLayout layout({sizes[0], sizes[1], sizes[2]});
+  absl::StatusOr<std::shared_ptr<char>> pinned =
+      pinned_ != nullptr ? pinned_->Allocate(layout.total(), absl::ZeroDuration())
+                         : absl::ResourceExhaustedError("no pinned scratch");
+  OutputBytes* scratch[] = {&state->keys, &state->values, &state->indices};
+  for (size_t i = 0; i < 3; ++i) {
+    if (sizes[i] == 0) continue;
+    if (pinned.ok()) {
+      *scratch[i] = OutputBytes::Share(*pinned, layout.offset(i), sizes[i]);
+      scratch[i]->dma_ready = true;
+    } else {
+      *scratch[i] = OutputBytes::Allocate(sizes[i]);
+    }
+  }
   {
     absl::MutexLock lock(&state->mu);  // not shared yet; the lock is for the analysis
     state->window = std::max<size_t>(window, 1);
@@ -169,6 +184,8 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
     if (vw != 0) sub->values.Append(absl::string_view(values + from[r] * vw, count * vw));
     sub->n += count;
   }
+  sub->keys.set_dma_ready(job->keys.dma_ready);
+  sub->values.set_dma_ready(job->keys.dma_ready);
   sub->outputs_preset = true;
   sub->out_keys = parent.out_keys.Part(first * kw, sub->n * kw);
   if (indices_as_values) {

@@ -8,8 +8,9 @@
 // order, so the result is the stable merge. Blocks carry one payload: a job with both values and
 // indices has its runs merged on the host instead (or every job, when the options say so).
 //
-// The runs read the job's input in place (ByteSource::Slice) and write into one heap scratch
-// block that the sorter allocates per job, never into the job's outputs: a region sorted in place
+// The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
+// job (pinned when the options give pinned memory and it has room, else the heap), never into
+// the job's outputs: a region sorted in place
 // keeps its input intact until the merge, and the devices' staging is given back as each run
 // finishes rather than held until the last one. The scratch goes as soon as the merge has read it.
 #pragma once
@@ -23,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "worker/engine.h"
+#include "worker/pool/staging_pool.h"
 #include "worker/thread_pool.h"
 
 namespace sortd {
@@ -40,6 +42,10 @@ struct OutOfCoreOptions {
   // host, whenever the job's payload allows. The host merge runs at a fraction of memory
   // bandwidth on all cores; the device pass moves the array over PCIe once more.
   bool merge_on_devices = true;
+  // Host memory pinned for the GPUs' DMA at start-up for the runs (0: none). A job whose runs
+  // fit the part of it free takes them there, so runs come back and blocks go out by DMA alone,
+  // with no host copies through staging and no fresh pages to fault in; others use the heap.
+  size_t pinned_scratch_bytes = 0;
 };
 
 class OutOfCoreSorter {
@@ -50,8 +56,10 @@ class OutOfCoreSorter {
   // else: it cannot run at all (the run stays with the caller, and the sort fails with it).
   using SubmitRun = std::function<absl::Status(std::unique_ptr<SortJob>& run)>;
 
-  // `observer` may be null.
-  OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver* observer, SubmitRun submit_run);
+  // `observer` may be null; so may `pinned`, the pinned scratch (options.pinned_scratch_bytes)
+  // that its owner registered for the devices.
+  OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver* observer, SubmitRun submit_run,
+                  std::shared_ptr<StagingPool> pinned = nullptr);
   ~OutOfCoreSorter();                                // waits for the sorts in flight
   OutOfCoreSorter(const OutOfCoreSorter&) = delete;  // owns threads that point back at it
   OutOfCoreSorter& operator=(const OutOfCoreSorter&) = delete;
@@ -103,6 +111,7 @@ class OutOfCoreSorter {
   const OutOfCoreOptions options_;
   EngineObserver* const observer_;
   const SubmitRun submit_run_;
+  const std::shared_ptr<StagingPool> pinned_;  // may be null
   mutable absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // BeginDrain was called

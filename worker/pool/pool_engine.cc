@@ -1,6 +1,7 @@
 #include "worker/pool/pool_engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -40,11 +41,43 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
         [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
   }
   engine->gpu_count_ = gpus.size();
+  std::shared_ptr<StagingPool> pinned;
+  if (const size_t bytes = options.out_of_core.pinned_scratch_bytes; bytes > 0) {
+    absl::StatusOr<std::shared_ptr<StagingPool>> made = engine->MakePinnedScratch(bytes);
+    if (!made.ok()) return made.status();
+    pinned = *std::move(made);
+  }
   PoolEngine* self = engine.get();
   engine->out_of_core_ = std::make_unique<OutOfCoreSorter>(
       options.out_of_core, options.observer,
-      [self](std::unique_ptr<SortJob>& run) { return self->SubmitRun(run); });
+      [self](std::unique_ptr<SortJob>& run) { return self->SubmitRun(run); }, std::move(pinned));
   return engine;
+}
+
+absl::StatusOr<std::shared_ptr<StagingPool>> PoolEngine::MakePinnedScratch(size_t bytes) {
+  constexpr size_t kPage = 4096;
+  bytes = (bytes + kPage - 1) / kPage * kPage;
+  std::shared_ptr<char> memory(static_cast<char*>(std::aligned_alloc(kPage, bytes)), std::free);
+  if (memory == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate ", bytes, " bytes of out-of-core scratch (--out_of_core_pinned_bytes)"));
+  }
+  absl::StatusOr<std::shared_ptr<void>> registration = RegisterHostMemory(memory.get(), bytes);
+  if (!registration.ok()) {
+    return absl::Status(registration.status().code(),
+                        absl::StrCat("pinning ", bytes, " bytes of out-of-core scratch "
+                                     "(--out_of_core_pinned_bytes): ",
+                                     registration.status().message()));
+  }
+  // The pages are unpinned before they are freed: members go in reverse order.
+  struct Pinned {
+    std::shared_ptr<char> memory;
+    std::shared_ptr<void> registration;
+  };
+  char* base = memory.get();
+  auto owner = std::make_shared<Pinned>(Pinned{std::move(memory), *std::move(registration)});
+  return StagingPool::Create("the out-of-core scratch (--out_of_core_pinned_bytes)", base, bytes,
+                             std::move(owner));
 }
 
 PoolEngine::PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options)

@@ -53,6 +53,9 @@ class PoolEngine : public SortEngine {
   // Keys per run when a job of n keys is larger than every healthy device can hold (it is then
   // sorted out of core in runs of that size); 0 when it is not, or when no device is healthy.
   size_t OutOfCoreRunKeys(const SortSpec& spec, size_t n) const;
+  // Host memory of `bytes` pinned for every device's DMA, as a pool of scratch blocks for
+  // out-of-core sorts (OutOfCoreOptions::pinned_scratch_bytes).
+  absl::StatusOr<std::shared_ptr<StagingPool>> MakePinnedScratch(size_t bytes);
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
   absl::Status SubmitRun(std::unique_ptr<SortJob>& run);
   std::string QueueFullMessage(const DeviceWorker& worker) const;

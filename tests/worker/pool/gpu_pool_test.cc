@@ -340,13 +340,17 @@ TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
   rmdir(dir);
 }
 
-// Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the host
-// (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result is checked.
+// Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the GPU
+// or the host (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result
+// is checked.
 // A 64 MiB device pool takes requests of at most 16 MiB, so each array is about four runs.
 TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
   GpuPoolOptions gpu;
   gpu.device.device_pool_bytes = size_t{64} << 20;
   gpu.device.pinned_pool_bytes = size_t{64} << 20;
+  // Pinned scratch for the runs of the smaller arrays (keys alone, 4-byte values); the others
+  // use the heap.
+  gpu.out_of_core.pinned_scratch_bytes = size_t{160} << 20;
   GpuServer s = StartGpuServer(gpu);
   auto client = client::SortClient::Create(s.target);
   ASSERT_TRUE(client.ok());

@@ -52,7 +52,7 @@ struct Pool {
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
 Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {},
-              bool merge_on_devices = true) {
+              bool merge_on_devices = true, size_t pinned_scratch_bytes = 0) {
   if (options.empty()) {
     options.resize(4);
     for (size_t i = 0; i < 4; ++i) options[i].name = absl::StrCat("cpu-device:", i / 2);
@@ -73,6 +73,7 @@ Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptio
   options_out.out_of_core.merge_threads = 3;
   options_out.out_of_core.min_keys_per_merge_thread = 1000;  // small arrays still split
   options_out.out_of_core.merge_on_devices = merge_on_devices;
+  options_out.out_of_core.pinned_scratch_bytes = pinned_scratch_bytes;
   auto engine = PoolEngine::Create(std::move(devices), std::move(*CpuEngine::Create(cpu_options)),
                                    options_out);
   EXPECT_TRUE(engine.ok());
@@ -143,7 +144,8 @@ KeyType KeyTypeOf(double) { return KeyType::kFloat64; }
 TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   const uint64_t seed = testing::TestSeed();
   CountingObserver observer;
-  Pool on_devices = MakePool(&observer);
+  // Pinned scratch of four runs' size: the 2-run jobs take it, the 5- and 7-run ones the heap.
+  Pool on_devices = MakePool(&observer, {}, /*merge_on_devices=*/true, 4 * kDevicePool);
   Pool on_host = MakePool(&observer, {}, /*merge_on_devices=*/false);
   size_t sorts = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
@@ -400,6 +402,8 @@ class HandDevice {
       return absl::ResourceExhaustedError(absl::StrCat("hand device full (", held_.size(), ")"));
     }
     if (run->keys.pieces().size() > 1) ++multi_piece_;
+    if (run->InputsPinnedForDma()) ++pinned_inputs_;
+    if (run->OutputsPinnedForDma()) ++pinned_outputs_;
     held_.push_back(std::move(run));
     return absl::OkStatus();
   }
@@ -427,6 +431,11 @@ class HandDevice {
     absl::MutexLock lock(&mu_);
     return multi_piece_;
   }
+  // Jobs taken whose inputs (outputs) all lie in memory marked pinned for DMA.
+  std::pair<int, int> pinned() {
+    absl::MutexLock lock(&mu_);
+    return {pinned_inputs_, pinned_outputs_};
+  }
   // Finishes held jobs as they come (blocks are handed out from the sorter's merge thread) until
   // `job` is answered; returns how many it finished, or -1 after 30 s.
   int FinishUntilDone(const std::atomic<int>& done_calls,
@@ -451,6 +460,8 @@ class HandDevice {
   std::deque<std::unique_ptr<SortJob>> held_ ABSL_GUARDED_BY(mu_);
   int submits_ ABSL_GUARDED_BY(mu_) = 0;
   int multi_piece_ ABSL_GUARDED_BY(mu_) = 0;
+  int pinned_inputs_ ABSL_GUARDED_BY(mu_) = 0;
+  int pinned_outputs_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The runs' bookkeeping alone: these sorters merge on the host.
@@ -623,6 +634,36 @@ TEST(OutOfCoreSorterTest, RunsAndBlocksOnTheCpuEngine) {
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
+}
+
+// With pinned scratch, the runs write into it and the blocks read from it as memory pinned for
+// DMA (a GPU moves them with no host copy); a job whose runs do not fit what is free uses the
+// heap. Both sort right.
+TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
+  std::vector<char> memory(size_t{192} << 10);
+  auto pinned = StagingPool::Create("test pinned scratch", memory.data(), memory.size(), nullptr);
+  for (size_t n : {size_t{10007}, size_t{20011}}) {  // 120 KB of runs fit; 240 KB do not
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    HandDevice device;
+    OutOfCoreSorter sorter({}, nullptr,
+                           [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); },
+                           pinned);
+    SortSpec spec;
+    spec.key_type = KeyType::kInt64;
+    spec.value_width = 4;
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, n, Distribution::kFewUnique, n), 1000, /*window=*/3);
+    const int runs = static_cast<int>((n + 999) / 1000);
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2 * runs);
+    ASSERT_TRUE(run.Result().first.ok());
+    EXPECT_TRUE(run.Verify());
+    const bool fits = n * 12 <= memory.size();
+    // Runs read the caller's heap input into pinned scratch; blocks read it into the output.
+    EXPECT_EQ(device.pinned(), std::make_pair(fits ? runs : 0, fits ? runs : 0));
+    sorter.Wait();
+    EXPECT_EQ(pinned->in_use(), 0u);  // the scratch went back with the job
+  }
 }
 
 }  // namespace
