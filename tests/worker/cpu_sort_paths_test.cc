@@ -53,7 +53,7 @@ void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t o
 template <typename T>
 std::string Pack(const std::vector<T>& v) {
   std::string s(v.size() * sizeof(T), '\0');
-  std::memcpy(s.data(), v.data(), s.size());
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());  // data() may be null when empty
   return s;
 }
 
