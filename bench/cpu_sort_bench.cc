@@ -306,6 +306,8 @@ int main(int argc, char** argv) {
       if (lg > 24) continue;  // 2^26 for u32 only: the other types' rows would take minutes
       PayloadRows<float>("f32", lg, m);
       PayloadRows<uint64_t>("u64", lg, m);
+      PayloadRows<int64_t>("i64", lg, m);
+      PayloadRows<double>("f64", lg, m);
     }
   }
   if (section("small")) {

@@ -1,8 +1,8 @@
 // The CPU sorter's internal strategies, each against the independent reference: the direct float
-// path (IEEE sort, then -0/+0 put in order) with and without NaNs, unaligned arrays, the word
-// widths a key and its position are packed into (32, 64, 128 bits) at their exact cut-overs, and
-// the parallel partition's sampled bucket range with outliers the sample misses, and integer
-// extremes.
+// path (IEEE sort, then -0/+0 put in order) with and without NaNs, unaligned arrays, the words a
+// key and its position are packed into (32 bits, 64 bits, 64 bits holding the key's top bits) at
+// their exact cut-overs, keys tied on those top bits, the parallel partition's sampled bucket
+// range with outliers the sample misses, and integer extremes.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -53,8 +53,23 @@ void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t o
 template <typename T>
 std::string Pack(const std::vector<T>& v) {
   std::string s(v.size() * sizeof(T), '\0');
-  std::memcpy(s.data(), v.data(), s.size());
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());  // data() may be null when empty
   return s;
+}
+
+// 64-bit keys of `type` whose order-preserving bits are `ordered` (the inverse of the API's
+// transforms, written out here apart from the engine's).
+std::string FromOrdered64(KeyType type, const std::vector<uint64_t>& ordered) {
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  std::vector<uint64_t> raw(ordered.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const uint64_t b = ordered[i];
+    raw[i] = type == KeyType::kUint64  ? b
+             : type == KeyType::kInt64 ? b ^ kSign
+             : (b & kSign)             ? b & ~kSign
+                                       : ~b;
+  }
+  return Pack(raw);
 }
 
 // What a float input holds beyond zeros of both signs, denormals, the largest finite values and
@@ -185,7 +200,7 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
 }
 
 // 1024 keys need 10 index bits: a 64-bit key range of 22 bits packs into 32-bit words, 23 bits
-// into 64-bit words, 54 bits still into 64, 55 bits into 128-bit words.
+// into 64-bit words, 54 bits still into 64, 55 bits into 64-bit words holding the key's top bits.
 TEST_P(CpuSortPathsTest, WordWidthCutovers) {
   std::mt19937_64 rng(testing::TestSeed());
   for (size_t n : {size_t{1024}, big()}) {
@@ -200,15 +215,76 @@ TEST_P(CpuSortPathsTest, WordWidthCutovers) {
         for (uint64_t& b : ordered) b = base + rng() % span;
         ordered[n / 3] = base;
         ordered[n / 2] = base + span;
-        std::vector<uint64_t> raw(n);
-        for (size_t i = 0; i < n; ++i) {
-          const uint64_t b = ordered[i];
-          raw[i] = type == KeyType::kUint64  ? b
-                   : type == KeyType::kInt64 ? b ^ (uint64_t{1} << 63)
-                   : (b >> 63)               ? b & ~(uint64_t{1} << 63)
-                                             : ~b;
-        }
-        CheckAll(sorter_, type, Pack(raw));
+        CheckAll(sorter_, type, FromOrdered64(type, ordered));
+      }
+    }
+  }
+}
+
+// Random 64-bit keys span the whole range, so each sorts as its top bits beside its position, and
+// the rare keys tied on them are put in order after the sort. Floats get NaNs of both signs,
+// infinities and zeros of both signs besides random bits.
+TEST_P(CpuSortPathsTest, RandomWideKeysSortOnTheirTopBits) {
+  std::mt19937_64 rng(testing::TestSeed());
+  const uint64_t specials[] = {0,
+                               uint64_t{1} << 63,
+                               0x7ff0000000000000,
+                               0xfff0000000000000,
+                               0x7ff8000000000001,
+                               0xfff0000000000002};
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{17}, size_t{1000}, big()}) {
+    std::vector<uint64_t> raw(n);
+    for (uint64_t& k : raw) k = rng();
+    CheckAll(sorter_, KeyType::kUint64, Pack(raw));
+    CheckAll(sorter_, KeyType::kInt64, Pack(raw));
+    for (uint64_t& k : raw) {
+      if (rng() % 8 == 0) k = specials[rng() % 6];
+    }
+    CheckAll(sorter_, KeyType::kFloat64, Pack(raw));
+  }
+}
+
+// Adversarial inputs for the top-bits words: keys spanning the whole range (so a word keeps the
+// key's top 64 - b bits beside b position bits) that tie on those top bits in runs short and long,
+// which must be put in order by the bits dropped, in time that does not grow quadratically with
+// the runs, and in the parallel path without a run being cut across two buckets.
+TEST_P(CpuSortPathsTest, WideKeysTiedOnTheirTopBits) {
+  std::mt19937_64 rng(testing::TestSeed());
+  for (size_t n : {size_t{40}, size_t{1000}, big()}) {
+    const int b = 64 - __builtin_clzll(n - 1);  // position bits: a key drops as many
+    const uint64_t dropped = (uint64_t{1} << b) - 1;
+    std::vector<uint64_t> half_min(n), below_cut(n), few_values(n), groups(n), small_keys(n);
+    const uint64_t middle = rng() & ~dropped;
+    uint64_t values[8] = {0, ~uint64_t{0}};
+    for (int v = 2; v < 8; ++v) values[v] = rng();
+    for (size_t i = 0; i < n; ++i) {
+      // Half the keys at the minimum, half among the few largest.
+      half_min[i] = i % 2 ? ~(rng() & (4 * dropped + 3)) : 0;
+      // One top-bits value, keys differing (or not) in the dropped bits only.
+      below_cut[i] = middle | (rng() & dropped & (i % 3 ? ~uint64_t{0} : 7));
+      // Eight values over the whole range, each many times.
+      few_values[i] = values[rng() % 8];
+      // Keys below 2^(b+2) but for one maximum the partition's sample misses: sampled words then
+      // differ in few bits above the position, where buckets cut by position would split runs.
+      small_keys[i] = rng() & (4 * dropped + 3);
+    }
+    // Groups of 1 to 40 keys sharing their top bits, some equal in full.
+    for (size_t i = 0; i < n;) {
+      const uint64_t top = rng() & ~dropped;
+      for (size_t g = 1 + rng() % 40; g > 0 && i < n; --g, ++i) {
+        groups[i] = top | (rng() % 3 ? rng() & dropped : 0);
+      }
+    }
+    for (auto* keys : {&below_cut, &groups}) {
+      (*keys)[0] = 0;
+      (*keys)[n - 1] = ~uint64_t{0};
+    }
+    half_min[1] = ~uint64_t{0};
+    small_keys[1] = ~uint64_t{0};
+    for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n);
+      for (const auto* ordered : {&half_min, &below_cut, &few_values, &groups, &small_keys}) {
+        CheckAll(sorter_, type, FromOrdered64(type, *ordered));
       }
     }
   }

@@ -29,6 +29,8 @@ struct CpuSortPolicy {
   static constexpr int kLogBuckets = 8;
   // Keys sampled to bound the buckets' range.
   static constexpr size_t kRangeSamples = 1024;
+  // Longest run of tied truncated words put in order by insertion; longer ones go to vqsort.
+  static constexpr size_t kInsertionMaxTies = 16;
 };
 
 int TasksFor(size_t n, ThreadPool* pool) {
@@ -104,15 +106,50 @@ SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec& codec, W
   }
 }
 
-// Keys and indices of sorted words [begin, end) (one branch-free loop, so it vectorizes), then
-// the values they name.
-template <typename Key, typename Word, typename Codec, bool kIndices>
+// Puts the runs of tied words a TruncatedCodec leaves in sorted words [begin, end) in order: each
+// run is encoded again from the bits its prefix dropped (the keys read back from the input by
+// position) and sorted again, by insertion when short (random keys tie rarely, and then in twos)
+// and by vqsort when long, so that many keys sharing a prefix cost O(n log n), not quadratic time.
+template <typename Key>
+void OrderTies(const TruncatedCodec& codec, const unsigned char* src, uint64_t* words, size_t begin,
+               size_t end, const hwy::Sorter& sorter) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  for (size_t j = begin + 1; j < end; ++j) {
+    const uint64_t prefix = codec.Prefix(words[j - 1]);
+    if (codec.Prefix(words[j]) != prefix) continue;
+    const size_t first = j - 1;
+    size_t last = j + 1;
+    while (last < end && codec.Prefix(words[last]) == prefix) ++last;
+    for (size_t k = first; k < last; ++k) {
+      const size_t i = codec.IndexOf(words[k]);
+      words[k] =
+          codec.TieWord(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+    }
+    if (last - first > CpuSortPolicy::kInsertionMaxTies) {
+      VqSort(sorter, words + first, last - first);
+    } else {
+      for (size_t k = first + 1; k < last; ++k) {
+        const uint64_t w = words[k];
+        size_t m = k;
+        for (; m > first && words[m - 1] > w; --m) words[m] = words[m - 1];
+        words[m] = w;
+      }
+    }
+    j = last;  // words[last] starts another prefix (or is the end)
+  }
+}
+
+// Keys (when the words hold them) and indices of sorted words [begin, end) (one branch-free loop,
+// so it vectorizes), then the values they name.
+template <typename Key, typename Word, typename Codec, bool kKeys, bool kIndices>
 SORTD_VECTORIZE void DecodeKeys(const Codec& codec, const Word* words, unsigned char* key_out,
                                 unsigned char* idx_out, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   for (size_t j = begin; j < end; ++j) {
     const Word w = words[j];
-    StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
+    if constexpr (kKeys) {
+      StoreUnaligned(key_out + j * sizeof(Bits), KeyTraits<Key>::FromOrdered(codec.KeyOf(w)));
+    }
     if constexpr (kIndices) StoreUnaligned(idx_out + j * 4, codec.IndexOf(w));
   }
 }
@@ -129,20 +166,26 @@ void GatherValues(const Codec& codec, const Word* words, const unsigned char* va
 template <typename Key, typename Word, typename Codec>
 void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
                  const SortOutput& out, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
   auto* key_out = static_cast<unsigned char*>(out.keys);
   auto* idx_out = static_cast<unsigned char*>(out.indices);
-  if constexpr (Codec::kWithIndex) {
+  if constexpr (Codec::kTies) {
+    // The words hold positions, not whole keys: keys are gathered from the input like values.
+    GatherValues<Bits>(codec, words, static_cast<const unsigned char*>(in.keys), key_out, begin,
+                       end);
     if (spec.return_indices) {
-      DecodeKeys<Key, Word, Codec, true>(codec, words, key_out, idx_out, begin, end);
-    } else {
-      DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
+      DecodeKeys<Key, Word, Codec, false, true>(codec, words, key_out, idx_out, begin, end);
     }
+  } else if (spec.return_indices) {
+    DecodeKeys<Key, Word, Codec, true, true>(codec, words, key_out, idx_out, begin, end);
+  } else {
+    DecodeKeys<Key, Word, Codec, true, false>(codec, words, key_out, idx_out, begin, end);
+  }
+  if constexpr (Codec::kWithIndex) {
     const auto* val_in = static_cast<const unsigned char*>(in.values);
     auto* val_out = static_cast<unsigned char*>(out.values);
     if (spec.value_width == 4) GatherValues<uint32_t>(codec, words, val_in, val_out, begin, end);
     if (spec.value_width == 8) GatherValues<uint64_t>(codec, words, val_in, val_out, begin, end);
-  } else {
-    DecodeKeys<Key, Word, Codec, false>(codec, words, key_out, idx_out, begin, end);
   }
 }
 
@@ -166,7 +209,7 @@ void* CpuSorter::Scratch(size_t bytes) {
 
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
-  return n * (KeyWidth(spec.key_type) == 4 ? sizeof(uint64_t) : sizeof(hwy::uint128_t));
+  return n * sizeof(uint64_t);
 }
 
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
@@ -207,7 +250,8 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
 // Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
 // words are first scattered into buckets by their top bits (a counting pass, then a scatter, both
 // split by input chunk and both encoding from the input, which is cheaper than writing the encoded
-// words once more and reading them back), and the buckets are then sorted independently.
+// words once more and reading them back), and the buckets are then sorted independently. Words
+// that tie on a truncated key are put in order right after the sort that brought them together.
 template <typename Key, typename Word, typename Codec>
 void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec& codec, int tasks) {
@@ -227,6 +271,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);
     VqSort(*sorters_[0], words, n);
+    if constexpr (Codec::kTies) OrderTies<Key>(codec, src, words, 0, n, *sorters_[0]);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
   }
@@ -235,18 +280,24 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
   // Bucket bounds from a sample: a bucket function only has to be monotone, so words outside the
   // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
-  uint64_t top_lo = ~uint64_t{0}, top_hi = 0;
+  uint64_t sample_lo = ~uint64_t{0}, sample_hi = 0;
   for (size_t k = 0; k < CpuSortPolicy::kRangeSamples; ++k) {
-    const uint64_t top = Top(encode(k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1)));
-    top_lo = std::min(top_lo, top);
-    top_hi = std::max(top_hi, top);
+    const uint64_t w = encode(k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1));
+    sample_lo = std::min(sample_lo, w);
+    sample_hi = std::max(sample_hi, w);
   }
-  const int shift = std::max(0, BitWidth(top_hi - top_lo) - CpuSortPolicy::kLogBuckets);
-  const size_t buckets = static_cast<size_t>((top_hi - top_lo) >> shift) + 1;
-  auto bucket_of = [&](const Word& w) {
-    const uint64_t top = Top(w);
-    if (top <= top_lo) return size_t{0};
-    return std::min(static_cast<size_t>((top - top_lo) >> shift), buckets - 1);
+  // Tied truncated words are put in order within their bucket, so a run of them must not straddle
+  // two: then buckets split on prefix bits only (sample_lo's position bits are cleared, so that
+  // subtracting it borrows nothing from the prefix).
+  int tie_bits = 0;
+  if constexpr (Codec::kTies) tie_bits = codec.index_bits;
+  sample_lo &= ~((uint64_t{1} << tie_bits) - 1);
+  const int shift =
+      std::max(tie_bits, BitWidth(sample_hi - sample_lo) - CpuSortPolicy::kLogBuckets);
+  const size_t buckets = static_cast<size_t>((sample_hi - sample_lo) >> shift) + 1;
+  auto bucket_of = [&](uint64_t w) {
+    if (w <= sample_lo) return size_t{0};
+    return std::min(static_cast<size_t>((w - sample_lo) >> shift), buckets - 1);
   };
   // counts: one histogram per task, then the buckets' starts (and n).
   size_t* counts = Counts(tasks * buckets + buckets + 1);
@@ -280,6 +331,9 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
       if (starts[d + 1] - starts[d] > 1) {
         VqSort(*sorters_[t], words + starts[d], starts[d + 1] - starts[d]);
+        if constexpr (Codec::kTies) {
+          OrderTies<Key>(codec, src, words, starts[d], starts[d + 1], *sorters_[t]);
+        }
       }
       if (!decode_is_identity)
         DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
@@ -332,8 +386,9 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   } else if (bits <= 64) {
     SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, true>{mask, lo, index_bits},
                              tasks);
-  } else {
-    SortWords<Key, hwy::uint128_t>(spec, in, out, WideCodec<Bits>{mask}, tasks);
+  } else if constexpr (sizeof(Bits) == 8) {
+    // Too wide: the key keeps its top bits, and ties on them are ordered after the sort.
+    SortWords<Key, uint64_t>(spec, in, out, TruncatedCodec{mask, lo, index_bits, bits - 64}, tasks);
   }
 }
 

@@ -1,15 +1,15 @@
 // The words CpuSorter sorts: a key's order-preserving bits (kernels/util/key_traits.h), masked for
 // the direction, and, when values or indices come back, its input position in the low bits. Words
-// compare as unsigned integers (128-bit ones as hi, then lo), so sorting words ascending with any
-// sort, stable or not, puts keys in the requested order with equal keys in input order (in both
-// directions), and each word names its key's input position: the permutation comes for free.
+// compare as unsigned integers, so sorting words ascending with any sort, stable or not, puts keys
+// in the requested order with equal keys in input order (in both directions), and each word names
+// its key's input position: the permutation comes for free. A 64-bit key whose range leaves no
+// room for the position keeps only its top bits (TruncatedCodec), and keys tied on them are put in
+// order after the sort.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-
-#include "hwy/base.h"
 
 namespace sortd {
 
@@ -27,18 +27,14 @@ void StoreUnaligned(unsigned char* p, T v) {
 // Bits needed to write x (0 for 0).
 inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
 
-// The most significant 64 bits of a word: what the parallel partition buckets by.
-inline uint64_t Top(uint32_t w) { return w; }
-inline uint64_t Top(uint64_t w) { return w; }
-inline uint64_t Top(const hwy::uint128_t& w) { return w.hi; }
-
 // Bits (ordered key bits) into a Word of 32 or 64 bits. With the index, the key is stored as its
 // offset from `lo`, so a key range of r bits and n positions fit a word when r + bits(n - 1) <= its
 // width: 32-bit keys with an index always fit 64 bits (lo = 0), 64-bit keys do when their range
-// allows.
+// allows (TruncatedCodec takes the others).
 template <typename Bits, typename Word, bool kIndex>
 struct PackedCodec {
   static constexpr bool kWithIndex = kIndex;
+  static constexpr bool kTies = false;
   Bits mask;
   Bits lo;         // no larger than any masked key
   int index_bits;  // 0 without the index
@@ -58,17 +54,33 @@ struct PackedCodec {
   }
 };
 
-// Keys too wide to share 64 bits with their position: key in hi, position in lo.
-template <typename Bits>
-struct WideCodec {
+// 64-bit keys whose range leaves too little room for the position, sorted as 64-bit words anyway
+// (vqsort sorts them 3-4x faster than 128-bit words holding the whole key): the word holds the
+// top 64 - index_bits bits of the key's offset from `lo` above the position. Sorted words are in
+// key order but within runs of equal prefixes (ties), which are in position order and still need
+// ordering by the low `shift` bits of their keys. The word does not hold the whole key: the
+// output's keys are read back from the input by position.
+struct TruncatedCodec {
   static constexpr bool kWithIndex = true;
-  Bits mask;
+  static constexpr bool kTies = true;
+  uint64_t mask;
+  uint64_t lo;     // no larger than any masked key
+  int index_bits;  // at most 32 (n <= 2^32)
+  int shift;       // bits of the offset dropped: its width + index_bits - 64, in [1, index_bits]
 
-  hwy::uint128_t Encode(Bits ordered, size_t i) const {
-    return hwy::uint128_t{static_cast<uint64_t>(i), static_cast<uint64_t>(ordered ^ mask)};
+  uint64_t Encode(uint64_t ordered, size_t i) const {
+    return ((((ordered ^ mask) - lo) >> shift) << index_bits) | i;
   }
-  Bits KeyOf(const hwy::uint128_t& w) const { return static_cast<Bits>(w.hi) ^ mask; }
-  uint32_t IndexOf(const hwy::uint128_t& w) const { return static_cast<uint32_t>(w.lo); }
+  uint64_t Prefix(uint64_t w) const { return w >> index_bits; }
+  // Keys of one run differ only in the `shift` bits the prefix drops, which fit beside the
+  // position (shift <= index_bits <= 32): these words order a run by key, then position.
+  uint64_t TieWord(uint64_t ordered, size_t i) const {
+    const uint64_t dropped = ((ordered ^ mask) - lo) & ((uint64_t{1} << shift) - 1);
+    return (dropped << index_bits) | i;
+  }
+  uint32_t IndexOf(uint64_t w) const {
+    return static_cast<uint32_t>(w & ((uint64_t{1} << index_bits) - 1));
+  }
 };
 
 }  // namespace sortd

@@ -237,8 +237,8 @@ TYPED_TEST(OutOfCoreTypedTest, WritesPresetOutputsIncludingInPlace) {
 // other one.
 // The server's memory budget counts an out-of-core job's runs: the array's result bytes again, for
 // exactly the jobs too large for every device, unless they ask for the CPU. A job the CPU engine
-// sorts counts that engine's scratch: its input gathered into one array and the sort's words (16
-// bytes for a 64-bit key with its position); one a device sorts counts nothing more.
+// sorts counts that engine's scratch: its input gathered into one array and the sort's words (8
+// bytes for a key with its position); one a device sorts counts nothing more.
 TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEnginesScratch) {
   Pool pool = MakePool();
   SortSpec spec;
@@ -247,7 +247,7 @@ TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEngi
   spec.return_indices = true;
   spec.algorithm = Algorithm::kRadix;
   const size_t fits = KeysPerRun(spec);
-  const size_t cpu_per_key = 8 + 4 + 16;
+  const size_t cpu_per_key = 8 + 4 + 8;
   EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits), 0u);
   EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1), (fits + 1) * 16);
   spec.algorithm = Algorithm::kCpu;
