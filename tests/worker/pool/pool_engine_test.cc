@@ -445,7 +445,8 @@ TEST(PoolEngineTest, AutoFollowsTheCostModelAndTooLargeRunsInRuns) {
   ASSERT_TRUE(huge_status.ok()) << huge_status;
   EXPECT_EQ(huge_report.device, "cpu-device:0");
   EXPECT_EQ(huge.out_keys, testing::ReferenceSortKeys(KeyType::kUint32, huge.keys, false));
-  EXPECT_EQ(raw->batch_sizes().size(), 1u + 4u);  // 4 MiB of keys: 4 runs of 1 MiB
+  // 4 MiB of keys: 4 runs of 1 MiB, then the merge's 4 blocks.
+  EXPECT_EQ(raw->batch_sizes().size(), 1u + 4u + 4u);
 }
 
 }  // namespace
