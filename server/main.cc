@@ -52,10 +52,11 @@ ABSL_FLAG(uint64_t, transfer_chunk_bytes, sortd::CudaSortDeviceOptions().transfe
 ABSL_FLAG(int, out_of_core_merge_threads, sortd::OutOfCoreOptions().merge_threads,
           "Threads merging the GPU-sorted runs of arrays larger than every GPU's pools; 0 means "
           "one per hardware thread");
-ABSL_FLAG(bool, out_of_core_device_merge, sortd::OutOfCoreOptions().merge_on_devices,
-          "Merge the GPU-sorted runs of arrays larger than every GPU's pools on the GPUs (blocks of "
-          "the output sorted again) rather than on the host; requests with both values and "
-          "indices merge on the host either way");
+ABSL_FLAG(
+    bool, out_of_core_device_merge, sortd::OutOfCoreOptions().merge_on_devices,
+    "Merge the GPU-sorted runs of arrays larger than every GPU's pools on the GPUs (blocks of "
+    "the output sorted again) rather than on the host; requests with both values and "
+    "indices merge on the host either way");
 ABSL_FLAG(uint64_t, out_of_core_pinned_bytes, sortd::OutOfCoreOptions().pinned_scratch_bytes,
           "Host memory pinned at start-up for the runs of arrays larger than every GPU's pools "
           "(0: none); a sort whose runs fit what is free moves them by DMA alone, others use "

@@ -163,8 +163,16 @@ std::string RepeatedFloats(size_t n, std::mt19937_64& rng) {
     std::memcpy(&f, &b, sizeof f);
     return f;
   };
-  const Float candidates[] = {Limits::max(), -Limits::max(), Limits::min(), -Limits::min(),
-                              Limits::denorm_min(), -Limits::denorm_min(), 1, -2.5, 0, -0.0};
+  const Float candidates[] = {Limits::max(),
+                              -Limits::max(),
+                              Limits::min(),
+                              -Limits::min(),
+                              Limits::denorm_min(),
+                              -Limits::denorm_min(),
+                              1,
+                              -2.5,
+                              0,
+                              -0.0};
   std::vector<Float> repeated(1 + rng() % 6);
   for (Float& f : repeated) f = rng() % 2 ? candidates[rng() % 10] : finite();
   const size_t percent = rng() % 101;

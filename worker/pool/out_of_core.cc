@@ -31,7 +31,7 @@ struct OutOfCoreSorter::Job {
   std::vector<size_t> refused ABSL_GUARDED_BY(mu);  // tasks a full queue refused, retried first
   size_t running ABSL_GUARDED_BY(mu) = 0;           // taken by a device, not yet done
   size_t finished ABSL_GUARDED_BY(mu) = 0;          // of this pass, sorted
-  absl::Status failure ABSL_GUARDED_BY(mu);  // the first thing that stopped the job
+  absl::Status failure ABSL_GUARDED_BY(mu);         // the first thing that stopped the job
   bool finishing ABSL_GUARDED_BY(mu) = false;
   // Summed over the runs and blocks sorted so far; queued is the first run's wait.
   SortReport report ABSL_GUARDED_BY(mu);
@@ -159,8 +159,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   return Delegate(job, run, std::move(sub));
 }
 
-std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& job,
-                                                    size_t block) {
+std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& job, size_t block) {
   const SortJob& parent = *job->job;
   const std::vector<size_t>& from = job->cuts[block];
   const std::vector<size_t>& to = job->cuts[block + 1];
@@ -255,9 +254,10 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
       return;
     }
     if (job->failure.ok()) {
-      job->failure = absl::Status(
-          status.code(), absl::StrCat(job->TaskName(task), " of an out-of-core sort of ",
-                                      job->job->n, " keys could not be queued: ", status.message()));
+      job->failure =
+          absl::Status(status.code(),
+                       absl::StrCat(job->TaskName(task), " of an out-of-core sort of ", job->job->n,
+                                    " keys could not be queued: ", status.message()));
     }
   }
   // Nothing of the job runs any more, so its fields are this thread's alone.
@@ -272,8 +272,8 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge (or
   // what a drain left of the blocks) goes to the host, which the drain waits for.
   const bool draining = this->draining();
-  const bool blocks_cut_short = pass == Job::Pass::kBlocks && draining &&
-                                failure.code() == absl::StatusCode::kUnavailable;
+  const bool blocks_cut_short =
+      pass == Job::Pass::kBlocks && draining && failure.code() == absl::StatusCode::kUnavailable;
   if (pass == Job::Pass::kBlocks ? !blocks_cut_short : !failure.ok()) {
     Finish(*job, failure, report);
     return;
@@ -300,9 +300,9 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
       sum.device_to_host += report.device_to_host;
       job->devices.insert(report.device);
     } else if (job->failure.ok()) {
-      job->failure =
-          absl::Status(status.code(), absl::StrCat(job->TaskName(task), " of an out-of-core sort of ",
-                                                   job->job->n, " keys failed: ", status.message()));
+      job->failure = absl::Status(status.code(),
+                                  absl::StrCat(job->TaskName(task), " of an out-of-core sort of ",
+                                               job->job->n, " keys failed: ", status.message()));
     }
   }
   Pump(job);

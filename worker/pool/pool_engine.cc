@@ -65,7 +65,8 @@ absl::StatusOr<std::shared_ptr<StagingPool>> PoolEngine::MakePinnedScratch(size_
   absl::StatusOr<std::shared_ptr<void>> registration = RegisterHostMemory(memory.get(), bytes);
   if (!registration.ok()) {
     return absl::Status(registration.status().code(),
-                        absl::StrCat("pinning ", bytes, " bytes of out-of-core scratch "
+                        absl::StrCat("pinning ", bytes,
+                                     " bytes of out-of-core scratch "
                                      "(--out_of_core_pinned_bytes): ",
                                      registration.status().message()));
   }

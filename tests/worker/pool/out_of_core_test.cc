@@ -645,9 +645,8 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
   for (size_t n : {size_t{10007}, size_t{20011}}) {  // 120 KB of runs fit; 240 KB do not
     SCOPED_TRACE(::testing::Message() << "n " << n);
     HandDevice device;
-    OutOfCoreSorter sorter({}, nullptr,
-                           [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); },
-                           pinned);
+    OutOfCoreSorter sorter(
+        {}, nullptr, [&](std::unique_ptr<SortJob>& run) { return device.Submit(run); }, pinned);
     SortSpec spec;
     spec.key_type = KeyType::kInt64;
     spec.value_width = 4;
