@@ -79,7 +79,7 @@ fi
 if section incore_conc; then
   echo "=== 2^28 u32 keys (1 GiB), region-backed, in core, 1-4 clients at once"
   for workers in 3 4; do
-    SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=$workers
+    SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu="$workers"
       --gpu_memory_pool_bytes=$((workers * (4 << 30))) --pinned_pool_bytes=$((2 << 30)))
     start_sortd "incore_w$workers" || continue
     for clients in 1 2 3 4; do
