@@ -53,7 +53,7 @@ class EngineObserver {
   virtual ~EngineObserver() = default;
   // One launch sorted `requests` requests holding `keys` keys together.
   virtual void OnLaunch(absl::string_view worker, size_t requests, size_t keys) = 0;
-  // A job larger than every device's pools is being sorted in `runs` runs and merged on the host.
+  // A job larger than every device's pools is being sorted in `runs` runs, then merged.
   virtual void OnOutOfCore(size_t runs) {}
 };
 

@@ -1,5 +1,5 @@
-// The CPU sorter's internal strategies, each against the independent reference: the direct float
-// path (IEEE sort, then -0/+0 put in order) with and without NaNs, unaligned arrays, the words a
+// The CPU sorter's internal strategies, each against the independent reference: floats (signed
+// zeros, NaNs, infinities, repeated values) on their ordered bits, unaligned arrays, the words a
 // key and its position are packed into (32 bits, 64 bits, 64 bits holding the key's top bits) at
 // their exact cut-overs, keys tied on those top bits, the parallel partition's sampled bucket
 // range with outliers the sample misses, and integer extremes.

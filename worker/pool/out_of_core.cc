@@ -31,6 +31,7 @@ struct OutOfCoreSorter::Job {
   std::vector<size_t> refused ABSL_GUARDED_BY(mu);  // tasks a full queue refused, retried first
   size_t running ABSL_GUARDED_BY(mu) = 0;           // taken by a device, not yet done
   size_t finished ABSL_GUARDED_BY(mu) = 0;          // of this pass, sorted
+  size_t completions ABSL_GUARDED_BY(mu) = 0;       // runs and blocks done, sorted or not
   absl::Status failure ABSL_GUARDED_BY(mu);         // the first thing that stopped the job
   bool finishing ABSL_GUARDED_BY(mu) = false;
   // Summed over the runs and blocks sorted so far; queued is the first run's wait.
@@ -217,9 +218,11 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   Job::Pass pass;
   for (;;) {
     size_t task = 0;
+    size_t completions = 0;  // when the task was taken
     {
       absl::MutexLock lock(&job->mu);
       pass = job->pass;
+      completions = job->completions;
       bool take = false;
       if (job->failure.ok() && job->running < job->window &&
           (!job->refused.empty() || job->next_task < job->tasks())) {
@@ -248,10 +251,13 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     if (status.ok()) continue;
     absl::MutexLock lock(&job->mu);
     --job->running;
-    if (status.code() == absl::StatusCode::kResourceExhausted && job->running > 0) {
-      // A task of this job still in flight will call Pump again when it finishes.
+    if (status.code() == absl::StatusCode::kResourceExhausted &&
+        (job->running > 0 || job->completions != completions)) {
+      // A task of this job still in flight will call Pump again when it finishes; one that
+      // finished since this one was refused may have left room, so it is tried again now.
       job->refused.push_back(task);
-      return;
+      if (job->running > 0) return;
+      continue;
     }
     if (job->failure.ok()) {
       job->failure =
@@ -269,16 +275,23 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     report = job->report;
     report.device = absl::StrJoin(job->devices, "+");
   }
-  // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge (or
-  // what a drain left of the blocks) goes to the host, which the drain waits for.
-  const bool draining = this->draining();
-  const bool blocks_cut_short =
-      pass == Job::Pass::kBlocks && draining && failure.code() == absl::StatusCode::kUnavailable;
-  if (pass == Job::Pass::kBlocks ? !blocks_cut_short : !failure.ok()) {
+  if (pass == Job::Pass::kBlocks && failure.ok()) {
     Finish(*job, failure, report);
     return;
   }
-  if (pass == Job::Pass::kRuns && !draining && MergesOnDevices(job->job->spec)) {
+  if (pass == Job::Pass::kBlocks) {
+    // The runs are intact until Finish: blocks that failed (a device fault, queues closed by a
+    // drain) leave the merge to the host, which also checks whether the job is still wanted.
+    merge_pool_.Schedule([this, job] { Merge(*job); });
+    return;
+  }
+  if (!failure.ok()) {
+    Finish(*job, failure, report);
+    return;
+  }
+  // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge goes
+  // to the host, which the drain waits for.
+  if (!draining() && MergesOnDevices(job->job->spec)) {
     merge_pool_.Schedule([this, job] { StartBlocks(job); });
   } else {
     merge_pool_.Schedule([this, job] { Merge(*job); });
@@ -290,6 +303,7 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
   {
     absl::MutexLock lock(&job->mu);
     --job->running;
+    ++job->completions;
     if (status.ok()) {
       SortReport& sum = job->report;
       const bool first = job->finished++ == 0 && job->pass == Job::Pass::kRuns;
@@ -378,7 +392,7 @@ void OutOfCoreSorter::Merge(Job& job) {
   if (status.ok()) {
     const SortSpec& spec = parent.spec;
     AllocateOutputs(parent);
-    // A drain cut the blocks short after StartBlocks; the merge makes indices global itself.
+    // Blocks that failed after StartBlocks; the merge makes indices global itself.
     SetGlobalIndices(job, false);
     const size_t threads = static_cast<size_t>(merge_pool_.size()) + 1;
     const size_t parts = std::clamp<size_t>(

@@ -6,7 +6,8 @@
 // (worker/cpu/run_merge.h), and each block, the runs' shares of it in run order, is sorted again
 // as a job of its own, straight into the job's output. A stable sort of a block keeps ties in run
 // order, so the result is the stable merge. Blocks carry one payload: a job with both values and
-// indices has its runs merged on the host instead (or every job, when the options say so).
+// indices has its runs merged on the host instead (or every job, when the options say so), as
+// does one caught by a drain or one whose blocks fail (its runs are intact until it finishes).
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
 // job (pinned when the options give pinned memory and it has room, else the heap), never into
@@ -66,9 +67,10 @@ class OutOfCoreSorter {
 
   // Sorts `job` in runs of at most `run_keys` keys, then merges them in blocks of as many, at
   // most `window` runs or blocks taken by devices at a time, and calls job->done once: with the
-  // merged result, or with the first status that stopped it (a run's or block's failure, the
-  // job's cancellation or deadline, the drain deadline). Before done, every run and block taken
-  // has finished, so the job's input is no longer read. Never blocks on sort work.
+  // merged result, or with the first status that stopped it (a run's failure, the job's
+  // cancellation or deadline, the drain deadline); blocks that fail leave the merge to the host.
+  // Before done, every run and block taken has finished, so the job's input is no longer read.
+  // Never blocks on sort work.
   void Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window);
 
   // Hands every run not yet handed out to the devices now (before their queues close; the pool

@@ -118,7 +118,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   if (worker == nullptr) {
     if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(job->spec, job->n) : 0;
         run_keys > 0) {
-      // Too large for any device: sorted in runs that fit one, then merged on the host.
+      // Too large for any device: sorted in runs that fit one, then merged.
       out_of_core_->Sort(std::move(job), run_keys, healthy_workers());
       return;
     }

@@ -1,7 +1,7 @@
 // The engine of a server with GPUs: one DeviceWorker per device, a scheduler that sends each job
 // to the least-loaded healthy worker, AUTO's cost model, out-of-core sorts (in runs on the
-// devices, merged on the host) for requests no device can hold, and the CPU engine as the fallback
-// for requests the model gives it and for everything once every device is unhealthy.
+// devices, merged there or on the host) for requests no device can hold, and the CPU engine as the
+// fallback for requests the model gives it and for everything once every device is unhealthy.
 #pragma once
 
 #include <memory>

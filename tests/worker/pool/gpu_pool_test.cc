@@ -348,8 +348,7 @@ TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
   GpuPoolOptions gpu;
   gpu.device.device_pool_bytes = size_t{64} << 20;
   gpu.device.pinned_pool_bytes = size_t{64} << 20;
-  // Pinned scratch for the runs of the smaller arrays (keys alone, 4-byte values); the others
-  // use the heap.
+  // Pinned scratch that every array's runs here fit: runs and blocks move by DMA alone.
   gpu.out_of_core.pinned_scratch_bytes = size_t{160} << 20;
   GpuServer s = StartGpuServer(gpu);
   auto client = client::SortClient::Create(s.target);

@@ -512,6 +512,33 @@ TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
   EXPECT_EQ(run.done_calls.load(), 1);
 }
 
+// A refusal that crosses the job's last task in flight finishing: by the time the refusal is read
+// nothing of the job runs, but the queue may have room again, so the task is retried rather
+// than failing the job with "could not be queued".
+TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
+  HandDevice device;
+  device.capacity_ = 1;
+  int calls = 0;
+  OutOfCoreSorter sorter(HostMerge(), nullptr, [&](std::unique_ptr<SortJob>& run) {
+    switch (++calls) {
+      case 2:  // the queue is full when asked, and its one run finishes before the answer is read
+        EXPECT_TRUE(device.FinishOne());
+        return absl::ResourceExhaustedError("full a moment ago");
+      case 3:  // asked again from that run's completion: still full
+        return absl::ResourceExhaustedError("still full");
+      default: return device.Submit(run);
+    }
+  });
+  SortSpec spec;
+  BigJob run;
+  sorter.Sort(run.Make(spec, 3000, Distribution::kRandom, 7), 1000, /*window=*/2);
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2);
+  const absl::Status status = run.Result().first;
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(run.Verify());
+  sorter.Wait();
+}
+
 // A failed run stops new runs; the job fails once, only after the runs already taken have
 // finished (they read its input).
 TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
@@ -565,9 +592,10 @@ TEST(OutOfCoreSorterTest, TheMergeOnDevicesSortsBlocksOfTheOutput) {
   EXPECT_EQ(run.done_calls.load(), 1);
 }
 
-// Indices travel as the blocks' values, made global; a block that fails fails the job once,
-// naming the block, after the blocks in flight have finished.
-TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndAFailedBlockFailsTheJobOnce) {
+// Indices travel as the blocks' values, made global. A block that fails stops new blocks, and
+// once those in flight have finished the runs (still intact) are merged on the host instead, so
+// the job succeeds once, with the right result.
+TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToTheHost) {
   for (bool fail : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "fail " << fail);
     HandDevice device;
@@ -582,18 +610,11 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndAFailedBlockFailsTheJobOnce) {
     const int finished = device.FinishUntilDone(run.done_calls, [fail](int i) {
       return fail && i == 6 ? absl::InternalError("boom") : absl::OkStatus();
     });
+    // 5 runs and 5 blocks; after the failed block only the one beside it.
+    EXPECT_EQ(finished, fail ? 8 : 10);
     const absl::Status status = run.Result().first;
-    if (fail) {
-      EXPECT_EQ(finished, 8);  // 5 runs, the failed block and the one beside it; nothing after
-      EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
-      EXPECT_THAT(std::string(status.message()),
-                  ::testing::HasSubstr("block 2 of 5 of the merge of an out-of-core sort of 5000 "
-                                       "keys failed: boom"));
-    } else {
-      EXPECT_EQ(finished, 10);
-      ASSERT_TRUE(status.ok()) << status;
-      EXPECT_TRUE(run.Verify());
-    }
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_TRUE(run.Verify());
     sorter.Wait();
     EXPECT_EQ(run.done_calls.load(), 1);
   }
