@@ -6,7 +6,7 @@
 # run_merge_bench
 # (bin/ may travel as bin.tar.xz). Sections (STREAM_RUN_SECTIONS, default all):
 #   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them)
-#   memcheck  compute-sanitizer memcheck over the out-of-core GPU test
+#   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
 #             copy up and the next one's copy down share the link's two directions
@@ -43,6 +43,10 @@ out_of_core_sorts() {
   python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(sum(float(v) for v in re.findall(r'^sortd_out_of_core_sorts_total\S* (\S+)$', t, re.M)))"
 }
 
+stream_early_starts() {
+  python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(' '.join(m[0] + '=' + m[1] for m in re.findall(r'^sortd_stream_(early_starts_total\S*|bytes_copied_early_total) (\S+)$', t, re.M)))"
+}
+
 if section tests; then
   echo "=== gpu_tests"
   gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -30
@@ -55,7 +59,7 @@ if section memcheck; then
     [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
   done
   "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-    gpu_tests --gtest_filter='GpuPoolTest.OutOfCore*' >"$out/memcheck.log" 2>&1
+    gpu_tests --gtest_filter='GpuPoolTest.OutOfCore*:GpuPoolTest.StreamsStart*' >"$out/memcheck.log" 2>&1
   echo "memcheck rc=$? (0: clean)"
   grep -E 'ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED' "$out/memcheck.log" | tail -5
 fi
@@ -114,15 +118,19 @@ fi
 
 if section stream; then
   echo "=== 16M u32 keys (64 MiB), one client: SortStream against SortKeys, same sortd"
+  echo "    (sortd with the stream's early start on, then off: --stream_early_start)"
   SORTD_BASE_FLAGS=()
-  start_sortd stream
-  for round in $(seq "${STREAM_ROUNDS:-2}"); do
-    for transport in stream bytes; do
-      bench_sortd "${transport}_r$round" --transport="$transport" --sizes=fixed:16777216 \
-        --concurrency=1 --requests=20 --warmup=2s --seed=1
+  for early in true false; do
+    start_sortd "stream_early_$early" --stream_early_start="$early"
+    for round in $(seq "${STREAM_ROUNDS:-2}"); do
+      for transport in stream bytes; do
+        bench_sortd "${transport}_early_${early}_r$round" --transport="$transport" \
+          --sizes=fixed:16777216 --concurrency=1 --requests=20 --warmup=2s --seed=1
+      done
     done
+    echo "early starts: $(stream_early_starts)"
+    stop_sortd
   done
-  stop_sortd
 fi
 
 if section huge; then

@@ -107,6 +107,18 @@ ABSL_FLAG(uint64_t, max_stream_keys, sortd::ValidationLimits().max_stream_keys,
           "count against --max_inflight_bytes)");
 ABSL_FLAG(int, max_sort_streams, sortd::SortStreamOptions().max_streams,
           "SortStream calls in progress at once; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(bool, stream_early_start, sortd::SortStreamOptions().early_start,
+          "Hand a SortStream array that a GPU would sort to its worker shortly before the upload "
+          "ends, so its copy to the device runs while the last chunks arrive");
+ABSL_FLAG(uint64_t, stream_early_start_min_bytes, sortd::SortStreamOptions().early_start_min_bytes,
+          "Smallest SortStream array (keys and values, bytes) that starts before its upload ends");
+ABSL_FLAG(absl::Duration, stream_early_start_lead, sortd::SortStreamOptions().early_start_lead,
+          "Start a SortStream sort once the rest of its upload, at the rate so far, would take at "
+          "most this long (inf: at the first chunk)");
+ABSL_FLAG(absl::Duration, stream_early_start_patience,
+          sortd::SortStreamOptions().early_start_patience,
+          "How long a GPU worker waits for a SortStream upload that fell behind before handing "
+          "the sort back (it then starts when the upload ends)");
 ABSL_FLAG(int, max_session_inflight, sortd::SortSessionOptions().max_inflight,
           "Requests of one SortSession worked on at once; the session reads its next request "
           "once an answer has gone out");
@@ -271,6 +283,10 @@ int main(int argc, char** argv) {
   options.limits.transposition_cap = absl::GetFlag(FLAGS_transposition_cap);
   options.limits.max_stream_keys = absl::GetFlag(FLAGS_max_stream_keys);
   options.sort_stream.max_streams = absl::GetFlag(FLAGS_max_sort_streams);
+  options.sort_stream.early_start = absl::GetFlag(FLAGS_stream_early_start);
+  options.sort_stream.early_start_min_bytes = absl::GetFlag(FLAGS_stream_early_start_min_bytes);
+  options.sort_stream.early_start_lead = absl::GetFlag(FLAGS_stream_early_start_lead);
+  options.sort_stream.early_start_patience = absl::GetFlag(FLAGS_stream_early_start_patience);
   options.sort_session.max_inflight = absl::GetFlag(FLAGS_max_session_inflight);
   options.drain_deadline = absl::GetFlag(FLAGS_drain_deadline);
   options.enable_reflection = absl::GetFlag(FLAGS_reflection);

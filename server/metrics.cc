@@ -201,9 +201,32 @@ Metrics::Metrics(const BuildInfo& build)
                             .Name("sortd_out_of_core_sorts_total")
                             .Help(
                                 "Requests larger than every GPU worker's pools, sorted in runs on "
-                                "the GPUs and merged on the host.")
+                                "the GPUs, then merged.")
                             .Register(*registry_)
                             .Add({});
+  auto& early = prometheus::BuildCounter()
+                    .Name("sortd_stream_early_starts_total")
+                    .Help(
+                        "SortStream sorts handed to a GPU worker before their upload ended, by "
+                        "outcome: sorted, handed_back (the upload fell behind; started again "
+                        "when it ended) or failed.")
+                    .Register(*registry_);
+  stream_early_starts_ = {&early.Add({{"outcome", "sorted"}}),
+                          &early.Add({{"outcome", "handed_back"}}),
+                          &early.Add({{"outcome", "failed"}})};
+  stream_bytes_copied_early_ =
+      &prometheus::BuildCounter()
+           .Name("sortd_stream_bytes_copied_early_total")
+           .Help(
+               "Bytes of SortStream uploads that GPU workers had copied towards the device before "
+               "the upload's last chunk arrived.")
+           .Register(*registry_)
+           .Add({});
+}
+
+void Metrics::RecordStreamEarlyStart(EarlyStart outcome, size_t bytes_copied_before_upload_end) {
+  stream_early_starts_[static_cast<int>(outcome)]->Increment();
+  stream_bytes_copied_early_->Increment(static_cast<double>(bytes_copied_before_upload_end));
 }
 
 void Metrics::RecordTransport(bool shared_memory) {

@@ -52,6 +52,12 @@ class Metrics : public EngineObserver {
   void OnLaunch(absl::string_view worker, size_t requests, size_t keys) override;
   void OnOutOfCore(size_t runs) override;
 
+  // How a SortStream sort handed to the engine before its upload ended went: sorted while the
+  // upload arrived, handed back (it then started when the upload ended), or failed with the
+  // call; and the bytes the engine had copied towards a device before the last chunk arrived.
+  enum class EarlyStart { kSorted, kHandedBack, kFailed };
+  void RecordStreamEarlyStart(EarlyStart outcome, size_t bytes_copied_before_upload_end);
+
   // One SortKeys request that passed validation, by how its arrays travelled.
   void RecordTransport(bool shared_memory);
   // Shared-memory regions registered now (after each register and unregister).
@@ -83,6 +89,8 @@ class Metrics : public EngineObserver {
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
   prometheus::Counter* out_of_core_sorts_;
+  std::array<prometheus::Counter*, 3> stream_early_starts_;  // sorted, handed back, failed
+  prometheus::Counter* stream_bytes_copied_early_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "rpc/status_util.h"
 #include "server/sort_request_handler.h"
@@ -53,9 +55,11 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void OnReadDone(bool ok) override {
     if (!ok) return EndOfUpload();
     ++messages_in_;
-    const absl::Status status = shared_->draining->load() ? ShuttingDownError() : TakeMessage();
+    absl::Status status = shared_->draining->load() ? ShuttingDownError() : TakeMessage();
     message_.Clear();
-    if (!status.ok()) return Fail(status);
+    if (status.ok()) status = EarlyJobFailure();
+    if (!status.ok()) return AbandonUpload(status);
+    MaybeStartEarly();
     StartRead(&message_);
   }
 
@@ -108,6 +112,12 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                      scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "", " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
+    const SortStreamOptions& options = shared_->options;
+    if (options.early_start && n > 1 && input >= options.early_start_min_bytes &&
+        shared_->engine->TakesGrowingInput(stream_.spec, n)) {
+      growing_ = std::make_shared<GrowingInput>(n * key_width(), n * value_width(),
+                                                options.early_start_patience);
+    }
     return absl::OkStatus();
   }
 
@@ -135,23 +145,148 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     for (absl::string_view piece : chunk.keys.pieces()) keys_.Append(piece);
     for (absl::string_view piece : chunk.values.pieces()) values_.Append(piece);
     if (key_bytes != 0) held_.push_back(chunk.slices);
+    if (growing_ != nullptr) growing_->Append(chunk.keys, chunk.values);
     received_ += count;
     return absl::OkStatus();
   }
 
+  // Hands the array to the engine before its upload ends once the rest would arrive within the
+  // lead, at the rate so far (SortStreamOptions::early_start_lead).
+  void MaybeStartEarly() {
+    if (growing_ == nullptr || early_submitted_ || received_ == 0 || received_ == stream_.n) return;
+    const absl::Duration lead = shared_->options.early_start_lead;
+    if (lead != absl::InfiniteDuration()) {
+      const double elapsed = absl::ToDoubleSeconds(absl::Now() - arrival_);
+      const double remaining = static_cast<double>(stream_.n - received_);
+      if (remaining * elapsed > absl::ToDoubleSeconds(lead) * static_cast<double>(received_))
+        return;
+    }
+    early_submitted_ = true;
+    {
+      absl::MutexLock lock(&mu_);
+      early_ = Early::kRunning;
+    }
+    std::unique_ptr<SortJob> job = NewJob();
+    job->growing = growing_;
+    SortJob* const finished = job.get();
+    job->done = [this, finished](const absl::Status& status, const SortReport& report) {
+      EarlyJobDone(status, report, *finished);
+    };
+    shared_->engine->Submit(std::move(job));
+  }
+
+  // What the call does next once the early job and the upload are both where they are.
+  enum class Next { kWait, kSortWhole, kAnswer, kFail, kFinish };
+
+  // The early job's end, on an engine thread, possibly while the upload still runs.
+  void EarlyJobDone(const absl::Status& status, const SortReport& report, const SortJob& job) {
+    const bool handed_back = growing_->handed_back();
+    shared_->metrics->RecordStreamEarlyStart(handed_back   ? Metrics::EarlyStart::kHandedBack
+                                             : status.ok() ? Metrics::EarlyStart::kSorted
+                                                           : Metrics::EarlyStart::kFailed,
+                                             growing_->bytes_copied_before_complete());
+    Next next = Next::kWait;
+    absl::Status failure = status;
+    {
+      absl::MutexLock lock(&mu_);
+      if (abandoned_.has_value()) {
+        next = Next::kFinish;  // the upload failed while the job ran: its status is the answer
+        failure = *abandoned_;
+      } else if (handed_back) {
+        early_ = Early::kHandedBack;
+        if (upload_ended_) next = Next::kSortWhole;
+      } else {
+        early_ = Early::kDone;
+        early_status_ = status;
+        if (status.ok()) TakeResult(job, report);
+        if (upload_ended_) next = status.ok() ? Next::kAnswer : Next::kFail;
+      }
+    }
+    Proceed(next, failure);
+  }
+
+  void Proceed(Next next, const absl::Status& failure) {
+    switch (next) {
+      case Next::kWait: return;
+      case Next::kSortWhole: return Sort();
+      case Next::kAnswer: return Answer();
+      case Next::kFail:
+      case Next::kFinish: return Fail(failure);
+    }
+  }
+
+  // An early job that failed outright (not handed back) ends the upload: its status is final.
+  absl::Status EarlyJobFailure() {
+    absl::MutexLock lock(&mu_);
+    return early_ == Early::kDone ? early_status_ : absl::OkStatus();
+  }
+
+  // The upload cannot go on. An early job still running learns it through its input and the call
+  // finishes when the job has let go of the input.
+  void AbandonUpload(const absl::Status& status) {
+    if (growing_ != nullptr) growing_->Fail(status);
+    {
+      absl::MutexLock lock(&mu_);
+      if (early_ == Early::kRunning) {
+        abandoned_ = status;
+        return;
+      }
+    }
+    Fail(status);
+  }
+
   void EndOfUpload() {
     if (context_->IsCancelled()) {
-      return Fail(absl::CancelledError("SortStream: the call was cancelled during the upload"));
+      return AbandonUpload(
+          absl::CancelledError("SortStream: the call was cancelled during the upload"));
     }
     if (messages_in_ == 0) {
       return Fail(absl::InvalidArgumentError("SortStream: the stream ended without a header"));
     }
     if (received_ < stream_.n) {
-      return Fail(
+      return AbandonUpload(
           absl::InvalidArgumentError(absl::StrCat("SortStream: the stream ended after ", received_,
                                                   " of header.key_count ", stream_.n, " keys")));
     }
-    Sort();
+    Next next = Next::kSortWhole;
+    absl::Status failure;
+    {
+      absl::MutexLock lock(&mu_);
+      upload_ended_ = true;
+      if (early_ == Early::kRunning) {
+        next = Next::kWait;  // its end answers
+      } else if (early_ == Early::kDone) {
+        next = early_status_.ok() ? Next::kAnswer : Next::kFail;
+        failure = early_status_;
+      }
+    }
+    Proceed(next, failure);
+  }
+
+  std::unique_ptr<SortJob> NewJob() const {
+    auto job = std::make_unique<SortJob>();
+    job->spec = stream_.spec;
+    job->n = stream_.n;
+    job->arrival = arrival_;
+    job->deadline = DeadlineOf(*context_);
+    job->is_cancelled = [context = context_] { return context->IsCancelled(); };
+    return job;
+  }
+
+  void TakeResult(const SortJob& job, const SortReport& report) {
+    out_keys_ = job.out_keys;
+    out_values_ = job.out_values;
+    out_indices_ = job.out_indices;
+    report_ = report;
+  }
+
+  // The upload has ended and the result is in: the input goes, the answer goes out.
+  void Answer() {
+    shared_->metrics->RecordSort(key_type_, report_, stream_.n, keys_.size() + values_.size());
+    keys_ = ByteSource();  // the input is not needed while the answer goes out
+    values_ = ByteSource();
+    held_.clear();
+    WriteNext();
   }
 
   void Sort() {
@@ -165,26 +300,14 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       report_ = SortReport{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
       return WriteNext();
     }
-    auto job = std::make_unique<SortJob>();
-    job->spec = stream_.spec;
-    job->n = stream_.n;
+    std::unique_ptr<SortJob> job = NewJob();
     job->keys = keys_;
     job->values = values_;
-    job->arrival = arrival_;
-    job->deadline = DeadlineOf(*context_);
-    job->is_cancelled = [context = context_] { return context->IsCancelled(); };
     SortJob* const finished = job.get();
     job->done = [this, finished](const absl::Status& status, const SortReport& report) {
       if (!status.ok()) return Fail(status);  // a failed job's partial output is never sent
-      out_keys_ = finished->out_keys;
-      out_values_ = finished->out_values;
-      out_indices_ = finished->out_indices;
-      report_ = report;
-      shared_->metrics->RecordSort(key_type_, report, stream_.n, keys_.size() + values_.size());
-      keys_ = ByteSource();  // the input is not needed while the answer goes out
-      values_ = ByteSource();
-      held_.clear();
-      WriteNext();
+      TakeResult(*finished, report);
+      Answer();
     };
     shared_->engine->Submit(std::move(job));
   }
@@ -231,6 +354,18 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ByteSource values_;
   std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
   size_t received_ = 0;                                                // keys uploaded so far
+  // The array's second view for a job handed to the engine before the upload ends; null when
+  // the stream does not start early.
+  std::shared_ptr<GrowingInput> growing_;
+  bool early_submitted_ = false;  // the reactor's own
+  // Where the early job is; shared with the engine thread that finishes it.
+  enum class Early { kNone, kRunning, kHandedBack, kDone };
+  absl::Mutex mu_;
+  Early early_ ABSL_GUARDED_BY(mu_) = Early::kNone;
+  absl::Status early_status_ ABSL_GUARDED_BY(mu_);  // kDone's
+  bool upload_ended_ ABSL_GUARDED_BY(mu_) = false;  // the whole array arrived and was checked
+  // The upload failed while the early job ran: the call's status once the job lets go.
+  std::optional<absl::Status> abandoned_ ABSL_GUARDED_BY(mu_);
   SortReport report_;
   OutputBytes out_keys_;  // the sorted arrays, sent from where the engine wrote them
   OutputBytes out_values_;

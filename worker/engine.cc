@@ -4,6 +4,12 @@
 
 namespace sortd {
 
+void HandBackGrowingJob(std::unique_ptr<SortJob> job, absl::string_view why) {
+  job->growing->HandBack();
+  job->done(absl::AbortedError(absl::StrCat("not sorted before its upload ended: ", why)),
+            SortReport{});
+}
+
 absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now, absl::Time drain_deadline) {
   if (job.is_cancelled && job.is_cancelled()) {
     return absl::CancelledError("the client cancelled the request before it was sorted");

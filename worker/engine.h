@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "worker/growing_input.h"
 #include "worker/job_bytes.h"
 #include "worker/sort_spec.h"
 
@@ -75,6 +76,12 @@ struct SortJob {
   // instead of allocating. An output may be exactly its input's bytes (sorted in place), but may
   // not otherwise overlap an input or another output.
   bool outputs_preset = false;
+  // Set for a job submitted while its input is still arriving (SortStream, when the engine's
+  // TakesGrowingInput said yes): `keys` and `values` are then empty, and the n keys and values
+  // come through this. Only a GPU worker running the job alone reads it; every other part of an
+  // engine that gets such a job hands it back (HandBackGrowingJob), and the uploader submits it
+  // again, whole, when the upload ends.
+  std::shared_ptr<GrowingInput> growing;
 
   // Every input, or every preset output, lies in memory pinned for DMA (a registered region): a
   // GPU worker moves it by DMA alone, with no host copy and no staging.
@@ -128,6 +135,10 @@ class SortEngine {
   // decided as Submit would decide it now; the server's memory budget counts it with the request.
   virtual size_t HostScratchBytes(const SortSpec& spec, size_t n) const { return 0; }
 
+  // Whether a job of `n` keys submitted now, before its input has all arrived (SortJob::growing),
+  // would be run while it arrives rather than handed back.
+  virtual bool TakesGrowingInput(const SortSpec& spec, size_t n) const { return false; }
+
   // Human-readable description for logs ("cpu engine, 8 threads").
   virtual std::string Describe() const = 0;
 
@@ -138,6 +149,10 @@ class SortEngine {
 // Checks taken before any sort work starts on a job: an expired deadline, a departed client or
 // a passed drain deadline (the server is shutting down) means the job is not run. Returns OK
 // when the job should run.
+// Answers a job whose input is still arriving (SortJob::growing) with ABORTED naming `why`,
+// marked handed back so its uploader submits it again once the input is whole.
+void HandBackGrowingJob(std::unique_ptr<SortJob> job, absl::string_view why);
+
 absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now,
                                  absl::Time drain_deadline = absl::InfiniteFuture());
 

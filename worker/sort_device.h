@@ -36,6 +36,10 @@ class SortDevice {
 
   virtual bool healthy() const = 0;
 
+  // Whether RunBatch reads a lone job's input while it arrives (SortJob::growing), copying what
+  // has come while the rest is on the wire. Devices that do not are never given such a job.
+  virtual bool TakesGrowingInput() const { return false; }
+
   // The largest staging block the device could take right now (responses still being sent hold
   // the rest); SIZE_MAX for a device without a staging pool.
   virtual size_t staging_free_bytes() const { return SIZE_MAX; }

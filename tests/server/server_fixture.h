@@ -37,6 +37,18 @@ struct TestServer {
     return t;
   }
 
+  // The same with any engine (a pool of stand-in devices, say); `engine` stays null.
+  static TestServer StartWith(std::unique_ptr<SortEngine> engine, ServerOptions options = {}) {
+    TestServer t;
+    options.listen_address = "127.0.0.1:0";
+    auto server = SortdServer::Start(
+        options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}), std::move(engine));
+    EXPECT_TRUE(server.ok()) << server.status();
+    t.server = std::move(*server);
+    t.target = absl::StrCat("127.0.0.1:", t.server->port());
+    return t;
+  }
+
   std::unique_ptr<client::SortClient> Client(client::ClientOptions options = {}) const {
     auto c = client::SortClient::Create(target, options);
     EXPECT_TRUE(c.ok()) << c.status();

@@ -104,6 +104,10 @@ size_t CpuEngine::queued() const {
 }
 
 void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
+  if (job->growing != nullptr) {
+    // Sorting starts only once every key is in memory: the uploader resubmits it then.
+    return HandBackGrowingJob(std::move(job), "the cpu engine sorts whole arrays");
+  }
   if (job->n <= options_.inline_max_keys && options_.test_delay_per_job <= absl::ZeroDuration()) {
     return SortInline(std::move(job));
   }

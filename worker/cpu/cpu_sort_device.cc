@@ -1,6 +1,8 @@
 #include "worker/cpu/cpu_sort_device.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "worker/cpu/cpu_engine.h"
@@ -38,6 +40,25 @@ absl::Status CpuSortDevice::MoveOutputsToStaging(SortJob& job) {
   return absl::OkStatus();
 }
 
+absl::Status CpuSortDevice::RunGrowing(SortJob& job, SortReport& report) {
+  GrowingInput& input = *job.growing;
+  std::string gathered[2];
+  for (GrowingInput::Part part : {GrowingInput::Part::kKeys, GrowingInput::Part::kValues}) {
+    std::string& bytes = gathered[static_cast<int>(part)];
+    bytes.resize(input.total(part));
+    for (size_t at = 0; at < bytes.size(); at += options_.growing_input_piece_bytes) {
+      const size_t len = std::min(options_.growing_input_piece_bytes, bytes.size() - at);
+      if (absl::Status s = input.CopyTo(part, at, len, bytes.data() + at); !s.ok()) return s;
+    }
+  }
+  job.keys = ByteSource(gathered[0]);
+  job.values = ByteSource(gathered[1]);
+  RunJobOnCpu(sorter_, job, report);
+  job.keys = ByteSource();  // the gathered bytes go with this call
+  job.values = ByteSource();
+  return absl::OkStatus();
+}
+
 absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
                                      absl::Span<SortReport> reports) {
   int number;
@@ -57,7 +78,11 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
     return absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number));
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    RunJobOnCpu(sorter_, *batch[i], reports[i]);
+    if (batch[i]->growing != nullptr) {
+      if (absl::Status s = RunGrowing(*batch[i], reports[i]); !s.ok()) return s;
+    } else {
+      RunJobOnCpu(sorter_, *batch[i], reports[i]);
+    }
     reports[i].device = options_.name;
     // Region-backed outputs are written where the caller asked; a GPU's are DMAed there too.
     if (staging_ != nullptr && !batch[i]->outputs_preset) {

@@ -27,6 +27,9 @@ struct CpuSortDeviceOptions {
   // heap.
   size_t staging_pool_bytes = 0;
   absl::Duration staging_wait = absl::Seconds(2);
+  // Reads a lone job's input while it arrives (SortJob::growing), as a GPU worker does, gathering
+  // it in pieces of this many bytes as they land; 0: takes no such jobs.
+  size_t growing_input_piece_bytes = size_t{1} << 16;
 };
 
 class CpuSortDevice : public SortDevice {
@@ -37,6 +40,7 @@ class CpuSortDevice : public SortDevice {
   size_t max_request_bytes() const override { return options_.max_request_bytes; }
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
+  bool TakesGrowingInput() const override { return options_.growing_input_piece_bytes != 0; }
   size_t staging_free_bytes() const override {
     return staging_ != nullptr ? staging_->largest_free() : SIZE_MAX;
   }
@@ -47,6 +51,8 @@ class CpuSortDevice : public SortDevice {
 
  private:
   absl::Status MoveOutputsToStaging(SortJob& job);
+  // Sorts a job whose input is still arriving, once it has gathered all of it.
+  absl::Status RunGrowing(SortJob& job, SortReport& report);
 
   const CpuSortDeviceOptions options_;
   CpuSorter sorter_;                      // only the worker thread calls RunBatch

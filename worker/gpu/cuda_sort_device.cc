@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "kernels/library_sort.h"
 #include "kernels/network_sort.h"
@@ -157,17 +158,20 @@ void CudaSortDevice::FillStats(WorkerStats& stats) const {
   stats.pinned_bytes_capacity = staging_->capacity();
 }
 
-absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char* dst,
+absl::Status CudaSortDevice::StageIn(const StageSource& src, char* staging, char* dst,
                                      size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   const size_t chunk =
       std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
-  if (bytes <= chunk || src == nullptr) {
+  if (bytes <= chunk || (src.bytes == nullptr && src.growing == nullptr)) {
     // Nothing to overlap (one chunk, or bytes already staged, as a batch's are): the DMA goes on
     // the compute stream, ahead of the sort, which spares the cross-stream events (a batch of
     // small requests is a few hundred KB, and per-call costs of the CUDA API are most of its
     // time).
-    if (src != nullptr) HostCopy(staging, *src, 0, bytes);
+    if (src.bytes != nullptr) HostCopy(staging, *src.bytes, 0, bytes);
+    if (src.growing != nullptr) {
+      if (absl::Status s = src.growing->CopyTo(src.part, 0, bytes, staging); !s.ok()) return s;
+    }
     SORTD_RETURN_IF_CUDA_ERROR(
         cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, compute_.get()),
         absl::StrCat(name_, ": host-to-device copy"));
@@ -176,11 +180,13 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   // Each copy thread claims the next chunk, copies it into staging and queues its DMA itself, so
   // the threads are woken once per transfer rather than once per chunk (that hand-off held a
   // 64 MiB stage to 30 GB/s when the copy alone ran at 50), and the DMA of the first chunks
-  // starts while later ones are still being copied. Chunks are claimed in order, so their DMAs
-  // queue nearly in order too.
+  // starts while later ones are still being copied, or uploaded. Chunks are claimed in order, so
+  // their DMAs queue nearly in order too.
   const size_t chunks = (bytes + chunk - 1) / chunk;
   std::atomic<size_t> next_chunk{0};
   std::atomic<int> first_error{cudaSuccess};
+  absl::Mutex input_mu;
+  absl::Status input_error;  // the first failed read of a growing input
   const int threads = static_cast<int>(std::min<size_t>(copy_pool_.size() + 1, chunks));
   ParallelFor(&copy_pool_, threads, [&](int) {
     // The pool's threads may not have this device current; the DMA must be queued from it.
@@ -188,7 +194,16 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
     for (size_t c = next_chunk.fetch_add(1); c < chunks && err == cudaSuccess;
          c = next_chunk.fetch_add(1)) {
       const size_t off = c * chunk, len = std::min(chunk, bytes - off);
-      src->CopyTo(off, len, staging + off);
+      if (src.growing != nullptr) {
+        if (absl::Status s = src.growing->CopyTo(src.part, off, len, staging + off); !s.ok()) {
+          absl::MutexLock lock(&input_mu);
+          if (input_error.ok()) input_error = s;
+          next_chunk.store(chunks);  // the others stop at their next claim
+          break;
+        }
+      } else {
+        src.bytes->CopyTo(off, len, staging + off);
+      }
       err = cudaMemcpyAsync(dst + off, staging + off, len, cudaMemcpyHostToDevice,
                             copy_[c % 2].get());
     }
@@ -197,6 +212,14 @@ absl::Status CudaSortDevice::StageIn(const ByteSource* src, char* staging, char*
   });
   SORTD_RETURN_IF_CUDA_ERROR(static_cast<cudaError_t>(first_error.load()),
                              absl::StrCat(name_, ": host-to-device copy"));
+  if (!input_error.ok()) {
+    // The job is abandoned; its DMAs already queued read staging that the next job will fill.
+    for (CudaStream& s : copy_) {
+      SORTD_RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(s.get()),
+                                 absl::StrCat(name_, ": host-to-device copy"));
+    }
+    return input_error;
+  }
   return ComputeWaitsForCopies();
 }
 
@@ -413,7 +436,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   // split over the copy threads), a DMA in, a DMA out into the same staging, none out (gRPC sends
   // from staging). From a registered region: a DMA in straight from the caller's pages and a DMA
   // out straight into them; no host copy and no staging.
-  const bool direct_in = job.InputsPinnedForDma();
+  const bool direct_in = job.growing == nullptr && job.InputsPinnedForDma();
   const bool direct_out = job.OutputsPinnedForDma();
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
@@ -423,9 +446,15 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
     s = DmaIn(job.keys, a.in_keys);
     if (s.ok() && vw) s = DmaIn(job.values, a.in_values);
   } else {
-    s = StageIn(&job.keys, a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
+    // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
+    // their DMAs start before the upload ends, then the values.
+    GrowingInput* const growing = job.growing.get();
+    s = StageIn({growing == nullptr ? &job.keys : nullptr, growing, GrowingInput::Part::kKeys},
+                a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
     if (s.ok() && vw) {
-      s = StageIn(&job.values, a.staging(LaunchArrays::kValues), a.in_values, n * vw);
+      s = StageIn(
+          {growing == nullptr ? &job.values : nullptr, growing, GrowingInput::Part::kValues},
+          a.staging(LaunchArrays::kValues), a.in_values, n * vw);
     }
   }
   if (!s.ok()) return s;
@@ -491,7 +520,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
     at += job.n;
   }
   offset_array[segments] = static_cast<uint32_t>(at);
-  st = StageIn(nullptr, staging_keys, a.inputs, a.layout.offset(LaunchArrays::kIndices));
+  st = StageIn(StageSource{}, staging_keys, a.inputs, a.layout.offset(LaunchArrays::kIndices));
   if (!st.ok()) return st;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(kernels::SegmentedSort(a.temp, &temp_bytes, args, compute_.get()),

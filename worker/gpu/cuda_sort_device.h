@@ -33,6 +33,7 @@ class CudaSortDevice : public SortDevice {
   size_t max_request_bytes() const override;
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
+  bool TakesGrowingInput() const override { return true; }
   size_t staging_free_bytes() const override { return staging_->largest_free(); }
   absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) const override;
   void FillStats(WorkerStats& stats) const override;
@@ -107,11 +108,18 @@ class CudaSortDevice : public SortDevice {
   // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
   void Recover();
 
+  // Where StageIn reads: bytes in host memory, one part of an input still arriving (its chunks
+  // are copied as they land), or neither (the bytes are already in staging).
+  struct StageSource {
+    const ByteSource* bytes = nullptr;
+    GrowingInput* growing = nullptr;
+    GrowingInput::Part part = GrowingInput::Part::kKeys;
+  };
   // Host -> device through `staging`, chunked over the copy streams: the copy threads each take
   // the next chunk, copy it from `src` and queue its DMA, so DMAs run while later chunks are
-  // copied. The compute stream waits for all of it. One chunk's worth, or data already staged
-  // (src is null), goes in one DMA on the compute stream.
-  absl::Status StageIn(const ByteSource* src, char* staging, char* dst, size_t bytes);
+  // copied (or still arriving). The compute stream waits for all of it. One chunk's worth, or
+  // data already staged, goes in one DMA on the compute stream.
+  absl::Status StageIn(const StageSource& src, char* staging, char* dst, size_t bytes);
   // Host -> device from memory pinned for DMA (a registered region): no host copy, chunked over
   // the copy streams as StageIn is, queued from this thread.
   absl::Status DmaIn(const char* src, char* dst, size_t bytes);

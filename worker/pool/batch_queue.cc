@@ -10,7 +10,8 @@ bool BatchQueue::Compatible(const SortSpec& a, const SortSpec& b) {
 }
 
 bool BatchQueue::Batchable(const SortJob& job) const {
-  return job.n <= policy_.batchable_max_keys &&
+  // A job whose input is still arriving runs alone: a batch gathers every input at once.
+  return job.n <= policy_.batchable_max_keys && job.growing == nullptr &&
          (job.spec.algorithm == Algorithm::kAuto || job.spec.algorithm == Algorithm::kBitonic);
 }
 

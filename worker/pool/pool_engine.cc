@@ -111,10 +111,24 @@ absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data,
   return std::shared_ptr<void>();
 }
 
+bool PoolEngine::TakesGrowingInput(const SortSpec& spec, size_t n) const {
+  if (!WantsDevice(spec, n, /*pinned=*/false)) return false;
+  SortJob probe;
+  probe.spec = spec;
+  probe.n = n;
+  DeviceWorker* worker = PickWorker(probe);
+  return worker != nullptr && worker->device().TakesGrowingInput();
+}
+
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   const Algorithm hint = job->spec.algorithm;
   const bool wants_device = WantsDevice(job->spec, job->n, PinnedForDma(*job));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;
+  if (job->growing != nullptr && (worker == nullptr || !worker->device().TakesGrowingInput())) {
+    // Out of core, on the CPU engine, or on a device that needs the whole input: it starts when
+    // the upload ends.
+    return HandBackGrowingJob(std::move(job), "no GPU worker can read it while it arrives");
+  }
   if (worker == nullptr) {
     if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(job->spec, job->n) : 0;
         run_keys > 0) {
@@ -130,6 +144,9 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   switch (worker->Submit(job)) {
     case DeviceWorker::SubmitResult::kQueued: return;
     case DeviceWorker::SubmitResult::kFull:
+      if (job->growing != nullptr) {
+        return HandBackGrowingJob(std::move(job), QueueFullMessage(*worker));
+      }
       job->done(absl::ResourceExhaustedError(QueueFullMessage(*worker)),
                 SortReport{hint, worker->device().name(), {}, {}, {}, {}});
       return;
@@ -198,6 +215,11 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
 }
 
 void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
+  if (job->growing != nullptr) {
+    // Its worker was lost or its pools were full: another worker would wait on the upload all
+    // over again, and the CPU engine needs the whole input anyway.
+    return HandBackGrowingJob(std::move(job), "its GPU worker handed it back");
+  }
   DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(*job) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
   cpu_->Submit(std::move(job));

@@ -37,6 +37,8 @@ class PoolEngine : public SortEngine {
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
   size_t HostScratchBytes(const SortSpec& spec, size_t n) const override;
+  // A job a device would sort in core now, on a worker whose device reads a growing input.
+  bool TakesGrowingInput(const SortSpec& spec, size_t n) const override;
   std::vector<WorkerStats> Stats() const override;
   absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) override;
 

@@ -29,7 +29,8 @@ struct GpuServer {
   std::string target;
 };
 
-GpuServer StartGpuServer(const GpuPoolOptions& gpu, const std::string& shm_dir = "") {
+GpuServer StartGpuServer(const GpuPoolOptions& gpu, const std::string& shm_dir = "",
+                         ServerOptions server_options = {}) {
   EngineOptions options;
   options.kind = EngineKind::kGpu;
   options.gpu = gpu;
@@ -42,7 +43,6 @@ GpuServer StartGpuServer(const GpuPoolOptions& gpu, const std::string& shm_dir =
   auto engine =
       CreateEngine(options, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
   EXPECT_TRUE(engine.ok()) << engine.status();
-  ServerOptions server_options;
   server_options.listen_address = "127.0.0.1:0";
   server_options.shared_memory.enabled = !shm_dir.empty();
   server_options.shared_memory.dir = shm_dir;
@@ -340,6 +340,51 @@ TEST(GpuPoolTest, SharedMemoryRegionsSortOnTheGpu) {
   rmdir(dir);
 }
 
+// One SortStream call of `keys` and `values` in chunks of 300007 keys, `pause` between them; the
+// answer's arrays are gathered into `response`.
+absl::Status StreamSort(client::SortClient& client, const SortSpec& spec, const std::string& keys,
+                        const std::string& values, v1::SortResponse* response,
+                        absl::Duration pause = absl::ZeroDuration()) {
+  const size_t kw = KeyWidth(spec.key_type), n = keys.size() / kw, vw = spec.value_width;
+  v1::SortStreamHeader header;
+  header.set_key_type(ToProtoKeyType(spec.key_type));
+  header.set_value_width(vw);
+  header.set_order(spec.descending ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
+  header.set_stable(spec.stable);
+  header.set_return_indices(spec.return_indices);
+  header.set_key_count(n);
+  size_t sent = 0;
+  const size_t chunk = 300007;
+  auto source = [&](std::string* k, std::string* v) -> absl::StatusOr<bool> {
+    if (sent == n) return false;
+    if (sent != 0) absl::SleepFor(pause);
+    const size_t m = std::min(chunk, n - sent);
+    k->assign(keys, sent * kw, m * kw);
+    v->assign(values, sent * vw, m * vw);
+    sent += m;
+    return true;
+  };
+  std::string out_keys, out_values, out_indices;
+  auto sink = [&](const client::AnswerChunk& answer) {
+    out_keys.append(answer.keys.data(), answer.keys.size());
+    out_values.append(answer.values.data(), answer.values.size());
+    out_indices.append(answer.indices.data(), answer.indices.size());
+    return absl::OkStatus();
+  };
+  absl::Status status = client.SortStream(header, source, sink, response);
+  response->set_keys(std::move(out_keys));
+  response->set_values(std::move(out_values));
+  response->set_indices(std::move(out_indices));
+  return status;
+}
+
+// The value of a counter series in the server's metrics (0 when absent).
+double Counter(const SortdServer& server, const std::string& series) {
+  const std::string text = server.metrics().Scrape();
+  const size_t at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
+}
+
 // Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the GPU
 // or the host (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result
 // is checked.
@@ -376,35 +421,8 @@ TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
     const std::string values = c.vw ? testing::MakeValues(c.vw, n) : "";
     v1::SortResponse response;
     if (c.stream) {
-      v1::SortStreamHeader header;
-      header.set_key_type(ToProtoKeyType(c.type));
-      header.set_value_width(c.vw);
-      header.set_order(c.desc ? v1::SORT_ORDER_DESCENDING : v1::SORT_ORDER_ASCENDING);
-      header.set_stable(c.stable);
-      header.set_return_indices(c.indices);
-      header.set_key_count(n);
-      size_t sent = 0;
-      const size_t chunk = 300007, kw = KeyWidth(c.type);
-      auto source = [&](std::string* k, std::string* v) -> absl::StatusOr<bool> {
-        if (sent == n) return false;
-        const size_t m = std::min(chunk, n - sent);
-        k->assign(keys, sent * kw, m * kw);
-        v->assign(values, sent * c.vw, m * c.vw);
-        sent += m;
-        return true;
-      };
-      std::string out_keys, out_values, out_indices;
-      auto sink = [&](const client::AnswerChunk& answer) {
-        out_keys.append(answer.keys.data(), answer.keys.size());
-        out_values.append(answer.values.data(), answer.values.size());
-        out_indices.append(answer.indices.data(), answer.indices.size());
-        return absl::OkStatus();
-      };
-      const absl::Status status = (*client)->SortStream(header, source, sink, &response);
+      const absl::Status status = StreamSort(**client, spec, keys, values, &response);
       ASSERT_TRUE(status.ok()) << status;
-      response.set_keys(std::move(out_keys));
-      response.set_values(std::move(out_values));
-      response.set_indices(std::move(out_indices));
     } else {
       v1::SortRequest request;
       request.set_key_type(ToProtoKeyType(c.type));
@@ -423,6 +441,56 @@ TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
         spec, keys, values, testing::ReferenceSortKeys(c.type, keys, c.desc),
         {response.keys(), response.values(), response.indices()}, c.stable));
   }
+}
+
+// SortStream hands the array to the GPU worker at its first chunk (the lead set to infinity), so
+// the worker copies chunks to the device while later ones arrive; a client slower than the
+// worker's patience gets its array handed back and sorted when its upload ends. Every result is
+// checked against the reference; the counters say which way each went.
+TEST(GpuPoolTest, StreamsStartOnTheGpuBeforeTheirUploadEnds) {
+  ServerOptions server_options;
+  server_options.sort_stream.early_start_lead = absl::InfiniteDuration();
+  server_options.sort_stream.early_start_min_bytes = 0;
+  server_options.sort_stream.early_start_patience = absl::Milliseconds(200);
+  GpuServer s = StartGpuServer(GpuPoolOptions{}, "", server_options);
+  auto client = client::SortClient::Create(s.target);
+  ASSERT_TRUE(client.ok());
+  const uint64_t seed = testing::TestSeed();
+  struct Case {
+    SortSpec spec;
+    size_t n;
+    absl::Duration pause;
+  };
+  const Case cases[] = {
+      {{KeyType::kUint32, 0, false, false, false, Algorithm::kRadix}, size_t{1} << 24, {}},
+      {{KeyType::kFloat64, 8, true, true, true, Algorithm::kAuto}, 3'000'017, {}},
+      {{KeyType::kInt64, 4, false, true, false, Algorithm::kAuto}, 2'000'003, {}},
+      {{KeyType::kFloat32, 4, true, false, true, Algorithm::kAuto}, 1'000'003, {}},
+      // Chunks 300 ms apart: the worker gives up after 200 ms and the sort starts at the end.
+      {{KeyType::kUint32, 4, false, true, true, Algorithm::kAuto},
+       700'000,
+       absl::Milliseconds(300)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(KeyTypeName(c.spec.key_type), " vw ", c.spec.value_width, " n ", c.n,
+                              " seed ", seed));
+    const std::string keys =
+        testing::MakeKeys(c.spec.key_type, c.n, testing::Distribution::kFewUnique, seed + c.n);
+    const std::string values =
+        c.spec.value_width ? testing::MakeValues(c.spec.value_width, c.n) : "";
+    v1::SortResponse response;
+    const absl::Status status = StreamSort(**client, c.spec, keys, values, &response, c.pause);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(response.device(), "cuda:0");
+    EXPECT_TRUE(testing::VerifySortResult(
+        c.spec, keys, values, testing::ReferenceSortKeys(c.spec.key_type, keys, c.spec.descending),
+        {response.keys(), response.values(), response.indices()}, c.spec.stable));
+  }
+  EXPECT_EQ(Counter(*s.server, "sortd_stream_early_starts_total{outcome=\"sorted\"}"), 4);
+  EXPECT_EQ(Counter(*s.server, "sortd_stream_early_starts_total{outcome=\"handed_back\"}"), 1);
+  const double early = Counter(*s.server, "sortd_stream_bytes_copied_early_total");
+  std::printf("bytes copied to the GPU before their upload ended: %.0f\n", early);
+  EXPECT_GT(early, 0);
 }
 
 }  // namespace
