@@ -2,7 +2,7 @@
 // CudaSortDevice::RunBatch, its input in pageable pieces the size gRPC hands over (a 64 MiB
 // request arrived as 1,499 slices, ~44 KiB each, on the dev VM), serial copy-sort-copy against
 // chunked overlap, next to the pinned copy rate of the same host measured here.
-//   stage_bench [log2_keys=24] [runs=15] [parts=ceiling,variants,register,sweep,configs]
+//   stage_bench [log2_keys=24] [runs=15] [parts=duplex,ceiling,variants,register,sweep,configs]
 #include <emmintrin.h>
 
 #include <algorithm>
@@ -54,6 +54,59 @@ PinnedRate MeasurePinnedRate(size_t bytes, int runs) {
     return bytes / (t.median_ms * 1e6);
   };
   return {rate(cudaMemcpyHostToDevice), rate(cudaMemcpyDeviceToHost)};
+}
+
+// The link's two directions at once: a copy in and a copy out of `bytes` each, from and to
+// pinned host memory, on two streams started together, against each alone. The out-of-core and
+// multi-client in-core rates are bound by what both directions carry together, not by the
+// one-way rate.
+void PrintDuplex(size_t bytes, int runs) {
+  auto host_in = PinnedBuffer::Create(bytes), host_out = PinnedBuffer::Create(bytes);
+  auto device_in = DeviceBuffer::Create(bytes), device_out = DeviceBuffer::Create(bytes);
+  auto in = CudaStream::Create(), out = CudaStream::Create();
+  auto forked = CudaEvent::Create(), joined = CudaEvent::Create();
+  if (!host_in.ok() || !host_out.ok() || !device_in.ok() || !device_out.ok() || !in.ok() ||
+      !out.ok() || !forked.ok() || !joined.ok()) {
+    std::fprintf(stderr, "duplex: allocation failed\n");
+    std::exit(1);
+  }
+  std::memset(host_in->get(), 1, bytes);
+  std::memset(host_out->get(), 0, bytes);
+  const auto copy_in = [&] {
+    return cudaMemcpyAsync(device_in->get(), host_in->get(), bytes, cudaMemcpyHostToDevice,
+                           in->get());
+  };
+  const auto copy_out = [&](cudaStream_t stream) {
+    return cudaMemcpyAsync(host_out->get(), device_out->get(), bytes, cudaMemcpyDeviceToHost,
+                           stream);
+  };
+  const TimingResult alone_in = TimeOnStream(in->get(), 2, runs, [&](int) { return copy_in(); });
+  const TimingResult alone_out =
+      TimeOnStream(in->get(), 2, runs, [&](int) { return copy_out(in->get()); });
+  // Both at once: the out stream forks from the in stream and joins it again inside the timed
+  // region, so the events bracket both copies.
+  const TimingResult both = TimeOnStream(in->get(), 2, runs, [&](int) {
+    cudaError_t e = cudaEventRecord(forked->get(), in->get());
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(out->get(), forked->get(), 0);
+    if (e == cudaSuccess) e = copy_out(out->get());
+    if (e == cudaSuccess) e = copy_in();
+    if (e == cudaSuccess) e = cudaEventRecord(joined->get(), out->get());
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(in->get(), joined->get(), 0);
+    return e;
+  });
+  SORTD_BENCH_CHECK(alone_in.error);
+  SORTD_BENCH_CHECK(alone_out.error);
+  SORTD_BENCH_CHECK(both.error);
+  const auto gbs = [&](double ms) { return bytes / (ms * 1e6); };
+  std::printf("| pinned copies, %zu MiB each | ms (median) | GB/s each way | GB/s both ways |\n",
+              bytes >> 20);
+  std::printf("|---|---:|---:|---:|\n");
+  std::printf("| host to device alone | %.2f | %.1f | |\n", alone_in.median_ms,
+              gbs(alone_in.median_ms));
+  std::printf("| device to host alone | %.2f | %.1f | |\n", alone_out.median_ms,
+              gbs(alone_out.median_ms));
+  std::printf("| both at once | %.2f | %.1f | %.1f |\n\n", both.median_ms, gbs(both.median_ms),
+              2 * gbs(both.median_ms));
 }
 
 struct Config {
@@ -378,7 +431,7 @@ int main(int argc, char** argv) {
   using namespace sortd::bench;
   const int log2_keys = argc > 1 ? std::atoi(argv[1]) : 24;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 15;
-  const std::string parts = argc > 3 ? argv[3] : "ceiling,variants,register,sweep,configs";
+  const std::string parts = argc > 3 ? argv[3] : "duplex,ceiling,variants,register,sweep,configs";
   const auto part = [&](absl::string_view name) { return absl::StrContains(parts, name); };
   const size_t n = size_t{1} << log2_keys, bytes = n * 4;
   int device_count = 0;
@@ -401,6 +454,7 @@ int main(int argc, char** argv) {
       "pinned cudaMemcpyAsync, %zu MiB: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n\n",
       bytes >> 20, pinned.h2d_gbs, pinned.d2h_gbs);
 
+  if (part("duplex")) PrintDuplex(size_t{256} << 20, runs);
   if (part("ceiling")) PrintHostCopyCeiling(source, bytes, runs);
   if (part("variants")) PrintPipelineVariants(source, bytes, runs);
   if (part("register")) PrintRegistrationCost(input, runs);

@@ -19,9 +19,9 @@
 namespace sortd {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::Chunk;
 using testing::ExpectRefused;
+using ::testing::HasSubstr;
 using testing::Header;
 using testing::RunStream;
 using testing::StreamCall;
@@ -128,8 +128,7 @@ TEST(SortStreamEarlyTest, AStreamGoingWrongWhileItsJobWaitsEndsWithItsOwnStatus)
                 "message 3: keys: 19 bytes is not a multiple of the uint32 key width (4 bytes)");
   ExpectRefused(*stub, {Header(10), Chunk(20), Chunk(24)}, StatusCode::INVALID_ARGUMENT,
                 "message 3: 6 more keys make 11, past header.key_count 10");
-  ExpectRefused(*stub, {Header(10, 8), Chunk(20, 40), Chunk(20, 39)},
-                StatusCode::INVALID_ARGUMENT,
+  ExpectRefused(*stub, {Header(10, 8), Chunk(20, 40), Chunk(20, 39)}, StatusCode::INVALID_ARGUMENT,
                 "values: 39 bytes, but 5 keys x value_width 8 = 40 bytes");
   {
     grpc::ClientContext context;

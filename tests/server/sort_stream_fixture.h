@@ -11,8 +11,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/enum_convert.h"
-#include "worker/sort_spec.h"
 #include "sortd/v1/sortd.grpc.pb.h"
+#include "worker/sort_spec.h"
 
 namespace sortd::testing {
 
@@ -86,8 +86,9 @@ inline StreamResult RunStream(v1::SortService::Stub& stub, const StreamShape& s,
 
 // A stream whose messages the test writes one by one, expecting the server to end it with `code`
 // and a message containing `says`.
-inline void ExpectRefused(v1::SortService::Stub& stub, const std::vector<v1::SortStreamRequest>& messages,
-                   grpc::StatusCode code, const std::string& says) {
+inline void ExpectRefused(v1::SortService::Stub& stub,
+                          const std::vector<v1::SortStreamRequest>& messages, grpc::StatusCode code,
+                          const std::string& says) {
   grpc::ClientContext context;
   std::unique_ptr<StreamCall> call = stub.SortStream(&context);
   for (const v1::SortStreamRequest& m : messages) {
