@@ -164,7 +164,8 @@ TEST(PoolEngineTest, ZeroDelayTakesWhatIsQueuedWithoutWaiting) {
   Pool pool = MakePool({slow}, batching);
   Probe first, rest[5];
   pool.engine->Submit(first.Make(KeyType::kUint64, 50));
-  absl::SleepFor(absl::Milliseconds(30));  // the first batch is on the device now
+  // The first batch is on the device (it counts a batch as it starts) before the rest arrive.
+  ASSERT_TRUE(WaitFor([&] { return pool.devices[0]->batch_sizes().size() == 1; }));
   for (Probe& p : rest) pool.engine->Submit(p.Make(KeyType::kUint64, 50));
   ASSERT_TRUE(first.status().ok());
   for (Probe& p : rest) ASSERT_TRUE(p.status().ok());
