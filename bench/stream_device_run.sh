@@ -15,6 +15,7 @@
 #             scratch, then merged on the host
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
+#   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
 #   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, STREAM_ROUNDS (2)
 #             rounds interleaved
 #   huge      2^31 u32 keys (8 GiB) through SortStream on loopback, generated and checked chunk by
@@ -35,7 +36,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm 
   --format=csv,noheader | tee "$out/device.txt"
 echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 2^20}' /proc/meminfo)," \
   "/dev/shm $(df -h --output=size /dev/shm | tail -1 | tr -d ' ')"
-sections=" ${STREAM_RUN_SECTIONS:-tests memcheck incore ooc merge stream huge} "
+sections=" ${STREAM_RUN_SECTIONS:-tests memcheck incore ooc merge duplex stream huge} "
 section() { [[ $sections == *" $1 "* ]]; }
 # shellcheck source=sortd_bench_lib.sh
 . "$(dirname "$0")/sortd_bench_lib.sh"
@@ -114,6 +115,11 @@ fi
 if section merge; then
   echo "=== the out-of-core merge alone"
   run_merge_bench 28 "2 4 8" 2>&1 | tee "$out/merge.txt"
+fi
+
+if section duplex; then
+  echo "=== the link's two directions at once (stage_bench duplex: 256 MiB pinned copies)"
+  stage_bench 24 15 duplex 2>&1 | tee "$out/duplex.txt"
 fi
 
 if section stream; then
