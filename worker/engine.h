@@ -156,4 +156,9 @@ void HandBackGrowingJob(std::unique_ptr<SortJob> job, absl::string_view why);
 absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now,
                                  absl::Time drain_deadline = absl::InfiniteFuture());
 
+// Gives the job heap outputs of its result's sizes, unless the caller preset them (a region-backed
+// job, a run or block of an out-of-core sort): the engines that write results in host memory of
+// their own (the CPU engine, the out-of-core merge) size them alike.
+void AllocateOutputs(SortJob& job);
+
 }  // namespace sortd

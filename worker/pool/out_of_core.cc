@@ -322,19 +322,6 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
   Pump(job);
 }
 
-namespace {
-
-// The job's outputs, where the engine allocates them (a region-backed job brings its own).
-void AllocateOutputs(SortJob& job) {
-  if (job.outputs_preset) return;
-  const SortSpec& spec = job.spec;
-  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
-  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
-  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
-}
-
-}  // namespace
-
 void OutOfCoreSorter::SetGlobalIndices(Job& job, bool global) {
   if (job.global_indices == global || job.indices.data == nullptr) return;
   uint32_t* indices = reinterpret_cast<uint32_t*>(job.indices.data);
