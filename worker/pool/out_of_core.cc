@@ -39,6 +39,13 @@ struct OutOfCoreSorter::Job {
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
 
   size_t runs() const { return starts.size() - 1; }
+  // The runs' and blocks' report summed so far, naming every device that sorted one.
+  SortReport Report() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    SortReport sum = report;
+    sum.device = absl::StrJoin(devices, "+");
+    return sum;
+  }
   size_t tasks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return pass == Pass::kRuns ? runs() : cuts.size() - 1;
   }
@@ -268,15 +275,12 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   }
   // Nothing of the job runs any more, so its fields are this thread's alone.
   absl::Status failure;
-  SortReport report;
   {
     absl::MutexLock lock(&job->mu);
     failure = job->failure;
-    report = job->report;
-    report.device = absl::StrJoin(job->devices, "+");
   }
   if (pass == Job::Pass::kBlocks && failure.ok()) {
-    Finish(*job, failure, report);
+    Finish(*job, failure, job->Report());
     return;
   }
   if (pass == Job::Pass::kBlocks) {
@@ -286,7 +290,7 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     return;
   }
   if (!failure.ok()) {
-    Finish(*job, failure, report);
+    Finish(*job, failure, job->Report());
     return;
   }
   // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge goes
@@ -338,13 +342,7 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
   SortJob& parent = *job->job;
   const absl::Status status = CheckJobStillWanted(parent, absl::Now(), drain_deadline());
   if (!status.ok()) {
-    SortReport report;
-    {
-      absl::MutexLock lock(&job->mu);
-      report = job->report;
-      report.device = absl::StrJoin(job->devices, "+");
-    }
-    Finish(*job, status, report);
+    Finish(*job, status, job->Report());
     return;
   }
   AllocateOutputs(parent);
@@ -367,12 +365,7 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
 }
 
 void OutOfCoreSorter::Merge(Job& job) {
-  SortReport report;
-  {
-    absl::MutexLock lock(&job.mu);
-    report = job.report;
-    report.device = absl::StrJoin(job.devices, "+");
-  }
+  SortReport report = job.Report();
   SortJob& parent = *job.job;
   const absl::Time start = absl::Now();
   absl::Status status = CheckJobStillWanted(parent, start, drain_deadline());
