@@ -73,6 +73,10 @@ class HandDevice {
     absl::MutexLock lock(&mu_);
     return submits_;
   }
+  size_t held() {
+    absl::MutexLock lock(&mu_);
+    return held_.size();
+  }
   // Jobs taken whose keys came in several pieces (the merge's blocks: shares of several runs).
   int multi_piece() {
     absl::MutexLock lock(&mu_);
@@ -100,8 +104,7 @@ struct HandSorter {
   explicit HandSorter(const OutOfCoreOptions& options = {},
                       std::shared_ptr<StagingPool> pinned = nullptr)
       : sorter(
-            options, nullptr,
-            [this](std::unique_ptr<SortJob>& run) { return device.Submit(run); },
+            options, nullptr, [this](std::unique_ptr<SortJob>& run) { return device.Submit(run); },
             std::move(pinned)) {}
   HandDevice device;
   OutOfCoreSorter sorter;  // last: it waits for its sorts before the device goes

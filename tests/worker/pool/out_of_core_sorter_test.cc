@@ -12,6 +12,7 @@
 #include "tests/support/big_job.h"
 #include "tests/support/hand_device.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 
 namespace sortd {
@@ -182,6 +183,41 @@ TEST(OutOfCoreSorterTest, RunsAndBlocksOnTheCpuEngine) {
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
+}
+
+// A drain that arrives while the merge's blocks are on the devices: with time left, the blocks not
+// yet handed out go at once (before the devices' queues close) and the sort finishes; with none,
+// no block starts and the sort fails UNAVAILABLE once, after the blocks in flight (they read the
+// runs and write the output) have finished.
+TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
+  for (bool time_left : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "time left " << time_left);
+    HandSorter hand;
+    auto& [device, sorter] = hand;
+    device.set_capacity(100);
+    SortSpec spec;
+    spec.key_type = KeyType::kInt32;
+    spec.value_width = 8;
+    spec.descending = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 11), 1000, /*window=*/2);
+    for (int r = 0; r < 5; ++r) ASSERT_TRUE(device.FinishOne());  // the runs
+    // The first two blocks, from the merge thread.
+    ASSERT_TRUE(testing::WaitFor([&hand] { return hand.device.held() == 2; }));
+    sorter.BeginDrain(time_left ? absl::InfiniteFuture() : absl::InfinitePast());
+    EXPECT_EQ(device.held(), time_left ? 5u : 2u);
+    EXPECT_EQ(device.multi_piece(), time_left ? 5 : 2);
+    ASSERT_TRUE(device.FinishOne());
+    EXPECT_EQ(run.done_calls.load(), 0);  // a block still writes the output
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 4 : 1);
+    if (time_left) {
+      EXPECT_TRUE(run.Sorted());
+    } else {
+      EXPECT_EQ(run.status().code(), absl::StatusCode::kUnavailable) << run.status();
+    }
+    sorter.Wait();
+    EXPECT_EQ(run.done_calls.load(), 1);
+  }
 }
 
 // With pinned scratch, the runs write into it and the blocks read from it as memory pinned for

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/big_job.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/cpu/cpu_sort_device.h"
 #include "worker/pool/pool_engine.h"
@@ -332,6 +333,35 @@ TEST(OutOfCoreTest, ShutdownDrainsSortsInFlightOrFailsThemOnce) {
     ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
     if (drain) {
       EXPECT_TRUE(job.Sorted());
+    } else {
+      EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
+    }
+  }
+}
+
+// A shutdown that arrives while the merge's blocks are on the devices: a drain with time finishes
+// the sort, one with none fails it once, after the blocks on the devices have finished.
+TEST(OutOfCoreTest, ShutdownDuringTheMergeOnDevicesDrainsOrFailsTheSortOnce) {
+  for (bool drain : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "drain " << drain);
+    Pool pool = MakePool(nullptr, TwoDevices(absl::Milliseconds(30)));
+    SortSpec spec;
+    spec.key_type = KeyType::kFloat64;
+    spec.value_width = 4;
+    spec.stable = true;
+    spec.algorithm = Algorithm::kRadix;
+    const size_t runs = 8;
+    BigJob job;
+    pool.engine->Submit(job.Make(spec, runs * KeysPerRun(spec) - 7, Distribution::kFewUnique, 8));
+    // Each device takes one job per batch: a batch past the runs is a block.
+    ASSERT_TRUE(testing::WaitFor([&] {
+      return pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size() > runs;
+    }));
+    pool.engine->Shutdown(drain ? absl::InfiniteFuture() : absl::InfinitePast());
+    ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
+    if (drain) {
+      EXPECT_TRUE(job.Sorted());
+      EXPECT_EQ(job.Result().second.device, "cpu-device:0+cpu-device:1");
     } else {
       EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
     }
