@@ -59,8 +59,8 @@ ABSL_FLAG(
     "indices merge on the host either way");
 ABSL_FLAG(uint64_t, out_of_core_pinned_bytes, sortd::OutOfCoreOptions().pinned_scratch_bytes,
           "Host memory pinned at start-up for the runs of arrays larger than every GPU's pools "
-          "(0: none); a sort whose runs fit what is free moves them by DMA alone, others use "
-          "the heap");
+          "(0: none; none without a GPU, and more than the machine's memory refuses to start); a "
+          "sort whose runs fit what is free moves them by DMA alone, others use the heap");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");

@@ -43,9 +43,10 @@ struct OutOfCoreOptions {
   // host, whenever the job's payload allows. The host merge runs at a fraction of memory
   // bandwidth on all cores; the device pass moves the array over PCIe once more.
   bool merge_on_devices = true;
-  // Host memory pinned for the GPUs' DMA at start-up for the runs (0: none). A job whose runs
-  // fit the part of it free takes them there, so runs come back and blocks go out by DMA alone,
-  // with no host copies through staging and no fresh pages to fault in; others use the heap.
+  // Host memory pinned for the GPUs' DMA at start-up for the runs (0: none; none either without a
+  // GPU, and more than the machine's memory refuses to start). A job whose runs fit the part of it
+  // free takes them there, so runs come back and blocks go out by DMA alone, with no host copies
+  // through staging and no fresh pages to fault in; others use the heap.
   size_t pinned_scratch_bytes = 0;
 };
 

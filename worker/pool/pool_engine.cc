@@ -1,5 +1,7 @@
 #include "worker/pool/pool_engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -55,6 +57,21 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
 }
 
 absl::StatusOr<std::shared_ptr<StagingPool>> PoolEngine::MakePinnedScratch(size_t bytes) {
+  // Only a healthy device sorts out of core (OutOfCoreRunKeys), and a lost one never comes back:
+  // without one, pinned pages would be taken from the rest of the host for nothing.
+  if (healthy_workers() == 0) return nullptr;
+  // Pinned pages cannot be paged out, so more than the machine's memory can never be had: said
+  // here, not left to an allocation that overcommit lets through (a stand-in pins nothing) or to
+  // the page rounding below, which would wrap to nothing near SIZE_MAX.
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  const size_t physical = pages > 0 && page_size > 0
+                              ? static_cast<size_t>(pages) * static_cast<size_t>(page_size)
+                              : SIZE_MAX / 2;
+  if (bytes > physical) {
+    return absl::InvalidArgumentError(absl::StrCat("--out_of_core_pinned_bytes: ", bytes,
+                                                   " bytes is more than this machine's ", physical,
+                                                   " bytes of memory"));
+  }
   constexpr size_t kPage = 4096;
   bytes = (bytes + kPage - 1) / kPage * kPage;
   std::shared_ptr<char> memory(static_cast<char*>(std::aligned_alloc(kPage, bytes)), std::free);

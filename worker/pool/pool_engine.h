@@ -56,7 +56,8 @@ class PoolEngine : public SortEngine {
   // sorted out of core in runs of that size); 0 when it is not, or when no device is healthy.
   size_t OutOfCoreRunKeys(const SortSpec& spec, size_t n) const;
   // Host memory of `bytes` pinned for every device's DMA, as a pool of scratch blocks for
-  // out-of-core sorts (OutOfCoreOptions::pinned_scratch_bytes).
+  // out-of-core sorts (OutOfCoreOptions::pinned_scratch_bytes); null, pinning nothing, without a
+  // healthy device. INVALID_ARGUMENT beyond the machine's memory.
   absl::StatusOr<std::shared_ptr<StagingPool>> MakePinnedScratch(size_t bytes);
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
   absl::Status SubmitRun(std::unique_ptr<SortJob>& run);

@@ -368,5 +368,32 @@ TEST(OutOfCoreTest, ShutdownDuringTheMergeOnDevicesDrainsOrFailsTheSortOnce) {
   }
 }
 
+// Pinned scratch is made only for a pool with a healthy device to use it (nothing else sorts out
+// of core), so without one even a size no machine has is no error: nothing is allocated. With a
+// device, a size beyond the machine's memory (SIZE_MAX too, which page rounding would wrap to
+// nothing) is refused at start-up, naming the flag.
+TEST(OutOfCoreTest, PinnedScratchOnlyForDevicesAndWithinTheMachinesMemory) {
+  auto create = [](size_t devices, size_t pinned_bytes) {
+    std::vector<std::unique_ptr<SortDevice>> stand_ins;
+    for (size_t d = 0; d < devices; ++d) {
+      stand_ins.push_back(std::make_unique<CpuSortDevice>(CpuSortDeviceOptions{}));
+    }
+    PoolEngineOptions options;
+    options.out_of_core.pinned_scratch_bytes = pinned_bytes;
+    return PoolEngine::Create(std::move(stand_ins), std::move(*CpuEngine::Create({})), options);
+  };
+  for (size_t bytes : {size_t{1} << 62, SIZE_MAX}) {
+    SCOPED_TRACE(::testing::Message() << "bytes " << bytes);
+    absl::StatusOr<std::unique_ptr<PoolEngine>> without_devices = create(0, bytes);
+    EXPECT_TRUE(without_devices.ok()) << without_devices.status();
+    absl::StatusOr<std::unique_ptr<PoolEngine>> refused = create(1, bytes);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+    EXPECT_THAT(std::string(refused.status().message()),
+                ::testing::StartsWith(absl::StrCat("--out_of_core_pinned_bytes: ", bytes,
+                                                   " bytes is more than this machine's ")));
+  }
+  EXPECT_TRUE(create(1, size_t{1} << 20).ok());
+}
+
 }  // namespace
 }  // namespace sortd
