@@ -193,6 +193,9 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   }
   sub->keys.set_dma_ready(job->keys.dma_ready);
   sub->values.set_dma_ready(job->keys.dma_ready);
+  // The CPU engine would gather the shares into memory outside the budget; the host merge of a
+  // block nobody else takes reads the runs where they lie.
+  sub->cpu_fallback = false;
   sub->outputs_preset = true;
   sub->out_keys = parent.out_keys.Part(first * kw, sub->n * kw);
   if (indices_as_values) {

@@ -155,7 +155,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     }
     // No device wanted, none healthy, or none with staging free now: the CPU engine serves, and
     // the response says so.
-    cpu_->Submit(std::move(job));
+    FallBackToCpu(std::move(job), "no healthy device with staging free");
     return;
   }
   switch (worker->Submit(job)) {
@@ -213,7 +213,7 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
   if (worker == nullptr) {
     // Every device lost since the sort began, or their staging held by responses being sent: the
     // run goes where any job would, so the sort still finishes.
-    cpu_->Submit(std::move(run));
+    FallBackToCpu(std::move(run), "no healthy device with staging free");
     return absl::OkStatus();
   }
   switch (worker->Submit(run)) {
@@ -223,7 +223,7 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
     case DeviceWorker::SubmitResult::kClosed:
       // Draining: the run belongs to a job already taken, and the CPU engine takes work until
       // the workers are done (it refuses UNAVAILABLE after).
-      cpu_->Submit(std::move(run));
+      FallBackToCpu(std::move(run), "the devices' queues are closed (draining)");
       return absl::OkStatus();
     case DeviceWorker::SubmitResult::kUnhealthy: break;
   }
@@ -239,7 +239,16 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
   }
   DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(*job) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
-  cpu_->Submit(std::move(job));
+  FallBackToCpu(std::move(job), "handed back by its device, and no other took it");
+}
+
+void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
+  if (job->cpu_fallback) {
+    cpu_->Submit(std::move(job));
+    return;
+  }
+  job->done(absl::UnavailableError(absl::StrCat(why, "; it may not fall back to the CPU engine")),
+            SortReport{job->spec.algorithm, "", {}, {}, {}, {}});
 }
 
 void PoolEngine::Shutdown(absl::Time deadline) {

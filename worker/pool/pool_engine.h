@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "worker/engine.h"
 #include "worker/pool/batch_queue.h"
 #include "worker/pool/cost_model.h"
@@ -49,6 +50,9 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
+  // What no device takes goes to the CPU engine, unless the job may not fall back to it
+  // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
+  void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).
   bool WantsDevice(const SortSpec& spec, size_t n, bool pinned) const;

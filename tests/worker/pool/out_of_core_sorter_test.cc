@@ -4,6 +4,7 @@
 // against the independent reference.
 #include "worker/pool/out_of_core.h"
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -150,12 +151,18 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
   }
 }
 
-// Runs and blocks that the pool sends to the CPU engine (every device lost or busy) come back
-// the same: every payload shape, both orders.
-TEST(OutOfCoreSorterTest, RunsAndBlocksOnTheCpuEngine) {
+// With every device lost or busy, as the pool does: runs go to the CPU engine, and blocks, which
+// may not (SortJob::cpu_fallback), are refused, so the runs are merged on the host. Every payload
+// shape, both orders.
+TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
+  std::atomic<int> refused_blocks{0};
   OutOfCoreSorter sorter({}, nullptr, [&](std::unique_ptr<SortJob>& run) {
+    if (!run->cpu_fallback) {
+      ++refused_blocks;
+      return absl::UnavailableError("no device");
+    }
     (*cpu)->Submit(std::move(run));
     return absl::OkStatus();
   });
@@ -183,6 +190,9 @@ TEST(OutOfCoreSorterTest, RunsAndBlocksOnTheCpuEngine) {
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
+  // One block refused per job that merges on the devices (all but values with indices).
+  EXPECT_EQ(refused_blocks.load(), 12);
+  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 8);  // 8 runs each
 }
 
 // A drain that arrives while the merge's blocks are on the devices: with time left, the blocks not

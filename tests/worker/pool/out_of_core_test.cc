@@ -47,6 +47,7 @@ class CountingObserver : public EngineObserver {
 struct Pool {
   std::unique_ptr<PoolEngine> engine;
   std::vector<CpuSortDevice*> devices;
+  CpuEngine* cpu = nullptr;
 };
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
@@ -73,8 +74,10 @@ Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptio
   options_out.out_of_core.min_keys_per_merge_thread = 1000;  // small arrays still split
   options_out.out_of_core.merge_on_devices = merge_on_devices;
   options_out.out_of_core.pinned_scratch_bytes = pinned_scratch_bytes;
-  auto engine = PoolEngine::Create(std::move(devices), std::move(*CpuEngine::Create(cpu_options)),
-                                   options_out);
+  auto cpu = CpuEngine::Create(cpu_options);
+  EXPECT_TRUE(cpu.ok());
+  pool.cpu = cpu->get();
+  auto engine = PoolEngine::Create(std::move(devices), std::move(*cpu), options_out);
   EXPECT_TRUE(engine.ok());
   pool.engine = std::move(*engine);
   return pool;
@@ -393,6 +396,33 @@ TEST(OutOfCoreTest, PinnedScratchOnlyForDevicesAndWithinTheMachinesMemory) {
                                                    " bytes is more than this machine's ")));
   }
   EXPECT_TRUE(create(1, size_t{1} << 20).ok());
+}
+
+// A block that no device can take (here every stand-in's staging is too small for one, as when
+// responses being sent hold it) never goes to the CPU engine, which would gather its pieces
+// outside the memory budget: the runs, sorted on the devices, are merged on the host instead.
+TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
+  std::vector<CpuSortDeviceOptions> options = TwoDevices(absl::ZeroDuration());
+  for (CpuSortDeviceOptions& o : options) o.staging_pool_bytes = 1024;
+  Pool pool = MakePool(nullptr, options, /*merge_on_devices=*/true, size_t{1} << 20);
+  SortSpec spec;
+  spec.key_type = KeyType::kUint64;
+  spec.value_width = 8;
+  spec.stable = true;
+  spec.algorithm = Algorithm::kRadix;
+  BigJob run;
+  std::unique_ptr<SortJob> job =
+      run.Make(spec, 5 * KeysPerRun(spec) + 3, Distribution::kFewUnique, testing::TestSeed());
+  // Input in memory pinned for DMA (a registered region) and runs in the pinned scratch: the runs
+  // need no staging; the blocks write the heap output through it.
+  job->keys.set_dma_ready(true);
+  job->values.set_dma_ready(true);
+  pool.engine->Submit(std::move(job));
+  ASSERT_TRUE(run.Sorted());
+  EXPECT_EQ(run.Result().second.device, "cpu-device:0+cpu-device:1");
+  EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
+  // The six runs alone reached the devices.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 6u);
 }
 
 }  // namespace
