@@ -29,6 +29,7 @@ class HandDevice {
     if (run->keys.pieces().size() > 1) ++multi_piece_;
     if (run->InputsPinnedForDma()) ++pinned_inputs_;
     if (run->OutputsPinnedForDma()) ++pinned_outputs_;
+    sizes_.push_back(run->n);
     held_.push_back(std::move(run));
     return absl::OkStatus();
   }
@@ -82,6 +83,11 @@ class HandDevice {
     absl::MutexLock lock(&mu_);
     return multi_piece_;
   }
+  // The keys of every job taken, in the order taken.
+  std::vector<size_t> sizes() {
+    absl::MutexLock lock(&mu_);
+    return sizes_;
+  }
   // Jobs taken whose inputs (outputs) all lie in memory marked pinned for DMA.
   std::pair<int, int> pinned() {
     absl::MutexLock lock(&mu_);
@@ -97,6 +103,7 @@ class HandDevice {
   int multi_piece_ ABSL_GUARDED_BY(mu_) = 0;
   int pinned_inputs_ ABSL_GUARDED_BY(mu_) = 0;
   int pinned_outputs_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<size_t> sizes_ ABSL_GUARDED_BY(mu_);
 };
 
 // An out-of-core sorter whose runs and blocks all go to one HandDevice.

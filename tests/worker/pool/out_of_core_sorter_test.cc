@@ -49,11 +49,11 @@ TEST(OutOfCoreSorterTest, RefusedTasksAreRetriedAndBothMergesMatchTheReference) 
     sorter.Sort(run.Make(spec, 10007, Distribution::kFewUnique, 9), 1000, /*window=*/4);
     // Two runs held, a third refused and parked; each finished run lets one more in.
     EXPECT_EQ(device.submits(), 3);
-    // 11 runs, then as many blocks.
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), on_devices ? 22 : 11);
+    // 11 runs' worth staggered over 4 workers: 14 runs, then as many blocks.
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), on_devices ? 28 : 14);
     ASSERT_TRUE(run.Sorted());
     EXPECT_EQ(run.Result().second.device, "hand");
-    EXPECT_EQ(device.multi_piece(), on_devices ? 11 : 0);
+    EXPECT_EQ(device.multi_piece(), on_devices ? 14 : 0);
     sorter.Wait();  // the merge thread counts the sort out after its done returns
     EXPECT_EQ(sorter.sorts_in_flight(), 0u);
     EXPECT_EQ(run.done_calls.load(), 1);
@@ -69,7 +69,7 @@ TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
   const absl::Status& status = run.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::HasSubstr("run 1 of 5 (keys 0..1000) of an out-of-core sort of 5000 keys "
+              ::testing::HasSubstr("run 1 of 6 (keys 0..500) of an out-of-core sort of 5000 keys "
                                    "could not be queued: hand device full (0)"));
   EXPECT_EQ(run.done_calls.load(), 1);
 }
@@ -94,7 +94,7 @@ TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
   SortSpec spec;
   BigJob run;
   sorter.Sort(run.Make(spec, 3000, Distribution::kRandom, 7), 1000, /*window=*/2);
-  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2);
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 3);  // the 4 staggered runs but the first
   EXPECT_TRUE(run.Sorted());
   sorter.Wait();
 }
@@ -120,7 +120,7 @@ TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
   const absl::Status& status = run.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::HasSubstr("run 1 of 8 (keys 0..1000) of an out-of-core sort of 8000 "
+              ::testing::HasSubstr("run 1 of 10 (keys 0..333) of an out-of-core sort of 8000 "
                                    "keys failed: boom"));
   EXPECT_EQ(run.done_calls.load(), 1);
   EXPECT_EQ(sorter.sorts_in_flight(), 0u);
@@ -143,8 +143,9 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
     const int finished = device.FinishUntilDone(run.done_calls, [fail](int i) {
       return fail && i == 6 ? absl::InternalError("boom") : absl::OkStatus();
     });
-    // 5 runs and 5 blocks; after the failed block only the one beside it.
-    EXPECT_EQ(finished, fail ? 8 : 10);
+    // 6 runs (5 runs' worth staggered over 2 workers) and 6 blocks; after the failed block only
+    // the one beside it.
+    EXPECT_EQ(finished, fail ? 8 : 12);
     EXPECT_TRUE(run.Sorted());
     sorter.Wait();
     EXPECT_EQ(run.done_calls.load(), 1);
@@ -192,7 +193,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   (*cpu)->Shutdown(absl::InfiniteFuture());
   // One block refused per job that merges on the devices (all but values with indices).
   EXPECT_EQ(refused_blocks.load(), 12);
-  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 8);  // 8 runs each
+  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 15);  // 8 runs' worth staggered over 8 workers each
 }
 
 // A drain that arrives while the merge's blocks are on the devices: with time left, the blocks not
@@ -211,15 +212,16 @@ TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
     spec.descending = true;
     BigJob run;
     sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 11), 1000, /*window=*/2);
-    for (int r = 0; r < 5; ++r) ASSERT_TRUE(device.FinishOne());  // the runs
+    // The runs: 5 runs' worth staggered over the 2 workers.
+    for (int r = 0; r < 6; ++r) ASSERT_TRUE(device.FinishOne());
     // The first two blocks, from the merge thread.
     ASSERT_TRUE(testing::WaitFor([&hand] { return hand.device.held() == 2; }));
     sorter.BeginDrain(time_left ? absl::InfiniteFuture() : absl::InfinitePast());
-    EXPECT_EQ(device.held(), time_left ? 5u : 2u);
-    EXPECT_EQ(device.multi_piece(), time_left ? 5 : 2);
+    EXPECT_EQ(device.held(), time_left ? 6u : 2u);
+    EXPECT_EQ(device.multi_piece(), time_left ? 6 : 2);
     ASSERT_TRUE(device.FinishOne());
     EXPECT_EQ(run.done_calls.load(), 0);  // a block still writes the output
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 4 : 1);
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 5 : 1);
     if (time_left) {
       EXPECT_TRUE(run.Sorted());
     } else {
@@ -227,6 +229,35 @@ TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
     }
     sorter.Wait();
     EXPECT_EQ(run.done_calls.load(), 1);
+  }
+}
+
+// The runs go out in order at the sizes OutOfCoreTaskStarts gives, staggered or equal, and then
+// the blocks at the same sizes; both ways sort like the reference.
+TEST(OutOfCoreSorterTest, RunsAndThenBlocksTakeTheLayoutsSizes) {
+  for (bool stagger : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
+    OutOfCoreOptions options;
+    options.stagger = stagger;
+    HandSorter hand(options);
+    auto& [device, sorter] = hand;
+    device.set_capacity(100);
+    SortSpec spec;
+    spec.key_type = KeyType::kUint64;
+    spec.return_indices = true;  // the blocks carry them as values
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 9001, Distribution::kFewUnique, 3), 1000, /*window=*/3);
+    const std::vector<size_t> starts = OutOfCoreTaskStarts(9001, 1000, 3, stagger);
+    std::vector<size_t> sizes;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t t = 0; t + 1 < starts.size(); ++t) sizes.push_back(starts[t + 1] - starts[t]);
+    }
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), static_cast<int>(sizes.size()));
+    EXPECT_TRUE(run.Sorted());
+    EXPECT_EQ(device.sizes(), sizes);
+    EXPECT_EQ(sizes.size(), stagger ? 2u * 12 : 2u * 10);
+    sorter.Wait();
   }
 }
 
@@ -246,7 +277,7 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
     spec.stable = true;
     BigJob run;
     sorter.Sort(run.Make(spec, n, Distribution::kFewUnique, n), 1000, /*window=*/3);
-    const int runs = static_cast<int>((n + 999) / 1000);
+    const int runs = static_cast<int>((n + 999) / 1000) + 2;  // staggered over 3 workers
     EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2 * runs);
     EXPECT_TRUE(run.Sorted());
     const bool fits = n * 12 <= memory.size();

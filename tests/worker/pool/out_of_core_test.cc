@@ -6,6 +6,7 @@
 // bookkeeping by hand.
 #include "worker/pool/out_of_core.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,10 @@ constexpr size_t kDevicePool = size_t{32} << 10;
 
 class CountingObserver : public EngineObserver {
  public:
-  void OnLaunch(absl::string_view, size_t, size_t) override {}
+  void OnLaunch(absl::string_view, size_t, size_t keys) override {
+    absl::MutexLock lock(&mu_);
+    launch_keys_.push_back(keys);
+  }
   void OnOutOfCore(size_t runs) override {
     absl::MutexLock lock(&mu_);
     runs_.push_back(runs);
@@ -38,10 +42,18 @@ class CountingObserver : public EngineObserver {
     absl::MutexLock lock(&mu_);
     return runs_;
   }
+  // The keys of every launch so far, smallest first.
+  std::vector<size_t> launch_keys() {
+    absl::MutexLock lock(&mu_);
+    std::vector<size_t> sorted = launch_keys_;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted;
+  }
 
  private:
   absl::Mutex mu_;
-  std::vector<size_t> runs_;
+  std::vector<size_t> runs_ ABSL_GUARDED_BY(mu_);
+  std::vector<size_t> launch_keys_ ABSL_GUARDED_BY(mu_);
 };
 
 struct Pool {
@@ -51,8 +63,9 @@ struct Pool {
 };
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
+// `out_of_core` as sortd's defaults: merged on the devices, staggered, no pinned scratch.
 Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {},
-              bool merge_on_devices = true, size_t pinned_scratch_bytes = 0) {
+              OutOfCoreOptions out_of_core = {}) {
   if (options.empty()) {
     options.resize(4);
     for (size_t i = 0; i < 4; ++i) options[i].name = absl::StrCat("cpu-device:", i / 2);
@@ -70,10 +83,9 @@ Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptio
   PoolEngineOptions options_out;
   options_out.observer = observer;
   options_out.cost_model.gpu_fixed_us = 0;
+  options_out.out_of_core = out_of_core;
   options_out.out_of_core.merge_threads = 3;
   options_out.out_of_core.min_keys_per_merge_thread = 1000;  // small arrays still split
-  options_out.out_of_core.merge_on_devices = merge_on_devices;
-  options_out.out_of_core.pinned_scratch_bytes = pinned_scratch_bytes;
   auto cpu = CpuEngine::Create(cpu_options);
   EXPECT_TRUE(cpu.ok());
   pool.cpu = cpu->get();
@@ -107,16 +119,21 @@ KeyType KeyTypeOf(uint64_t) { return KeyType::kUint64; }
 KeyType KeyTypeOf(int64_t) { return KeyType::kInt64; }
 KeyType KeyTypeOf(double) { return KeyType::kFloat64; }
 
-// Every payload, order and stability; 2, 5 and 7 runs of uneven sizes; duplicates (so stability
-// across runs shows), special floats (NaN payloads, signed zeros, infinities) and random bits.
-// Sorts alternate between a pool that merges on the devices (blocks of the output sorted again)
-// and one that merges on the host; jobs with values and indices merge on the host in both.
+// Every payload, order and stability; 2, 5 and 7 runs' worth of uneven sizes; duplicates (so
+// stability across runs shows), special floats (NaN payloads, signed zeros, infinities) and random
+// bits. Sorts alternate between a pool that staggers its runs and merges on the devices (blocks of
+// the output sorted again) and one with equal runs that merges on the host; jobs with values and
+// indices merge on the host in both.
 TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   const uint64_t seed = testing::TestSeed();
   CountingObserver observer;
+  OutOfCoreOptions staggered, equal;
   // Pinned scratch of four runs' size: the 2-run jobs take it, the 5- and 7-run ones the heap.
-  Pool on_devices = MakePool(&observer, {}, /*merge_on_devices=*/true, 4 * kDevicePool);
-  Pool on_host = MakePool(&observer, {}, /*merge_on_devices=*/false);
+  staggered.pinned_scratch_bytes = 4 * kDevicePool;
+  equal.merge_on_devices = false;
+  equal.stagger = false;
+  Pool on_devices = MakePool(&observer, {}, staggered);
+  Pool on_host = MakePool(&observer, {}, equal);
   size_t sorts = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
     for (bool indices : {false, true}) {
@@ -130,9 +147,10 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
           spec.stable = stable;
           spec.algorithm = Algorithm::kRadix;
           const size_t per_run = KeysPerRun(spec);
+          // Staggered over the pool's four workers: runs + min(4, runs) - 1.
           const struct {
-            size_t n, runs;
-          } sizes[] = {{per_run + 1, 2}, {4 * per_run + 123, 5}, {7 * per_run - 5, 7}};
+            size_t n, runs, staggered;
+          } sizes[] = {{per_run + 1, 2, 3}, {4 * per_run + 123, 5, 8}, {7 * per_run - 5, 7, 10}};
           for (const auto& size : sizes) {
             for (Distribution dist :
                  {Distribution::kFewUnique, Distribution::kSpecialFloats, Distribution::kRandom}) {
@@ -145,7 +163,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
               const SortReport& report = run.Result().second;
               EXPECT_EQ(report.algorithm, Algorithm::kCpu);  // what the stand-ins ran
               EXPECT_THAT(report.device, ::testing::StartsWith("cpu-device:"));
-              EXPECT_EQ(observer.runs().back(), size.runs);
+              EXPECT_EQ(observer.runs().back(), sorts % 2 == 0 ? size.staggered : size.runs);
               ++sorts;
             }
           }
@@ -243,8 +261,8 @@ TEST(OutOfCoreTest, RunsSpreadOverDevicesAndTheReportNamesThem) {
   const SortReport& report = run.Result().second;
   EXPECT_EQ(report.device, "cpu-device:0+cpu-device:1");
   EXPECT_GT(report.compute, absl::ZeroDuration());
-  // Seven runs, then the merge's seven blocks.
-  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 14u);
+  // Eight runs (seven staggered over two workers), then the merge's eight blocks.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 16u);
 }
 
 // A run that fails on its device fails the job once, with the run's status; the sort's later runs
@@ -353,9 +371,10 @@ TEST(OutOfCoreTest, ShutdownDuringTheMergeOnDevicesDrainsOrFailsTheSortOnce) {
     spec.value_width = 4;
     spec.stable = true;
     spec.algorithm = Algorithm::kRadix;
-    const size_t runs = 8;
+    const size_t runs = 9;  // eight runs' worth staggered over the two workers
     BigJob job;
-    pool.engine->Submit(job.Make(spec, runs * KeysPerRun(spec) - 7, Distribution::kFewUnique, 8));
+    pool.engine->Submit(
+        job.Make(spec, (runs - 1) * KeysPerRun(spec) - 7, Distribution::kFewUnique, 8));
     // Each device takes one job per batch: a batch past the runs is a block.
     ASSERT_TRUE(testing::WaitFor([&] {
       return pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size() > runs;
@@ -404,7 +423,9 @@ TEST(OutOfCoreTest, PinnedScratchOnlyForDevicesAndWithinTheMachinesMemory) {
 TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   std::vector<CpuSortDeviceOptions> options = TwoDevices(absl::ZeroDuration());
   for (CpuSortDeviceOptions& o : options) o.staging_pool_bytes = 1024;
-  Pool pool = MakePool(nullptr, options, /*merge_on_devices=*/true, size_t{1} << 20);
+  OutOfCoreOptions out_of_core;
+  out_of_core.pinned_scratch_bytes = size_t{1} << 20;
+  Pool pool = MakePool(nullptr, options, out_of_core);
   SortSpec spec;
   spec.key_type = KeyType::kUint64;
   spec.value_width = 8;
@@ -421,8 +442,40 @@ TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   ASSERT_TRUE(run.Sorted());
   EXPECT_EQ(run.Result().second.device, "cpu-device:0+cpu-device:1");
   EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
-  // The six runs alone reached the devices.
-  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 6u);
+  // The runs alone reached the devices: six runs' worth staggered over two workers.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 7u);
+}
+
+// Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives for its
+// workers (four: quarter steps), or equal with the stagger off, and sort like the reference either
+// way.
+TEST(OutOfCoreTest, RunsAndBlocksAreStaggeredOverThePoolsWorkers) {
+  for (bool stagger : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
+    CountingObserver observer;
+    OutOfCoreOptions out_of_core;
+    out_of_core.stagger = stagger;
+    Pool pool = MakePool(&observer, {}, out_of_core);
+    SortSpec spec;
+    spec.key_type = KeyType::kInt64;
+    spec.value_width = 4;
+    spec.stable = true;
+    spec.descending = true;
+    spec.algorithm = Algorithm::kRadix;
+    const size_t n = 6 * KeysPerRun(spec) + 5;
+    BigJob run;
+    pool.engine->Submit(run.Make(spec, n, Distribution::kFewUnique, testing::TestSeed()));
+    ASSERT_TRUE(run.Sorted());
+    const std::vector<size_t> starts = OutOfCoreTaskStarts(n, KeysPerRun(spec), 4, stagger);
+    ASSERT_EQ(starts.size() - 1, stagger ? 10u : 7u);
+    std::vector<size_t> expected;  // every run, then every block
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t t = 0; t + 1 < starts.size(); ++t) expected.push_back(starts[t + 1] - starts[t]);
+    }
+    std::sort(expected.begin(), expected.end());
+    // Launches end before their jobs are answered, so every one is counted by now.
+    EXPECT_EQ(observer.launch_keys(), expected);
+  }
 }
 
 }  // namespace
