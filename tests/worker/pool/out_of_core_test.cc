@@ -338,54 +338,39 @@ TEST(OutOfCoreTest, CancelledExpiredAndDrainedJobsFailBeforeAnyRun) {
   for (BigJob* r : {&cancelled, &expired, &drained}) EXPECT_EQ(r->done_calls.load(), 1);
 }
 
-// A drain finishes the out-of-core sorts already taken: their remaining runs are handed out before
-// the workers' queues close. A drain with no time left fails them once, after their runs in flight.
-TEST(OutOfCoreTest, ShutdownDrainsSortsInFlightOrFailsThemOnce) {
-  for (bool drain : {true, false}) {
-    SCOPED_TRACE(::testing::Message() << "drain " << drain);
-    Pool pool = MakePool(nullptr, TwoDevices(absl::Milliseconds(10)));
-    SortSpec spec;
-    spec.key_type = KeyType::kUint64;
-    spec.return_indices = true;
-    spec.algorithm = Algorithm::kRadix;
-    BigJob job;
-    pool.engine->Submit(job.Make(spec, 8 * KeysPerRun(spec) - 3, Distribution::kFewUnique, 6));
-    pool.engine->Shutdown(drain ? absl::InfiniteFuture() : absl::InfinitePast());
-    ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
-    if (drain) {
-      EXPECT_TRUE(job.Sorted());
-    } else {
-      EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
-    }
-  }
-}
-
-// A shutdown that arrives while the merge's blocks are on the devices: a drain with time finishes
-// the sort, one with none fails it once, after the blocks on the devices have finished.
-TEST(OutOfCoreTest, ShutdownDuringTheMergeOnDevicesDrainsOrFailsTheSortOnce) {
-  for (bool drain : {true, false}) {
-    SCOPED_TRACE(::testing::Message() << "drain " << drain);
-    Pool pool = MakePool(nullptr, TwoDevices(absl::Milliseconds(30)));
-    SortSpec spec;
-    spec.key_type = KeyType::kFloat64;
-    spec.value_width = 4;
-    spec.stable = true;
-    spec.algorithm = Algorithm::kRadix;
-    const size_t runs = 9;  // eight runs' worth staggered over the two workers
-    BigJob job;
-    pool.engine->Submit(
-        job.Make(spec, (runs - 1) * KeysPerRun(spec) - 7, Distribution::kFewUnique, 8));
-    // Each device takes one job per batch: a batch past the runs is a block.
-    ASSERT_TRUE(testing::WaitFor([&] {
-      return pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size() > runs;
-    }));
-    pool.engine->Shutdown(drain ? absl::InfiniteFuture() : absl::InfinitePast());
-    ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
-    if (drain) {
-      EXPECT_TRUE(job.Sorted());
-      EXPECT_EQ(job.Result().second.device, "cpu-device:0+cpu-device:1");
-    } else {
-      EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
+// A shutdown while an out-of-core sort's runs, or its merge's blocks, are on the devices: a drain
+// with time finishes the sort (what is not yet handed out goes before the workers' queues close;
+// a sort whose runs it caught merges on the host), one with none fails it once, after the runs or
+// blocks on the devices have finished.
+TEST(OutOfCoreTest, AShutdownDrainsSortsInFlightOrFailsThemOnce) {
+  for (bool during_blocks : {false, true}) {
+    for (bool drain : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "during blocks " << during_blocks << " drain " << drain);
+      Pool pool = MakePool(nullptr, TwoDevices(absl::Milliseconds(during_blocks ? 30 : 10)));
+      SortSpec spec;
+      spec.key_type = KeyType::kUint64;
+      spec.return_indices = true;
+      spec.stable = true;
+      spec.algorithm = Algorithm::kRadix;
+      const size_t runs = 9;  // eight runs' worth staggered over the two workers
+      BigJob job;
+      pool.engine->Submit(
+          job.Make(spec, (runs - 1) * KeysPerRun(spec) - 7, Distribution::kFewUnique, 6));
+      if (during_blocks) {
+        // Each device takes one job per batch: a batch past the runs is a block.
+        ASSERT_TRUE(testing::WaitFor([&] {
+          return pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size() >
+                 runs;
+        }));
+      }
+      pool.engine->Shutdown(drain ? absl::InfiniteFuture() : absl::InfinitePast());
+      ASSERT_EQ(job.done_calls.load(), 1);  // Shutdown returned after done
+      if (drain) {
+        EXPECT_TRUE(job.Sorted());
+        EXPECT_EQ(job.Result().second.device, "cpu-device:0+cpu-device:1");
+      } else {
+        EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable) << job.status();
+      }
     }
   }
 }
