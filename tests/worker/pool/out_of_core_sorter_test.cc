@@ -173,12 +173,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
     for (uint32_t vw : {0u, 4u}) {
       for (bool indices : {false, true}) {
         for (bool descending : {false, true}) {
-          SortSpec spec;
-          spec.key_type = type;
-          spec.value_width = vw;
-          spec.return_indices = indices;
-          spec.descending = descending;
-          spec.stable = true;
+          const SortSpec spec{type, vw, descending, /*stable=*/true, indices, Algorithm::kAuto};
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " vw " << vw
                                             << " indices " << indices << " desc " << descending);
           BigJob run;
