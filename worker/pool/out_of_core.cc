@@ -60,8 +60,8 @@ struct OutOfCoreSorter::Job {
 };
 
 std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys, size_t window, bool stagger) {
-  // Equal tasks, as few as fit: equal tasks finish together on equal devices, and fewer runs make a
-  // shallower merge.
+  // As few full tasks as fit, all of one size: fewer runs make a shallower merge, and equal
+  // devices finish equal tasks together.
   const size_t full = std::max<size_t>(n == 0 ? 0 : (n - 1) / std::max<size_t>(run_keys, 1) + 1, 1);
   // The stagger in steps of 1/w of a full task: w - 1 tasks ramp up (1/w, 2/w, ...) and w - 1
   // ramp down, and full - w + 1 full tasks lie between, so there are w * full steps in all and a

@@ -5,12 +5,12 @@
 // workers of a GPU run out of phase). Then the runs are merged: the output is cut into blocks of
 // the runs' sizes by merge path across the runs (worker/cpu/run_merge.h), and each block, the
 // runs' shares of it in run order, is sorted again as a job of its own, straight into the job's
-// output. A stable sort of a block keeps ties in run
-// order, so the result is the stable merge. Blocks carry one payload: a job with both values and
-// indices has its runs merged on the host instead (or every job, when the options say so), as
-// does one caught by a drain or one whose blocks fail (its runs are intact until it finishes). A
-// block never falls back to the CPU engine (SortJob::cpu_fallback): that engine would gather its
-// pieces outside the memory budget, where the host merge reads the runs in place.
+// output. A stable sort of a block keeps ties in run order, so the result is the stable merge.
+// Blocks carry one payload: a job with both values and indices has its runs merged on the host
+// instead (or every job, when the options say so), as does one caught by a drain or one whose
+// blocks fail (its runs are intact until it finishes). A block never falls back to the CPU engine
+// (SortJob::cpu_fallback): that engine would gather its pieces outside the memory budget, where
+// the host merge reads the runs in place.
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
 // job (pinned when the options give pinned memory and it has room, else the heap), never into

@@ -155,7 +155,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     }
     // No device wanted, none healthy, or none with staging free now: the CPU engine serves, and
     // the response says so.
-    FallBackToCpu(std::move(job), "no healthy device with staging free");
+    FallBackToCpu(std::move(job), "no device wanted, or none healthy with staging free");
     return;
   }
   switch (worker->Submit(job)) {
