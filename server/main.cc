@@ -59,8 +59,13 @@ ABSL_FLAG(
     "indices merge on the host either way");
 ABSL_FLAG(uint64_t, out_of_core_pinned_bytes, sortd::OutOfCoreOptions().pinned_scratch_bytes,
           "Host memory pinned at start-up for the runs of arrays larger than every GPU's pools "
-          "(0: none); a sort whose runs fit what is free moves them by DMA alone, others use "
-          "the heap");
+          "(0: none; none without a GPU, and more than the machine's memory refuses to start); a "
+          "sort whose runs fit what is free moves them by DMA alone, others use the heap");
+ABSL_FLAG(
+    bool, out_of_core_stagger, sortd::OutOfCoreOptions().stagger,
+    "Out-of-core sorts ramp their first runs and blocks up to full size (and their last down) "
+    "in steps of 1/W for W workers at a time, so a GPU's workers run out of phase and one "
+    "copies to the device while another copies back; false: equal runs and blocks");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
@@ -255,6 +260,7 @@ int main(int argc, char** argv) {
   gpu.out_of_core.merge_threads = absl::GetFlag(FLAGS_out_of_core_merge_threads);
   gpu.out_of_core.merge_on_devices = absl::GetFlag(FLAGS_out_of_core_device_merge);
   gpu.out_of_core.pinned_scratch_bytes = absl::GetFlag(FLAGS_out_of_core_pinned_bytes);
+  gpu.out_of_core.stagger = absl::GetFlag(FLAGS_out_of_core_stagger);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);

@@ -26,4 +26,12 @@ absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now, absl::Time 
   return absl::OkStatus();
 }
 
+void AllocateOutputs(SortJob& job) {
+  if (job.outputs_preset) return;
+  const SortSpec& spec = job.spec;
+  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
+  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
+  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
+}
+
 }  // namespace sortd

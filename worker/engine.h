@@ -94,6 +94,12 @@ struct SortJob {
            (!spec.return_indices || out_indices.dma_ready);
   }
 
+  // False for a task of a larger job that must not fall back to the CPU engine: an out-of-core
+  // merge's block, whose input lies in pieces (shares of the runs) that engine would gather into
+  // memory outside the server's budget. Where the pool would send it there it fails UNAVAILABLE
+  // instead, and the job's owner does the work its own way (the host merge, reading the runs).
+  bool cpu_fallback = true;
+
   // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
   // a job handed back twice to the CPU engine, so no job circles between workers.
   int reroutes = 0;
@@ -155,5 +161,10 @@ void HandBackGrowingJob(std::unique_ptr<SortJob> job, absl::string_view why);
 
 absl::Status CheckJobStillWanted(const SortJob& job, absl::Time now,
                                  absl::Time drain_deadline = absl::InfiniteFuture());
+
+// Gives the job heap outputs of its result's sizes, unless the caller preset them (a region-backed
+// job, a run or block of an out-of-core sort): the engines that write results in host memory of
+// their own (the CPU engine, the out-of-core merge) size them alike.
+void AllocateOutputs(SortJob& job);
 
 }  // namespace sortd

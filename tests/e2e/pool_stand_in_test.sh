@@ -76,6 +76,12 @@ start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20)) --max_inflight_byt
 check "an out-of-core sort's runs count in the memory budget" json_check "$work/ooc_budget.json" \
   "'sort scratch 4194320 bytes' in r['errors_by_code']['RESOURCE_EXHAUSTED']['first_message']"
 
+# Pinned out-of-core scratch beyond the machine's memory can never be pinned: sortd says so and
+# does not start.
+check "--out_of_core_pinned_bytes past the machine's memory refuses to start" bash -c "
+  ! '$sortd' ${pool[*]} --metrics_listen= --out_of_core_pinned_bytes=$((1 << 62)) 2>'$work/pinned.err' &&
+  grep -q -- 'cannot start the engine: INVALID_ARGUMENT: --out_of_core_pinned_bytes: $((1 << 62)) bytes is more than this machine' '$work/pinned.err'"
+
 # Every stand-in is lost at its third batch: those batches fail with INTERNAL, the rest is served
 # by the remaining devices and then the CPU engine.
 start_sortd "${pool[@]}" --workers_per_gpu=1 --test_gpu_lose_at_batch=3

@@ -48,11 +48,7 @@ void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
   const char* keys = Contiguous(job.keys, job.out_keys, gathered_keys);
   const char* values =
       spec.value_width != 0 ? Contiguous(job.values, job.out_values, gathered_values) : nullptr;
-  if (!job.outputs_preset) {
-    job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
-    if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
-    if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
-  }
+  AllocateOutputs(job);
   sorter.Sort(spec, SortInput{keys, values, job.n},
               SortOutput{job.out_keys.data, job.out_values.data, job.out_indices.data});
   report.algorithm = Algorithm::kCpu;

@@ -39,6 +39,13 @@ struct OutOfCoreSorter::Job {
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
 
   size_t runs() const { return starts.size() - 1; }
+  // The runs' and blocks' report summed so far, naming every device that sorted one.
+  SortReport Report() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    SortReport sum = report;
+    sum.device = absl::StrJoin(devices, "+");
+    return sum;
+  }
   size_t tasks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return pass == Pass::kRuns ? runs() : cuts.size() - 1;
   }
@@ -51,6 +58,30 @@ struct OutOfCoreSorter::Job {
                         starts[task + 1], ")");
   }
 };
+
+std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys, size_t window, bool stagger) {
+  // As few full tasks as fit, all of one size: fewer runs make a shallower merge, and equal
+  // devices finish equal tasks together.
+  const size_t full = std::max<size_t>(n == 0 ? 0 : (n - 1) / std::max<size_t>(run_keys, 1) + 1, 1);
+  // The stagger in steps of 1/w of a full task: w - 1 tasks ramp up (1/w, 2/w, ...) and w - 1
+  // ramp down, and full - w + 1 full tasks lie between, so there are w * full steps in all and a
+  // full task is n / full keys, as without the stagger. A step must hold a key.
+  size_t w = stagger ? std::min(std::max<size_t>(window, 1), full) : 1;
+  if (w > n / full) w = 1;
+  std::vector<size_t> weights;  // in steps
+  for (size_t k = 1; k < w; ++k) weights.push_back(k);
+  for (size_t t = 0; t + w <= full; ++t) weights.push_back(w);
+  for (size_t k = w - 1; k >= 1; --k) weights.push_back(k);
+  // starts[t] = n * steps / (w * full), rounded down; 128 bits hold the product.
+  const unsigned __int128 total = static_cast<unsigned __int128>(w) * full;
+  std::vector<size_t> starts = {0};
+  unsigned __int128 steps = 0;
+  for (size_t weight : weights) {
+    steps += weight;
+    starts.push_back(static_cast<size_t>(static_cast<unsigned __int128>(n) * steps / total));
+  }
+  return starts;
+}
 
 OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver* observer,
                                  SubmitRun submit_run, std::shared_ptr<StagingPool> pinned)
@@ -107,11 +138,9 @@ size_t OutOfCoreSorter::sorts_in_flight() const {
 void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window) {
   auto state = std::make_shared<Job>();
   const SortSpec& spec = job->spec;
-  // Runs of equal size (within one key), as few as fit run_keys: equal runs finish together on
-  // equal devices, and fewer runs make a shallower merge.
   const size_t n = job->n;
-  const size_t runs = (n + std::max<size_t>(run_keys, 1) - 1) / std::max<size_t>(run_keys, 1);
-  for (size_t r = 0; r <= runs; ++r) state->starts.push_back(n * r / runs);
+  state->starts = OutOfCoreTaskStarts(n, run_keys, window, options_.stagger);
+  const size_t runs = state->runs();
   // The runs' scratch, pinned when it fits (the runs and blocks then move by DMA alone).
   const size_t sizes[] = {n * KeyWidth(spec.key_type), n * spec.value_width,
                           spec.return_indices ? n * sizeof(uint32_t) : 0};
@@ -186,6 +215,9 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   }
   sub->keys.set_dma_ready(job->keys.dma_ready);
   sub->values.set_dma_ready(job->keys.dma_ready);
+  // The CPU engine would gather the shares into memory outside the budget; the host merge of a
+  // block nobody else takes reads the runs where they lie.
+  sub->cpu_fallback = false;
   sub->outputs_preset = true;
   sub->out_keys = parent.out_keys.Part(first * kw, sub->n * kw);
   if (indices_as_values) {
@@ -268,15 +300,12 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   }
   // Nothing of the job runs any more, so its fields are this thread's alone.
   absl::Status failure;
-  SortReport report;
   {
     absl::MutexLock lock(&job->mu);
     failure = job->failure;
-    report = job->report;
-    report.device = absl::StrJoin(job->devices, "+");
   }
   if (pass == Job::Pass::kBlocks && failure.ok()) {
-    Finish(*job, failure, report);
+    Finish(*job, failure, job->Report());
     return;
   }
   if (pass == Job::Pass::kBlocks) {
@@ -286,7 +315,7 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     return;
   }
   if (!failure.ok()) {
-    Finish(*job, failure, report);
+    Finish(*job, failure, job->Report());
     return;
   }
   // Once a drain has begun the devices' queues close and the CPU engine stops, so the merge goes
@@ -322,19 +351,6 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
   Pump(job);
 }
 
-namespace {
-
-// The job's outputs, where the engine allocates them (a region-backed job brings its own).
-void AllocateOutputs(SortJob& job) {
-  if (job.outputs_preset) return;
-  const SortSpec& spec = job.spec;
-  job.out_keys = OutputBytes::Allocate(job.n * KeyWidth(spec.key_type));
-  if (spec.value_width != 0) job.out_values = OutputBytes::Allocate(job.n * spec.value_width);
-  if (spec.return_indices) job.out_indices = OutputBytes::Allocate(job.n * sizeof(uint32_t));
-}
-
-}  // namespace
-
 void OutOfCoreSorter::SetGlobalIndices(Job& job, bool global) {
   if (job.global_indices == global || job.indices.data == nullptr) return;
   uint32_t* indices = reinterpret_cast<uint32_t*>(job.indices.data);
@@ -351,23 +367,18 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
   SortJob& parent = *job->job;
   const absl::Status status = CheckJobStillWanted(parent, absl::Now(), drain_deadline());
   if (!status.ok()) {
-    SortReport report;
-    {
-      absl::MutexLock lock(&job->mu);
-      report = job->report;
-      report.device = absl::StrJoin(job->devices, "+");
-    }
-    Finish(*job, status, report);
+    Finish(*job, status, job->Report());
     return;
   }
   AllocateOutputs(parent);
   // Each run's indices count from its own start; the blocks mix runs, so they become global.
   SetGlobalIndices(*job, true);
-  // As many blocks as runs, of the runs' sizes: each fits a device as its run did.
+  // As many blocks as runs, of the runs' sizes (staggered alike): each fits a device as its run
+  // did.
   const size_t blocks = job->runs();
   job->cuts.resize(blocks + 1);
   for (size_t b = 0; b <= blocks; ++b) {
-    CutSortedRuns(parent.spec, job->keys.data, job->starts, parent.n * b / blocks, job->cuts[b]);
+    CutSortedRuns(parent.spec, job->keys.data, job->starts, job->starts[b], job->cuts[b]);
   }
   {
     absl::MutexLock lock(&job->mu);
@@ -380,12 +391,7 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
 }
 
 void OutOfCoreSorter::Merge(Job& job) {
-  SortReport report;
-  {
-    absl::MutexLock lock(&job.mu);
-    report = job.report;
-    report.device = absl::StrJoin(job.devices, "+");
-  }
+  SortReport report = job.Report();
   SortJob& parent = *job.job;
   const absl::Time start = absl::Now();
   absl::Status status = CheckJobStillWanted(parent, start, drain_deadline());

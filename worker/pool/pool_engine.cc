@@ -1,5 +1,7 @@
 #include "worker/pool/pool_engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -55,6 +57,21 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
 }
 
 absl::StatusOr<std::shared_ptr<StagingPool>> PoolEngine::MakePinnedScratch(size_t bytes) {
+  // Only a healthy device sorts out of core (OutOfCoreRunKeys), and a lost one never comes back:
+  // without one, pinned pages would be taken from the rest of the host for nothing.
+  if (healthy_workers() == 0) return nullptr;
+  // Pinned pages cannot be paged out, so more than the machine's memory can never be had: said
+  // here, not left to an allocation that overcommit lets through (a stand-in pins nothing) or to
+  // the page rounding below, which would wrap to nothing near SIZE_MAX.
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  const size_t physical = pages > 0 && page_size > 0
+                              ? static_cast<size_t>(pages) * static_cast<size_t>(page_size)
+                              : SIZE_MAX / 2;
+  if (bytes > physical) {
+    return absl::InvalidArgumentError(absl::StrCat("--out_of_core_pinned_bytes: ", bytes,
+                                                   " bytes is more than this machine's ", physical,
+                                                   " bytes of memory"));
+  }
   constexpr size_t kPage = 4096;
   bytes = (bytes + kPage - 1) / kPage * kPage;
   std::shared_ptr<char> memory(static_cast<char*>(std::aligned_alloc(kPage, bytes)), std::free);
@@ -138,7 +155,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     }
     // No device wanted, none healthy, or none with staging free now: the CPU engine serves, and
     // the response says so.
-    cpu_->Submit(std::move(job));
+    FallBackToCpu(std::move(job), "no device wanted, or none healthy with staging free");
     return;
   }
   switch (worker->Submit(job)) {
@@ -196,7 +213,7 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
   if (worker == nullptr) {
     // Every device lost since the sort began, or their staging held by responses being sent: the
     // run goes where any job would, so the sort still finishes.
-    cpu_->Submit(std::move(run));
+    FallBackToCpu(std::move(run), "no healthy device with staging free");
     return absl::OkStatus();
   }
   switch (worker->Submit(run)) {
@@ -206,7 +223,7 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
     case DeviceWorker::SubmitResult::kClosed:
       // Draining: the run belongs to a job already taken, and the CPU engine takes work until
       // the workers are done (it refuses UNAVAILABLE after).
-      cpu_->Submit(std::move(run));
+      FallBackToCpu(std::move(run), "the devices' queues are closed (draining)");
       return absl::OkStatus();
     case DeviceWorker::SubmitResult::kUnhealthy: break;
   }
@@ -222,7 +239,16 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
   }
   DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(*job) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
-  cpu_->Submit(std::move(job));
+  FallBackToCpu(std::move(job), "handed back by its device, and no other took it");
+}
+
+void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
+  if (job->cpu_fallback) {
+    cpu_->Submit(std::move(job));
+    return;
+  }
+  job->done(absl::UnavailableError(absl::StrCat(why, "; it may not fall back to the CPU engine")),
+            SortReport{job->spec.algorithm, "", {}, {}, {}, {}});
 }
 
 void PoolEngine::Shutdown(absl::Time deadline) {

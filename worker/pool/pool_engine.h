@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "worker/engine.h"
 #include "worker/pool/batch_queue.h"
 #include "worker/pool/cost_model.h"
@@ -49,6 +50,9 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
+  // What no device takes goes to the CPU engine, unless the job may not fall back to it
+  // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
+  void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).
   bool WantsDevice(const SortSpec& spec, size_t n, bool pinned) const;
@@ -56,7 +60,8 @@ class PoolEngine : public SortEngine {
   // sorted out of core in runs of that size); 0 when it is not, or when no device is healthy.
   size_t OutOfCoreRunKeys(const SortSpec& spec, size_t n) const;
   // Host memory of `bytes` pinned for every device's DMA, as a pool of scratch blocks for
-  // out-of-core sorts (OutOfCoreOptions::pinned_scratch_bytes).
+  // out-of-core sorts (OutOfCoreOptions::pinned_scratch_bytes); null, pinning nothing, without a
+  // healthy device. INVALID_ARGUMENT beyond the machine's memory.
   absl::StatusOr<std::shared_ptr<StagingPool>> MakePinnedScratch(size_t bytes);
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
   absl::Status SubmitRun(std::unique_ptr<SortJob>& run);

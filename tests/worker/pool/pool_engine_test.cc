@@ -326,6 +326,39 @@ TEST(PoolEngineTest, BatchThatCannotGetStagingIsRunElsewhere) {
   EXPECT_EQ(pool.devices[0]->batch_sizes().size(), 2u);  // the second batch reached the device
 }
 
+// A job that may not fall back to the CPU engine (an out-of-core merge's block) fails UNAVAILABLE
+// wherever another would go there: handed back by a device whose staging it cannot get, and
+// submitted while no device has staging free. The CPU engine never takes it.
+TEST(PoolEngineTest, JobsThatMayNotFallBackToTheCpuEngineFailUnavailableInstead) {
+  CpuSortDeviceOptions device;
+  device.staging_pool_bytes = 4096;  // one 1000-key u32 output
+  device.staging_wait = absl::Milliseconds(50);
+  device.delay_per_batch = absl::Milliseconds(100);  // the second is queued before the first runs
+  BatchPolicy batching;
+  batching.max_batch_requests = 1;
+  Pool pool = MakePool({device}, batching);
+  Probe first, handed_back, refused;
+  pool.engine->Submit(first.Make(KeyType::kUint32, 1000));
+  std::unique_ptr<SortJob> job = handed_back.Make(KeyType::kUint32, 1000);
+  job->cpu_fallback = false;
+  pool.engine->Submit(std::move(job));
+  ASSERT_TRUE(first.status().ok());  // its response holds the staging
+  const absl::Status status = handed_back.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::StartsWith("handed back by its device, and no other took it; it may not "
+                                    "fall back to the CPU engine"));
+  job = refused.Make(KeyType::kUint32, 1000);
+  job->cpu_fallback = false;
+  pool.engine->Submit(std::move(job));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size(), 2u);
+  // The worker lets go of its copy of the status before this test's goes: Debian's Abseil frees
+  // a status where TSan cannot see its reference count, so the last copy is freed here.
+  pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
 TEST(PoolEngineTest, SubmitAfterShutdownIsUnavailable) {
   Pool pool = MakePool({{}});
   pool.engine->Shutdown(absl::InfiniteFuture());

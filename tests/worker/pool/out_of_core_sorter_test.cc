@@ -1,0 +1,287 @@
+// The out-of-core sorter's own bookkeeping with a device driven by hand (tests/support/
+// hand_device.h): full queues and their retries, failed runs and blocks, the merge on the devices
+// (blocks of the output), runs and blocks on the CPU engine, and pinned scratch; every result
+// against the independent reference.
+#include "worker/pool/out_of_core.h"
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/big_job.h"
+#include "tests/support/hand_device.h"
+#include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
+#include "worker/cpu/cpu_engine.h"
+
+namespace sortd {
+namespace {
+
+using testing::BigJob;
+using testing::Distribution;
+using testing::HandSorter;
+
+// The runs' bookkeeping alone: these sorters merge on the host.
+OutOfCoreOptions HostMerge() {
+  OutOfCoreOptions options;
+  options.merge_on_devices = false;
+  return options;
+}
+
+// Runs refused by a full queue are parked and retried as others finish; then the merge, on the host
+// or on the devices (the output's blocks, as many as runs, each drawn from several runs, go to the
+// device too). Stable and descending with values come back like the reference either way.
+TEST(OutOfCoreSorterTest, RefusedTasksAreRetriedAndBothMergesMatchTheReference) {
+  for (bool on_devices : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "merge on devices " << on_devices);
+    OutOfCoreOptions options;
+    options.merge_on_devices = on_devices;
+    HandSorter hand(options);
+    auto& [device, sorter] = hand;
+    SortSpec spec;
+    spec.key_type = KeyType::kFloat64;
+    spec.value_width = 4;
+    spec.stable = true;
+    spec.descending = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 10007, Distribution::kFewUnique, 9), 1000, /*window=*/4);
+    // Two runs held, a third refused and parked; each finished run lets one more in.
+    EXPECT_EQ(device.submits(), 3);
+    // 11 runs' worth staggered over 4 workers: 14 runs, then as many blocks.
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), on_devices ? 28 : 14);
+    ASSERT_TRUE(run.Sorted());
+    EXPECT_EQ(run.Result().second.device, "hand");
+    EXPECT_EQ(device.multi_piece(), on_devices ? 14 : 0);
+    sorter.Wait();  // the merge thread counts the sort out after its done returns
+    EXPECT_EQ(sorter.sorts_in_flight(), 0u);
+    EXPECT_EQ(run.done_calls.load(), 1);
+  }
+}
+
+TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
+  HandSorter hand(HostMerge());
+  hand.device.set_capacity(0);
+  SortSpec spec;
+  BigJob run;
+  hand.sorter.Sort(run.Make(spec, 5000, Distribution::kRandom, 1), 1000, 2);
+  const absl::Status& status = run.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::HasSubstr("run 1 of 6 (keys 0..500) of an out-of-core sort of 5000 keys "
+                                   "could not be queued: hand device full (0)"));
+  EXPECT_EQ(run.done_calls.load(), 1);
+}
+
+// A refusal that crosses the job's last task in flight finishing: by the time the refusal is read
+// nothing of the job runs, but the queue may have room again, so the task is retried rather
+// than failing the job with "could not be queued".
+TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
+  testing::HandDevice device;
+  device.set_capacity(1);
+  int calls = 0;
+  OutOfCoreSorter sorter(HostMerge(), nullptr, [&](std::unique_ptr<SortJob>& run) {
+    switch (++calls) {
+      case 2:  // the queue is full when asked, and its one run finishes before the answer is read
+        EXPECT_TRUE(device.FinishOne());
+        return absl::ResourceExhaustedError("full a moment ago");
+      case 3:  // asked again from that run's completion: still full
+        return absl::ResourceExhaustedError("still full");
+      default: return device.Submit(run);
+    }
+  });
+  SortSpec spec;
+  BigJob run;
+  sorter.Sort(run.Make(spec, 3000, Distribution::kRandom, 7), 1000, /*window=*/2);
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 3);  // the 4 staggered runs but the first
+  EXPECT_TRUE(run.Sorted());
+  sorter.Wait();
+}
+
+// A failed run stops new runs; the job fails once, only after the runs already taken have
+// finished (they read its input).
+TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
+  HandSorter hand(HostMerge());
+  auto& [device, sorter] = hand;
+  device.set_capacity(3);
+  SortSpec spec;
+  spec.key_type = KeyType::kInt32;
+  BigJob run;
+  sorter.Sort(run.Make(spec, 8000, Distribution::kRandom, 2), 1000, 3);
+  EXPECT_EQ(device.submits(), 3);
+  ASSERT_TRUE(device.FinishOne(absl::InternalError("boom")));
+  EXPECT_EQ(run.done_calls.load(), 0);  // two runs still read the input
+  EXPECT_EQ(sorter.sorts_in_flight(), 1u);
+  ASSERT_TRUE(device.FinishOne());
+  ASSERT_TRUE(device.FinishOne());
+  EXPECT_FALSE(device.FinishOne());
+  EXPECT_EQ(device.submits(), 3);  // nothing new after the failure
+  const absl::Status& status = run.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::HasSubstr("run 1 of 10 (keys 0..333) of an out-of-core sort of 8000 "
+                                   "keys failed: boom"));
+  EXPECT_EQ(run.done_calls.load(), 1);
+  EXPECT_EQ(sorter.sorts_in_flight(), 0u);
+}
+
+// Indices travel as the blocks' values, made global. A block that fails stops new blocks, and
+// once those in flight have finished the runs (still intact) are merged on the host instead, so
+// the job succeeds once, with the right result.
+TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToTheHost) {
+  for (bool fail : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "fail " << fail);
+    HandSorter hand;
+    auto& [device, sorter] = hand;
+    SortSpec spec;
+    spec.key_type = KeyType::kUint32;
+    spec.return_indices = true;
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 4), 1000, /*window=*/2);
+    const int finished = device.FinishUntilDone(run.done_calls, [fail](int i) {
+      return fail && i == 6 ? absl::InternalError("boom") : absl::OkStatus();
+    });
+    // 6 runs (5 runs' worth staggered over 2 workers) and 6 blocks; after the failed block only
+    // the one beside it.
+    EXPECT_EQ(finished, fail ? 8 : 12);
+    EXPECT_TRUE(run.Sorted());
+    sorter.Wait();
+    EXPECT_EQ(run.done_calls.load(), 1);
+  }
+}
+
+// With every device lost or busy, as the pool does: runs go to the CPU engine, and blocks, which
+// may not (SortJob::cpu_fallback), are refused, so the runs are merged on the host. Every payload
+// shape, both orders.
+TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
+  auto cpu = CpuEngine::Create({});
+  ASSERT_TRUE(cpu.ok());
+  std::atomic<int> refused_blocks{0};
+  OutOfCoreSorter sorter({}, nullptr, [&](std::unique_ptr<SortJob>& run) {
+    if (!run->cpu_fallback) {
+      ++refused_blocks;
+      return absl::UnavailableError("no device");
+    }
+    (*cpu)->Submit(std::move(run));
+    return absl::OkStatus();
+  });
+  const uint64_t seed = testing::TestSeed();
+  int sorts = 0;
+  for (KeyType type : {KeyType::kUint64, KeyType::kFloat32}) {
+    for (uint32_t vw : {0u, 4u}) {
+      for (bool indices : {false, true}) {
+        for (bool descending : {false, true}) {
+          const SortSpec spec{type, vw, descending, /*stable=*/true, indices, Algorithm::kAuto};
+          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " vw " << vw
+                                            << " indices " << indices << " desc " << descending);
+          BigJob run;
+          sorter.Sort(run.Make(spec, 8 * 2730 - 3, Distribution::kFewUnique, seed + sorts++), 2730,
+                      /*window=*/8);
+          EXPECT_TRUE(run.Sorted());
+        }
+      }
+    }
+  }
+  sorter.Wait();
+  (*cpu)->Shutdown(absl::InfiniteFuture());
+  // One block refused per job that merges on the devices (all but values with indices).
+  EXPECT_EQ(refused_blocks.load(), 12);
+  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 15);  // 8 runs' worth staggered over 8 workers each
+}
+
+// A drain that arrives while the merge's blocks are on the devices: with time left, the blocks not
+// yet handed out go at once (before the devices' queues close) and the sort finishes; with none,
+// no block starts and the sort fails UNAVAILABLE once, after the blocks in flight (they read the
+// runs and write the output) have finished.
+TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
+  for (bool time_left : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "time left " << time_left);
+    HandSorter hand;
+    auto& [device, sorter] = hand;
+    device.set_capacity(100);
+    SortSpec spec;
+    spec.key_type = KeyType::kInt32;
+    spec.value_width = 8;
+    spec.descending = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 11), 1000, /*window=*/2);
+    // The runs: 5 runs' worth staggered over the 2 workers.
+    for (int r = 0; r < 6; ++r) ASSERT_TRUE(device.FinishOne());
+    // The first two blocks, from the merge thread.
+    ASSERT_TRUE(testing::WaitFor([&hand] { return hand.device.held() == 2; }));
+    sorter.BeginDrain(time_left ? absl::InfiniteFuture() : absl::InfinitePast());
+    EXPECT_EQ(device.held(), time_left ? 6u : 2u);
+    EXPECT_EQ(device.multi_piece(), time_left ? 6 : 2);
+    ASSERT_TRUE(device.FinishOne());
+    EXPECT_EQ(run.done_calls.load(), 0);  // a block still writes the output
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 5 : 1);
+    if (time_left) {
+      EXPECT_TRUE(run.Sorted());
+    } else {
+      EXPECT_EQ(run.status().code(), absl::StatusCode::kUnavailable) << run.status();
+    }
+    sorter.Wait();
+    EXPECT_EQ(run.done_calls.load(), 1);
+  }
+}
+
+// The runs go out in order at the sizes OutOfCoreTaskStarts gives, staggered or equal, and then
+// the blocks at the same sizes; both ways sort like the reference.
+TEST(OutOfCoreSorterTest, RunsAndThenBlocksTakeTheLayoutsSizes) {
+  for (bool stagger : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
+    OutOfCoreOptions options;
+    options.stagger = stagger;
+    HandSorter hand(options);
+    auto& [device, sorter] = hand;
+    device.set_capacity(100);
+    SortSpec spec;
+    spec.key_type = KeyType::kUint64;
+    spec.return_indices = true;  // the blocks carry them as values
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, 9001, Distribution::kFewUnique, 3), 1000, /*window=*/3);
+    const std::vector<size_t> starts = OutOfCoreTaskStarts(9001, 1000, 3, stagger);
+    std::vector<size_t> sizes;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t t = 0; t + 1 < starts.size(); ++t) sizes.push_back(starts[t + 1] - starts[t]);
+    }
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), static_cast<int>(sizes.size()));
+    EXPECT_TRUE(run.Sorted());
+    EXPECT_EQ(device.sizes(), sizes);
+    EXPECT_EQ(sizes.size(), stagger ? 2u * 12 : 2u * 10);
+    sorter.Wait();
+  }
+}
+
+// With pinned scratch, the runs write into it and the blocks read from it as memory pinned for
+// DMA (a GPU moves them with no host copy); a job whose runs do not fit what is free uses the
+// heap. Both sort right.
+TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
+  std::vector<char> memory(size_t{192} << 10);
+  auto pinned = StagingPool::Create("test pinned scratch", memory.data(), memory.size(), nullptr);
+  for (size_t n : {size_t{10007}, size_t{20011}}) {  // 120 KB of runs fit; 240 KB do not
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    HandSorter hand({}, pinned);
+    auto& [device, sorter] = hand;
+    SortSpec spec;
+    spec.key_type = KeyType::kInt64;
+    spec.value_width = 4;
+    spec.stable = true;
+    BigJob run;
+    sorter.Sort(run.Make(spec, n, Distribution::kFewUnique, n), 1000, /*window=*/3);
+    const int runs = static_cast<int>((n + 999) / 1000) + 2;  // staggered over 3 workers
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2 * runs);
+    EXPECT_TRUE(run.Sorted());
+    const bool fits = n * 12 <= memory.size();
+    // Runs read the caller's heap input into pinned scratch; blocks read it into the output.
+    EXPECT_EQ(device.pinned(), std::make_pair(fits ? runs : 0, fits ? runs : 0));
+    sorter.Wait();
+    EXPECT_EQ(pinned->in_use(), 0u);  // the scratch went back with the job
+  }
+}
+
+}  // namespace
+}  // namespace sortd
