@@ -12,7 +12,7 @@
 #             copy up and the next one's copy down share the link's two directions
 #   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
 #             runs' worth on the GPU merged on the GPU (blocks sorted again) with pinned scratch,
-#             staggered over the two workers and then equal (--out_of_core_stagger=false, the
+#             equal and then staggered over the two workers (--out_of_core_stagger=true, the
 #             stagger's A/B), with heap scratch, then merged on the host
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
@@ -101,12 +101,12 @@ if section ooc; then
   echo "=== 2^28 u32 keys (1 GiB), region-backed, 4x the largest request (1 GiB device pools)"
   SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=2
     --gpu_memory_pool_bytes=$((1 << 30)) --pinned_pool_bytes=$((2 << 30)))
-  # The merge on the GPUs with the runs in pinned scratch (staggered, then equal), then in heap
-  # scratch, then on the host.
-  for merge in pinned pinned_equal device host; do
+  # The merge on the GPUs with the runs in pinned scratch (equal runs, then staggered), then in
+  # heap scratch, then on the host.
+  for merge in pinned pinned_staggered device host; do
     flags=(--out_of_core_device_merge=true)
     [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
-    [[ $merge == pinned_equal ]] && flags+=(--out_of_core_stagger=false)
+    [[ $merge == pinned_staggered ]] && flags+=(--out_of_core_stagger=true)
     [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
     start_sortd "ooc_$merge" "${flags[@]}" || continue
     region_runs "ooc_$merge"

@@ -56,8 +56,9 @@ struct OutOfCoreOptions {
   // pass's full tasks; OutOfCoreTaskStarts). Equal tasks start together on a GPU's workers, so
   // they copy in at once, sharing the link's one direction, and copy out at once; staggered, each
   // worker runs 1/W of a task behind the one before it, one copies in while another copies out,
-  // and all still finish together. Costs W - 1 more runs and as many more blocks.
-  bool stagger = true;
+  // and all still finish together. Costs W - 1 more runs and as many more blocks. Off: on an H200
+  // with two workers it did not pay (docs/benchmarks.md, run G: 4 ms more in the server for 1 GiB).
+  bool stagger = false;
 };
 
 // Where the tasks of an out-of-core sort of n keys start: task t, run t and then block t of the

@@ -23,9 +23,17 @@ using testing::BigJob;
 using testing::Distribution;
 using testing::HandSorter;
 
+// Options with the stagger on (it is off by default): the counts of runs and blocks below are
+// those of a staggered layout unless a test says otherwise.
+OutOfCoreOptions Staggered() {
+  OutOfCoreOptions options;
+  options.stagger = true;
+  return options;
+}
+
 // The runs' bookkeeping alone: these sorters merge on the host.
 OutOfCoreOptions HostMerge() {
-  OutOfCoreOptions options;
+  OutOfCoreOptions options = Staggered();
   options.merge_on_devices = false;
   return options;
 }
@@ -36,7 +44,7 @@ OutOfCoreOptions HostMerge() {
 TEST(OutOfCoreSorterTest, RefusedTasksAreRetriedAndBothMergesMatchTheReference) {
   for (bool on_devices : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "merge on devices " << on_devices);
-    OutOfCoreOptions options;
+    OutOfCoreOptions options = Staggered();
     options.merge_on_devices = on_devices;
     HandSorter hand(options);
     auto& [device, sorter] = hand;
@@ -132,7 +140,7 @@ TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
 TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToTheHost) {
   for (bool fail : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "fail " << fail);
-    HandSorter hand;
+    HandSorter hand(Staggered());
     auto& [device, sorter] = hand;
     SortSpec spec;
     spec.key_type = KeyType::kUint32;
@@ -159,7 +167,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
   std::atomic<int> refused_blocks{0};
-  OutOfCoreSorter sorter({}, nullptr, [&](std::unique_ptr<SortJob>& run) {
+  OutOfCoreSorter sorter(Staggered(), nullptr, [&](std::unique_ptr<SortJob>& run) {
     if (!run->cpu_fallback) {
       ++refused_blocks;
       return absl::UnavailableError("no device");
@@ -198,7 +206,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
 TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
   for (bool time_left : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "time left " << time_left);
-    HandSorter hand;
+    HandSorter hand(Staggered());
     auto& [device, sorter] = hand;
     device.set_capacity(100);
     SortSpec spec;
@@ -264,7 +272,7 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
   auto pinned = StagingPool::Create("test pinned scratch", memory.data(), memory.size(), nullptr);
   for (size_t n : {size_t{10007}, size_t{20011}}) {  // 120 KB of runs fit; 240 KB do not
     SCOPED_TRACE(::testing::Message() << "n " << n);
-    HandSorter hand({}, pinned);
+    HandSorter hand(Staggered(), pinned);
     auto& [device, sorter] = hand;
     SortSpec spec;
     spec.key_type = KeyType::kInt64;

@@ -64,8 +64,15 @@ struct Pool {
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
 // `out_of_core` as sortd's defaults: merged on the devices, staggered, no pinned scratch.
+// Out-of-core options with the stagger on (it is off by default), which most tests here count on.
+OutOfCoreOptions Staggered() {
+  OutOfCoreOptions options;
+  options.stagger = true;
+  return options;
+}
+
 Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {},
-              OutOfCoreOptions out_of_core = {}) {
+              OutOfCoreOptions out_of_core = Staggered()) {
   if (options.empty()) {
     options.resize(4);
     for (size_t i = 0; i < 4; ++i) options[i].name = absl::StrCat("cpu-device:", i / 2);
@@ -127,7 +134,7 @@ KeyType KeyTypeOf(double) { return KeyType::kFloat64; }
 TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   const uint64_t seed = testing::TestSeed();
   CountingObserver observer;
-  OutOfCoreOptions staggered, equal;
+  OutOfCoreOptions staggered = Staggered(), equal;
   // Pinned scratch of four runs' size: the 2-run jobs take it, the 5- and 7-run ones the heap.
   staggered.pinned_scratch_bytes = 4 * kDevicePool;
   equal.merge_on_devices = false;
@@ -408,7 +415,7 @@ TEST(OutOfCoreTest, PinnedScratchOnlyForDevicesAndWithinTheMachinesMemory) {
 TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   std::vector<CpuSortDeviceOptions> options = TwoDevices(absl::ZeroDuration());
   for (CpuSortDeviceOptions& o : options) o.staging_pool_bytes = 1024;
-  OutOfCoreOptions out_of_core;
+  OutOfCoreOptions out_of_core = Staggered();
   out_of_core.pinned_scratch_bytes = size_t{1} << 20;
   Pool pool = MakePool(nullptr, options, out_of_core);
   SortSpec spec;
