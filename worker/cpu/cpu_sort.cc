@@ -8,6 +8,7 @@
 
 #include "hwy/contrib/sort/vqsort.h"
 #include "kernels/util/key_traits.h"
+#include "worker/cpu/float_sort.h"
 #include "worker/cpu/sort_words.h"
 
 namespace sortd {
@@ -31,6 +32,9 @@ struct CpuSortPolicy {
   static constexpr size_t kRangeSamples = 1024;
   // Longest run of tied truncated words put in order by insertion; longer ones go to vqsort.
   static constexpr size_t kInsertionMaxTies = 16;
+  // Words checked for ties at once before the run search (one 2 KiB block: in L1, and rarely
+  // holding a tie for random keys).
+  static constexpr size_t kTieCheckBlock = 256;
 };
 
 int TasksFor(size_t n, ThreadPool* pool) {
@@ -81,9 +85,43 @@ SORTD_VECTORIZE void FromOrderedInPlace(Bits* bits, size_t n) {
   for (size_t i = 0; i < n; ++i) bits[i] = KeyTraits<Key>::FromOrdered(bits[i]);
 }
 
+// Float keys copied for VqSortFloats, -0 made +0, counting what a sort by value cannot order: NaNs,
+// and zeros by sign (one pass, vectorized: the counts are lane-wide integers).
+struct FloatCensus {
+  uint64_t nans = 0, zeros = 0, negative_zeros = 0;
+};
+template <typename Bits>
+SORTD_VECTORIZE FloatCensus CopyCountingSpecials(const unsigned char* src, Bits* dst, size_t n) {
+  constexpr Bits kSign = Bits{1} << (8 * sizeof(Bits) - 1);
+  constexpr Bits kInfinity =
+      static_cast<Bits>(sizeof(Bits) == 4 ? 0x7F800000u : 0x7FF0000000000000u);
+  // Per-lane counts in Bits cannot overflow: n < 2^32 (kMaxCpuSortKeys).
+  Bits nans = 0, zeros = 0, negative_zeros = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
+    dst[i] = b == kSign ? 0 : b;
+    nans += (b & ~kSign) > kInfinity;
+    zeros += (b & ~kSign) == 0;
+    negative_zeros += b == kSign;
+  }
+  return {nans, zeros, negative_zeros};
+}
+
+// Gives the run of zeros of floats sorted by value (all +0 then) the signs the input had, in the
+// API's total order: every -0 below every +0.
+template <typename Key>
+void OrderZeroSigns(Key* keys, size_t n, const FloatCensus& census, bool descending) {
+  if (census.negative_zeros == 0) return;
+  Key* first =
+      std::partition_point(keys, keys + n, [&](Key k) { return descending ? k > 0 : k < 0; });
+  const size_t lower = descending ? census.zeros - census.negative_zeros : census.negative_zeros;
+  std::fill(first, first + lower, descending ? Key{0} : -Key{0});
+  std::fill(first + lower, first + census.zeros, descending ? -Key{0} : Key{0});
+}
+
 // The smallest and largest ordered, direction-masked key of [begin, end).
 template <typename Key>
-std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange(
+SORTD_VECTORIZE std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange(
     const unsigned char* src, typename KeyTraits<Key>::Bits mask, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   Bits lo = static_cast<Bits>(~Bits{0}), hi = 0;
@@ -97,7 +135,7 @@ std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange
 
 // Encodes keys [begin, end) into words.
 template <typename Key, typename Word, typename Codec>
-SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec& codec, Word* words,
+SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec codec, Word* words,
                                  size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   for (size_t i = begin; i < end; ++i) {
@@ -106,43 +144,68 @@ SORTD_VECTORIZE void EncodeRange(const unsigned char* src, const Codec& codec, W
   }
 }
 
-// Puts the runs of tied words a TruncatedCodec leaves in sorted words [begin, end) in order: each
-// run is encoded again from the bits its prefix dropped (the keys read back from the input by
-// position) and sorted again, by insertion when short (random keys tie rarely, and then in twos)
-// and by vqsort when long, so that many keys sharing a prefix cost O(n log n), not quadratic time.
+// If words[j] shares its prefix with words[j - 1], puts their run in order and moves j to its last
+// word: each run is encoded again from the bits its prefix dropped (the keys read back from the
+// input by position) and sorted again, by insertion when short (random keys tie rarely, and then in
+// twos) and by vqsort when long, so that many keys sharing a prefix cost O(n log n), not quadratic
+// time.
+template <typename Key>
+void OrderTiedRunAt(const TruncatedCodec& codec, const unsigned char* src, uint64_t* words,
+                    size_t& j, size_t end, const hwy::Sorter& sorter) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const uint64_t prefix = codec.Prefix(words[j - 1]);
+  if (codec.Prefix(words[j]) != prefix) return;
+  const size_t first = j - 1;
+  size_t last = j + 1;
+  while (last < end && codec.Prefix(words[last]) == prefix) ++last;
+  for (size_t k = first; k < last; ++k) {
+    const size_t i = codec.IndexOf(words[k]);
+    words[k] =
+        codec.TieWord(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+  }
+  if (last - first > CpuSortPolicy::kInsertionMaxTies) {
+    VqSort(sorter, words + first, last - first);
+  } else {
+    for (size_t k = first + 1; k < last; ++k) {
+      const uint64_t w = words[k];
+      size_t m = k;
+      for (; m > first && words[m - 1] > w; --m) words[m] = words[m - 1];
+      words[m] = w;
+    }
+  }
+  // words[last] starts another prefix (or is the end); it is not compared with words[last - 1],
+  // which now holds a tie word.
+  j = last;
+}
+
+// Whether any word of [j, end) shares its prefix with the word before it (one branch-free loop, so
+// it vectorizes).
+SORTD_VECTORIZE bool AnyTiedNeighbours(const TruncatedCodec& codec, const uint64_t* words, size_t j,
+                                       size_t end) {
+  uint64_t tied = 0;
+  for (; j < end; ++j) tied |= codec.Prefix(words[j]) == codec.Prefix(words[j - 1]);
+  return tied != 0;
+}
+
+// Puts the runs of tied words a TruncatedCodec leaves in sorted words [begin, end) in order.
 template <typename Key>
 void OrderTies(const TruncatedCodec& codec, const unsigned char* src, uint64_t* words, size_t begin,
                size_t end, const hwy::Sorter& sorter) {
-  using Bits = typename KeyTraits<Key>::Bits;
-  for (size_t j = begin + 1; j < end; ++j) {
-    const uint64_t prefix = codec.Prefix(words[j - 1]);
-    if (codec.Prefix(words[j]) != prefix) continue;
-    const size_t first = j - 1;
-    size_t last = j + 1;
-    while (last < end && codec.Prefix(words[last]) == prefix) ++last;
-    for (size_t k = first; k < last; ++k) {
-      const size_t i = codec.IndexOf(words[k]);
-      words[k] =
-          codec.TieWord(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+  // Random keys tie rarely: blocks without a tie are passed over by the vectorized check.
+  for (size_t j = begin + 1; j < end;) {
+    const size_t block_end = std::min(end, j + CpuSortPolicy::kTieCheckBlock);
+    if (!AnyTiedNeighbours(codec, words, j, block_end)) {
+      j = block_end;
+      continue;
     }
-    if (last - first > CpuSortPolicy::kInsertionMaxTies) {
-      VqSort(sorter, words + first, last - first);
-    } else {
-      for (size_t k = first + 1; k < last; ++k) {
-        const uint64_t w = words[k];
-        size_t m = k;
-        for (; m > first && words[m - 1] > w; --m) words[m] = words[m - 1];
-        words[m] = w;
-      }
-    }
-    j = last;  // words[last] starts another prefix (or is the end)
+    for (; j < block_end; ++j) OrderTiedRunAt<Key>(codec, src, words, j, end, sorter);
   }
 }
 
 // Keys (when the words hold them) and indices of sorted words [begin, end) (one branch-free loop,
 // so it vectorizes), then the values they name.
 template <typename Key, typename Word, typename Codec, bool kKeys, bool kIndices>
-SORTD_VECTORIZE void DecodeKeys(const Codec& codec, const Word* words, unsigned char* key_out,
+SORTD_VECTORIZE void DecodeKeys(const Codec codec, const Word* words, unsigned char* key_out,
                                 unsigned char* idx_out, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   for (size_t j = begin; j < end; ++j) {
@@ -154,8 +217,10 @@ SORTD_VECTORIZE void DecodeKeys(const Codec& codec, const Word* words, unsigned 
   }
 }
 template <typename Value, typename Word, typename Codec>
-void GatherValues(const Codec& codec, const Word* words, const unsigned char* val_in,
-                  unsigned char* val_out, size_t begin, size_t end) {
+// The codec comes by value: a reference could alias the output bytes, and then its fields would be
+// loaded again for every key, which keeps these loops from vectorizing.
+SORTD_VECTORIZE void GatherValues(const Codec codec, const Word* words, const unsigned char* val_in,
+                                  unsigned char* val_out, size_t begin, size_t end) {
   for (size_t j = begin; j < end; ++j) {
     const size_t i = codec.IndexOf(words[j]);
     StoreUnaligned(val_out + j * sizeof(Value), LoadUnaligned<Value>(val_in + i * sizeof(Value)));
@@ -224,10 +289,10 @@ size_t* CpuSorter::Counts(size_t entries) {
 }
 
 // Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
-// Floats sort as their ordered bits (a transform pass each way), never with vqsort's own float
-// sort: Highway 1.0.3's leaves arrays unsorted when values repeat (tests/worker/
-// cpu_sort_paths_test.cc, FloatsWithRepeatedValues), besides writing +Inf back as the largest
-// finite value and swapping the signs of equal zeros.
+// Floats sort by value with our own build of vqsort (worker/cpu/float_sort.h: the library's float
+// sort leaves arrays with repeated values unsorted) where it is the faster way, when they hold no
+// NaN; the zeros' signs are then put in order after. Otherwise they sort as their ordered bits (a
+// transform pass each way).
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Bits = typename KeyTraits<Key>::Bits;
@@ -237,9 +302,16 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
   if constexpr (std::is_floating_point_v<Key>) {
-    CopyToOrdered<Key>(src, buf, n);
-    VqSort(*sorters_[0], buf, n, spec.descending);
-    FromOrderedInPlace<Key>(buf, n);
+    FloatCensus census;
+    if (VqSortFloatsPays() && (census = CopyCountingSpecials(src, buf, n)).nans == 0) {
+      Key* keys = reinterpret_cast<Key*>(buf);
+      VqSortFloats(keys, n, spec.descending);
+      OrderZeroSigns(keys, n, census, spec.descending);
+    } else {
+      CopyToOrdered<Key>(src, buf, n);
+      VqSort(*sorters_[0], buf, n, spec.descending);
+      FromOrderedInPlace<Key>(buf, n);
+    }
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
     VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);

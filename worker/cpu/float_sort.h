@@ -1,0 +1,26 @@
+// Highway's vectorized quicksort (vqsort) on float and double keys, compiled here with order traits
+// that are right for floats. The library's own float sort (Highway 1.0.3) takes `v - epsilon` as
+// the value just below v, which for most floats is v itself or skips values between; when the keys
+// repeat, its pivot logic then leaves arrays unsorted (tests/worker/float_sort_test.cc shows it).
+// It also pads with the largest finite value, so +Inf came back as FLT_MAX. Here the value below v
+// is the next float down, and the padding is +/-Inf. Sorting floats natively is worth the trouble:
+// vqsort compares them faster than their order-preserving bits as integers (docs/benchmarks.md).
+#pragma once
+
+#include <cstddef>
+
+namespace sortd {
+
+// Sorts keys[0, n) in place by value, ascending or descending. The keys must hold neither NaN nor
+// -0: vqsort compares by value but tells keys apart by their bits in places (a sample of +0 and -0
+// is "two values" that then compare equal), so the caller makes every zero +0 and writes the
+// signs back after, where the API's total order puts -0 below +0.
+void VqSortFloats(float* keys, size_t n, bool descending);
+void VqSortFloats(double* keys, size_t n, bool descending);
+
+// Whether VqSortFloats is the fastest way to sort floats here: with AVX-512 it matches the
+// library's float sort, while on AVX2 their order-preserving bits sort faster as integers
+// (docs/benchmarks.md). Follows hwy::SetSupportedTargetsForTest.
+bool VqSortFloatsPays();
+
+}  // namespace sortd
