@@ -111,10 +111,11 @@ std::string SignedZeros(size_t n, Extras extras, uint64_t seed) {
   return Pack(v);
 }
 
-// Float keys alone sort by value where AVX-512 makes that faster (worker/cpu/float_sort.h) and as
-// their ordered bits otherwise: both paths run here when the machine has AVX-512, as AVX3 and AVX2.
+// Where AVX-512 makes that faster, float keys alone sort by value and words of at most 62 bits as
+// doubles (worker/cpu/float_sort.h), and as integers otherwise: both paths run here when the
+// machine has AVX-512, as AVX3 and AVX2.
 template <typename Fn>
-void ForEachFloatPath(Fn&& fn) {
+void ForEachSortPath(Fn&& fn) {
   bool ran = false;
   for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
     if (target != HWY_AVX3 && target != HWY_AVX2) continue;
@@ -137,7 +138,7 @@ class CpuSortPathsTest : public ::testing::TestWithParam<bool> {  // param: thre
 
 TEST_P(CpuSortPathsTest, FloatsWithSignedZeros) {
   const uint64_t seed = testing::TestSeed();
-  ForEachFloatPath([&] {
+  ForEachSortPath([&] {
     for (Extras extras : {Extras::kNone, Extras::kInfinities, Extras::kNaNs}) {
       for (size_t n : {size_t{2}, size_t{5}, size_t{1000}, big()}) {
         SCOPED_TRACE(::testing::Message() << "extras=" << static_cast<int>(extras));
@@ -207,7 +208,7 @@ std::string RepeatedFloats(size_t n, std::mt19937_64& rng) {
 
 TEST_P(CpuSortPathsTest, FloatsWithRepeatedValues) {
   const uint64_t seed = testing::TestSeed();
-  ForEachFloatPath([&] {
+  ForEachSortPath([&] {
     std::mt19937_64 rng(seed);
     for (int trial = 0; trial < 12; ++trial) {
       for (size_t n : {size_t{1000}, size_t{6578}, big()}) {
@@ -229,25 +230,30 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
 }
 
 // 1024 keys need 10 index bits: a 64-bit key range of 22 bits packs into 32-bit words, 23 bits
-// into 64-bit words, 54 bits still into 64, 55 bits into 64-bit words holding the key's top bits.
+// into 64-bit words, 52 bits still into 62 (sorted as doubles where that pays), 53 bits into
+// 62-bit words holding the key's top bits, as do 54 and 55 bits.
 TEST_P(CpuSortPathsTest, WordWidthCutovers) {
-  std::mt19937_64 rng(testing::TestSeed());
-  for (size_t n : {size_t{1024}, big()}) {
-    const int index_bits = n == 1024 ? 10 : 18;
-    for (int range_bits : {32 - index_bits, 33 - index_bits, 64 - index_bits, 65 - index_bits}) {
-      for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
-        SCOPED_TRACE(::testing::Message() << "n=" << n << " range_bits=" << range_bits);
-        // Ordered bits in [base, base + 2^range_bits - 1], both ends present.
-        const uint64_t span = (uint64_t{1} << range_bits) - 1;
-        const uint64_t base = rng() % (uint64_t{1} << (64 - range_bits));
-        std::vector<uint64_t> ordered(n);
-        for (uint64_t& b : ordered) b = base + rng() % span;
-        ordered[n / 3] = base;
-        ordered[n / 2] = base + span;
-        CheckAll(sorter_, type, FromOrdered64(type, ordered));
+  const uint64_t seed = testing::TestSeed();
+  ForEachSortPath([&] {
+    std::mt19937_64 rng(seed);
+    for (size_t n : {size_t{1024}, big()}) {
+      const int index_bits = n == 1024 ? 10 : 18;
+      for (int word_bits : {32, 33, 62, 63, 64, 65}) {
+        const int range_bits = word_bits - index_bits;
+        for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
+          SCOPED_TRACE(::testing::Message() << "n=" << n << " range_bits=" << range_bits);
+          // Ordered bits in [base, base + 2^range_bits - 1], both ends present.
+          const uint64_t span = (uint64_t{1} << range_bits) - 1;
+          const uint64_t base = rng() % (uint64_t{1} << (64 - range_bits));
+          std::vector<uint64_t> ordered(n);
+          for (uint64_t& b : ordered) b = base + rng() % span;
+          ordered[n / 3] = base;
+          ordered[n / 2] = base + span;
+          CheckAll(sorter_, type, FromOrdered64(type, ordered));
+        }
       }
     }
-  }
+  });
 }
 
 // Random 64-bit keys span the whole range, so each sorts as its top bits beside its position, and
@@ -280,8 +286,9 @@ TEST_P(CpuSortPathsTest, RandomWideKeysSortOnTheirTopBits) {
 TEST_P(CpuSortPathsTest, WideKeysTiedOnTheirTopBits) {
   std::mt19937_64 rng(testing::TestSeed());
   for (size_t n : {size_t{40}, size_t{1000}, big()}) {
-    const int b = 64 - __builtin_clzll(n - 1);  // position bits: a key drops as many
-    const uint64_t dropped = (uint64_t{1} << b) - 1;
+    // A full-range key keeps its top 62 - b bits beside b position bits (62-bit words).
+    const int b = 64 - __builtin_clzll(n - 1);
+    const uint64_t dropped = (uint64_t{1} << (b + 2)) - 1;
     std::vector<uint64_t> half_min(n), below_cut(n), few_values(n), groups(n), small_keys(n);
     const uint64_t middle = rng() & ~dropped;
     uint64_t values[8] = {0, ~uint64_t{0}};

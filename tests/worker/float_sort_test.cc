@@ -3,9 +3,11 @@
 // exponent range, few repeated values (extremes, denormals, zeros, infinities), sorted
 // and reversed runs, at sizes around the vector widths and the library's base case. It sorts by
 // value, so the output must equal the reference value for value. Its keys hold no NaN and no -0
-// (the engine makes every zero +0 first).
+// (the engine makes every zero +0 first). Words below 2^62 sorted as doubles must come back as an
+// integer sort puts them.
 #include "worker/cpu/float_sort.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,6 +19,10 @@
 #include "hwy/targets.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 namespace sortd {
 namespace {
@@ -37,23 +43,26 @@ std::vector<Float> MakeFloats(size_t n, Shape shape, std::mt19937_64& rng) {
       if (std::isfinite(f) && !(f == 0 && std::signbit(f))) return f;
     }
   };
-  const Float specials[] = {Limits::max(),  -Limits::max(),        Limits::min(),
-                            -Limits::min(), Limits::denorm_min(),  -Limits::denorm_min(),
-                            0,              Float{-2},             Limits::infinity(),
-                            1,              -Limits::infinity(),   Float{1.5}};
+  const Float specials[] = {Limits::max(),
+                            -Limits::max(),
+                            Limits::min(),
+                            -Limits::min(),
+                            Limits::denorm_min(),
+                            -Limits::denorm_min(),
+                            0,
+                            Float{-2},
+                            Limits::infinity(),
+                            1,
+                            -Limits::infinity(),
+                            Float{1.5}};
   std::vector<Float> few(1 + rng() % 5);
   for (Float& f : few) f = rng() % 2 ? specials[rng() % 12] : finite();
   std::vector<Float> v(n);
   for (Float& f : v) {
     switch (shape) {
-      case Shape::kFewValues:
-        f = rng() % 4 != 0 ? few[rng() % few.size()] : finite();
-        break;
-      case Shape::kAllEqual:
-        f = few[0];
-        break;
-      default:
-        f = rng() % 16 == 0 ? specials[rng() % 12] : finite();
+      case Shape::kFewValues: f = rng() % 4 != 0 ? few[rng() % few.size()] : finite(); break;
+      case Shape::kAllEqual: f = few[0]; break;
+      default: f = rng() % 16 == 0 ? specials[rng() % 12] : finite();
     }
   }
   auto less = [](Float a, Float b) { return a < b; };
@@ -102,8 +111,8 @@ TYPED_TEST(VqSortFloatsTest, SortsByValueOnEveryTarget) {
   const uint64_t seed = testing::TestSeed();
   ForEachTarget([&] {
     std::mt19937_64 rng(seed);
-    for (size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255,
-                     256, 257, 1000, 4097, 65537}) {
+    for (size_t n : {0,  1,  2,  3,   7,   8,   9,   15,  16,  17,   31,   32,   33,
+                     63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 4097, 65537}) {
       for (Shape shape : {Shape::kRandom, Shape::kFewValues, Shape::kSortedRuns, Shape::kReversed,
                           Shape::kAllEqual}) {
         SCOPED_TRACE(::testing::Message() << "n=" << n << " shape " << static_cast<int>(shape));
@@ -129,6 +138,48 @@ TYPED_TEST(VqSortFloatsTest, FewRepeatedValuesOnEveryTarget) {
     }
   });
 }
+
+// Words below 2^62 sorted as the doubles they are: small words are denormals, and the largest are
+// just below the exponent of infinity. The result must equal an integer sort.
+TEST(VqSortWordsAsDoublesTest, SortsLikeIntegersOnEveryTarget) {
+  const uint64_t seed = testing::TestSeed();
+  constexpr uint64_t kLimit = uint64_t{1} << kWordBitsSortableAsDoubles;
+  ForEachTarget([&] {
+    std::mt19937_64 rng(seed);
+    for (size_t n : {0, 1, 2, 9, 17, 129, 1000, 65537}) {
+      std::vector<uint64_t> words(n);
+      for (uint64_t& w : words) {
+        switch (rng() % 4) {
+          case 0: w = rng() % 64; break;                   // denormals and zero, repeated
+          case 1: w = kLimit - 1 - rng() % 64; break;      // the largest words
+          case 2: w = rng() % (uint64_t{1} << 52); break;  // denormals
+          default: w = rng() % kLimit;
+        }
+      }
+      std::vector<uint64_t> expected = words;
+      std::sort(expected.begin(), expected.end());
+      if (VqSortWordsAsDoubles(words.data(), n)) {
+        ASSERT_EQ(words, expected) << "n=" << n;
+      } else {
+        EXPECT_FALSE(VqSortFloatsPays()) << "declined on a target where it pays, n=" << n;
+      }
+    }
+  });
+}
+
+#if defined(__SSE__)
+// With denormals read as zero, small words would compare equal: the sort declines and leaves them.
+TEST(VqSortWordsAsDoublesTest, DeclinesWhenDenormalsAreZero) {
+  std::vector<uint64_t> words = {5, 3, 9, 1, 7, 2, 8, 6, 4, 0};
+  const std::vector<uint64_t> before = words;
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x0040);  // DAZ
+  const bool sorted = VqSortWordsAsDoubles(words.data(), words.size());
+  _mm_setcsr(csr);
+  EXPECT_FALSE(sorted);
+  EXPECT_EQ(words, before);
+}
+#endif
 
 }  // namespace
 }  // namespace sortd

@@ -64,6 +64,16 @@ void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = fals
   }
 }
 
+// Sorts words ascending; those of at most kWordBitsSortableAsDoubles bits as doubles where that is
+// faster.
+template <typename Word>
+void SortWordsAscending(const hwy::Sorter& sorter, Word* words, size_t n, int word_bits) {
+  if constexpr (sizeof(Word) == 8) {
+    if (word_bits <= kWordBitsSortableAsDoubles && VqSortWordsAsDoubles(words, n)) return;
+  }
+  VqSort(sorter, words, n);
+}
+
 // The default build (-O2, x86-64 baseline) does not vectorize these loops, which then cost ~10-20%
 // of a 2^16-key float sort; GCC is asked for the cost model that does, and for an AVX2 clone
 // chosen at load time (64-bit compares need it) (bench/cpu_sort_bench, f32/f64 rows).
@@ -326,7 +336,7 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
 // that tie on a truncated key are put in order right after the sort that brought them together.
 template <typename Key, typename Word, typename Codec>
 void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
-                          const Codec& codec, int tasks) {
+                          const Codec& codec, int word_bits, int tasks) {
   using Bits = typename KeyTraits<Key>::Bits;
   const size_t n = in.n;
   const auto* src = static_cast<const unsigned char*>(in.keys);
@@ -342,7 +352,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     Word* words =
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);
-    VqSort(*sorters_[0], words, n);
+    SortWordsAscending(*sorters_[0], words, n, word_bits);
     if constexpr (Codec::kTies) OrderTies<Key>(codec, src, words, 0, n, *sorters_[0]);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
@@ -402,7 +412,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   ParallelFor(helpers_, tasks, [&](int t) {
     for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
       if (starts[d + 1] - starts[d] > 1) {
-        VqSort(*sorters_[t], words + starts[d], starts[d + 1] - starts[d]);
+        SortWordsAscending(*sorters_[t], words + starts[d], starts[d + 1] - starts[d], word_bits);
         if constexpr (Codec::kTies) {
           OrderTies<Key>(codec, src, words, starts[d], starts[d + 1], *sorters_[t]);
         }
@@ -424,12 +434,14 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const Bits mask = DirectionMask<Bits>(spec.descending);
   const int index_bits = BitWidth(n - 1);
   if (!with_index) {
-    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0}, tasks);
+    return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0},
+                                8 * sizeof(Bits), tasks);
   }
   // A 32-bit key and its position always share 64 bits.
   if constexpr (sizeof(Bits) == 4) {
     return SortWords<Key, uint64_t>(spec, in, out,
-                                    PackedCodec<Bits, uint64_t, true>{mask, 0, index_bits}, tasks);
+                                    PackedCodec<Bits, uint64_t, true>{mask, 0, index_bits},
+                                    32 + index_bits, tasks);
   }
   // A 64-bit key does when its range leaves room for the position (a pass over the keys decides).
   const auto* src = static_cast<const unsigned char*>(in.keys);
@@ -452,15 +464,19 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
     }
   }
   const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
+  // Truncated words keep room for the doubles' sort where their tie words still fit 64 bits.
+  const int word_budget = index_bits <= 31 ? kWordBitsSortableAsDoubles : 64;
   if (bits <= 32) {
     SortWords<Key, uint32_t>(spec, in, out, PackedCodec<Bits, uint32_t, true>{mask, lo, index_bits},
-                             tasks);
-  } else if (bits <= 64) {
+                             bits, tasks);
+  } else if (bits <= word_budget) {
     SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, true>{mask, lo, index_bits},
-                             tasks);
+                             bits, tasks);
   } else if constexpr (sizeof(Bits) == 8) {
     // Too wide: the key keeps its top bits, and ties on them are ordered after the sort.
-    SortWords<Key, uint64_t>(spec, in, out, TruncatedCodec{mask, lo, index_bits, bits - 64}, tasks);
+    SortWords<Key, uint64_t>(spec, in, out,
+                             TruncatedCodec{mask, lo, index_bits, bits - word_budget}, word_budget,
+                             tasks);
   }
 }
 

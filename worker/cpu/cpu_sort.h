@@ -69,7 +69,7 @@ class CpuSorter {
   void SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out);
   template <typename Key, typename Word, typename Codec>
   void SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
-                 const Codec& codec, int tasks);
+                 const Codec& codec, int word_bits, int tasks);
   void* Scratch(size_t bytes);
   size_t* Counts(size_t entries);
 

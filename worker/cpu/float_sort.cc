@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <limits>
 
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "worker/cpu/float_sort.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -19,9 +23,9 @@
 namespace sortd::float_sort {
 
 // For each mask of kLanes bits: the lanes whose bit is clear, then those whose bit is set, each in
-// lane order, 4 bits per destination lane. A namespace-scope table: Highway's own (a local constexpr
-// array in CompressNot) is copied onto the stack on every call by GCC, 2 KiB per vector partitioned,
-// which made 64-bit sorts 3-4x slower than the library's build.
+// lane order, 4 bits per destination lane. A namespace-scope table: Highway's own (a local
+// constexpr array in CompressNot) is copied onto the stack on every call by GCC, 2 KiB per vector
+// partitioned, which made 64-bit sorts 3-4x slower than the library's build.
 template <size_t kLanes>
 constexpr std::array<uint32_t, (size_t{1} << kLanes)> MakePartitionTable() {
   std::array<uint32_t, (size_t{1} << kLanes)> table{};
@@ -60,10 +64,9 @@ HWY_INLINE hn::Vec<D> NextDown(D d, hn::Vec<D> v) {
   const auto bits = hn::BitCast(di, v);
   const auto one = hn::Set(di, I{1});
   // Positive floats step down by one in their bits, negative ones (and -0) step away from zero.
-  auto below = hn::IfThenElse(hn::Gt(bits, hn::Zero(di)), hn::Sub(bits, one),
-                              hn::Add(bits, one));
-  below = hn::IfThenElse(hn::Eq(bits, hn::Zero(di)),
-                         hn::Set(di, std::numeric_limits<I>::min() + 1), below);
+  auto below = hn::IfThenElse(hn::Gt(bits, hn::Zero(di)), hn::Sub(bits, one), hn::Add(bits, one));
+  below = hn::IfThenElse(hn::Eq(bits, hn::Zero(di)), hn::Set(di, std::numeric_limits<I>::min() + 1),
+                         below);
   return hn::BitCast(d, below);
 }
 
@@ -74,8 +77,7 @@ HWY_INLINE hn::Vec<D> NextUp(D d, hn::Vec<D> v) {
   using I = hn::TFromD<decltype(di)>;
   const auto bits = hn::BitCast(di, v);
   const auto one = hn::Set(di, I{1});
-  auto above = hn::IfThenElse(hn::Lt(bits, hn::Zero(di)), hn::Sub(bits, one),
-                              hn::Add(bits, one));
+  auto above = hn::IfThenElse(hn::Lt(bits, hn::Zero(di)), hn::Sub(bits, one), hn::Add(bits, one));
   above = hn::IfThenElse(hn::Eq(bits, hn::Set(di, std::numeric_limits<I>::min())), one, above);
   return hn::BitCast(d, above);
 }
@@ -182,6 +184,18 @@ void VqSortFloats(double* keys, size_t n, bool descending) {
 }
 
 bool VqSortFloatsPays() { return HWY_DYNAMIC_DISPATCH(HasAvx512)(); }
+
+bool VqSortWordsAsDoubles(uint64_t* words, size_t n) {
+#if defined(__SSE__) || defined(_M_X64)
+  constexpr unsigned kDenormalsAreZero = 0x0040, kFlushToZero = 0x8000;
+  if ((_mm_getcsr() & (kDenormalsAreZero | kFlushToZero)) != 0) return false;
+#endif
+  if (!VqSortFloatsPays()) return false;
+  // The words are only ever moved and compared as doubles here, through vectors, in this file's
+  // dispatched code; the caller reads them back as integers after the call.
+  VqSortFloats(reinterpret_cast<double*>(words), n, /*descending=*/false);
+  return true;
+}
 
 }  // namespace sortd
 #endif  // HWY_ONCE

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sortd {
 
@@ -17,6 +18,13 @@ namespace sortd {
 // signs back after, where the API's total order puts -0 below +0.
 void VqSortFloats(float* keys, size_t n, bool descending);
 void VqSortFloats(double* keys, size_t n, bool descending);
+
+// Words below 2^62 are finite positive doubles bit for bit, whose order by value is their order as
+// integers. Sorts them ascending that way where it pays (vqsort compares doubles faster than
+// 64-bit integers on AVX-512) and denormals compare as themselves (the FPU not in DAZ mode), and
+// returns whether it did; otherwise leaves them as they are.
+inline constexpr int kWordBitsSortableAsDoubles = 62;
+bool VqSortWordsAsDoubles(uint64_t* words, size_t n);
 
 // Whether VqSortFloats is the fastest way to sort floats here: with AVX-512 it matches the
 // library's float sort, while on AVX2 their order-preserving bits sort faster as integers

@@ -56,7 +56,8 @@ struct PackedCodec {
 
 // 64-bit keys whose range leaves too little room for the position, sorted as 64-bit words anyway
 // (vqsort sorts them 3-4x faster than 128-bit words holding the whole key): the word holds the
-// top 64 - index_bits bits of the key's offset from `lo` above the position. Sorted words are in
+// top (word width - index_bits) bits of the key's offset from `lo` above the position, in a word of
+// 62 bits (one the CPU sorter can sort as a double) or 64. Sorted words are in
 // key order but within runs of equal prefixes (ties), which are in position order and still need
 // ordering by the low `shift` bits of their keys. The word does not hold the whole key: the
 // output's keys are read back from the input by position.
@@ -66,14 +67,16 @@ struct TruncatedCodec {
   uint64_t mask;
   uint64_t lo;     // no larger than any masked key
   int index_bits;  // at most 32 (n <= 2^32)
-  int shift;       // bits of the offset dropped: its width + index_bits - 64, in [1, index_bits]
+  // Bits of the offset dropped: its width + index_bits - the word's width (62 or 64 bits), at
+  // least 1, and with index_bits at most 64 (tie words hold both).
+  int shift;
 
   uint64_t Encode(uint64_t ordered, size_t i) const {
     return ((((ordered ^ mask) - lo) >> shift) << index_bits) | i;
   }
   uint64_t Prefix(uint64_t w) const { return w >> index_bits; }
   // Keys of one run differ only in the `shift` bits the prefix drops, which fit beside the
-  // position (shift <= index_bits <= 32): these words order a run by key, then position.
+  // position (shift + index_bits <= 64): these words order a run by key, then position.
   uint64_t TieWord(uint64_t ordered, size_t i) const {
     const uint64_t dropped = ((ordered ^ mask) - lo) & ((uint64_t{1} << shift) - 1);
     return (dropped << index_bits) | i;
