@@ -8,6 +8,7 @@
 
 #include "kernels/block/block_bitonic.cuh"
 #include "kernels/block/block_network.cuh"
+#include "kernels/block/block_odd_even_merge.cuh"
 #include "kernels/network/network_elem.cuh"
 #include "kernels/network/network_layers.cuh"
 
@@ -89,24 +90,37 @@ __device__ __forceinline__ void StoreBlocked(const NetworkIo<Key, E>& io, typena
   }
 }
 
-// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic in registers
-// with shared memory for strides beyond a warp, the others in shared memory.
-template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile>
-__global__ void __launch_bounds__(kThreads)
+// Odd-even merge sorts its tiles in registers (block_odd_even_merge.cuh) when a thread holds at
+// least 8 elements of at most 8 bytes (its strides below the warp count then join neighbouring
+// lanes only, and shuffles move whole elements); 16-byte elements keep the shared-memory layers.
+template <typename T, int kThreads, int kItems>
+inline constexpr bool kOemInRegisters =
+    sizeof(T) <= 8 && kItems >= 8 && kThreads / 32 <= 2 * kItems;
+
+// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic and, for
+// most element types, odd-even merge in registers with shared memory for strides beyond a warp;
+// the others in shared memory.
+template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     TileSortKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
   using T = typename E::T;
   __shared__ __align__(16) T s[kTile];
   const size_t base = size_t{blockIdx.x} * kTile;
   const uint32_t len = static_cast<uint32_t>(n - base < kTile ? n - base : kTile);
-  if constexpr (kNet == Network::kBitonic) {
-    constexpr int kItems = kTile / kThreads;
+  constexpr int kItems = kTile / kThreads;
+  if constexpr (kNet == Network::kBitonic || kOemInRegisters<T, kThreads, kItems>) {
     T e[kItems];
     const uint32_t first = threadIdx.x * kItems;
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       if (first + i < len) e[i] = io.Load(0, static_cast<uint32_t>(base + first + i));
     }
-    block::BlockBitonicSortRegs<E, kThreads, kItems>(e, s, len);
+    if constexpr (kNet == Network::kBitonic) {
+      block::BlockBitonicSortRegs<E, kThreads, kItems>(e, s, len);
+    } else {
+      __shared__ __align__(16) T x[4 * (kThreads / 32) * kItems];
+      block::BlockOddEvenMergeSortRegs<E, kThreads, kItems>(e, s, x, len);
+    }
     StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
   } else {
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) {
