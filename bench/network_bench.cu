@@ -101,6 +101,8 @@ int Run(int argc, char** argv) {
     q.indices_out = reinterpret_cast<uint32_t*>(1);
     SORTD_BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
     temp_bytes = std::max(temp_bytes, b);
+    SORTD_BENCH_CHECK(kernels::OddEvenMergeSort(nullptr, &b, q, stream));  // two copies
+    temp_bytes = std::max(temp_bytes, b);
   }
   {  // the batched sorts' scratch: one element (with index) per key
     kernels::DeviceSegmentedSortArgs q;
@@ -224,11 +226,12 @@ int Run(int argc, char** argv) {
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
     bad |= phase("odd-even merge tile sort", "1 per sort", [&] {
-      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile>
+      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile,
+                         nw::NetworkPolicy::kOemTileMinBlocks>
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
-    bad |= phase("odd-even merge tile sort, 2 blocks/SM (64 registers)", "-", [&] {
-      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile, 2>
+    bad |= phase("odd-even merge tile sort, 1 block/SM (128 registers)", "-", [&] {
+      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile, 1>
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
     bad |= phase("odd-even merge tile sort, shared-memory layers (before)", "-", [&] {
@@ -246,11 +249,18 @@ int Run(int argc, char** argv) {
       nw::OddEvenMergeRowsKernel<E, 3, kOut, 2, kG>
           <<<(s / 2) * (n / s / kOut) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
     });
-    bad |= phase("odd-even merge window", "11 per sort", [&] {
+    constexpr uint32_t kWindows =
+        (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
+    bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>,
+                                       nw::NetworkPolicy::kOemTileMinBlocks>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
+    bad |= phase("odd-even merge window, shared-memory layers (before)", "-", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                    nw::kOemWindowOut<uint32_t>>
-          <<<(n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>, kT, 0, stream>>>(
-              io, buf, other, n, p, false);
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
     });
     if (bad) return 1;
   }

@@ -164,8 +164,13 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
           std::swap(buf, other);
           k = s / 2;
         }
-        OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
-            <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
+          OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>
+              <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        } else {
+          OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
+              <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        }
         SORTD_CUDA_TRY_LAUNCH();
         std::swap(buf, other);
       }

@@ -18,9 +18,10 @@ struct NetworkPolicy {
   // 42.8 us and a 4-layer pass 61.8 us (register pressure), so 3.
   static constexpr int kGlobalFuse = 3;
   static constexpr int kGlobalThreads = 256;
-  // Odd-even merge's register tile sort (block_odd_even_merge.cuh): blocks per SM asked of the
-  // compiler. 1 lets it use 128 registers (one 512-thread block per SM); 2 caps it at 64.
-  static constexpr int kOemTileMinBlocks = 1;
+  // Odd-even merge's register tile sort and window (block_odd_even_merge.cuh): blocks per SM
+  // asked of the compiler. With 1 the tile sort took 128 registers (one 512-thread block per SM)
+  // and 528 us at 2^24 u32 keys on an H200 (ncu); with 2, 64 registers and a few spills, 441 us.
+  static constexpr int kOemTileMinBlocks = 2;
   // Odd-even merge: the first layers of each global merge fused in registers (8 members of a
   // residue class per thread). Needs p >> (kOemHeadLayers - 1) >= the window halo.
   static constexpr int kOemHeadLayers = 3;
