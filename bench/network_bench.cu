@@ -257,6 +257,11 @@ int Run(int argc, char** argv) {
                                        nw::NetworkPolicy::kOemTileMinBlocks>
           <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
     });
+    bad |= phase("odd-even merge window (registers), 1 block/SM", "-", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>, 1>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
     bad |= phase("odd-even merge window, shared-memory layers (before)", "-", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                    nw::kOemWindowOut<uint32_t>>

@@ -58,7 +58,7 @@ for mode in "${modes[@]}"; do
       # The per-launch table's kernels at 2^24 u32 (12 launches of each: 2 warm-ups, 10 timed).
       timeout "${T_NCU:-120}" ncu --clock-control none --kernel-name-base mangled \
         --section SpeedOfLight --section Occupancy --section SchedulerStats \
-        -k regex:'TileSortKernel|OemShared|OddEvenMergeWindow' --launch-count 72 \
+        -k regex:'TileSortKernel|OemShared|OddEvenMergeWindow' --launch-count 84 \
         network_bench --phases_only >"$out/ncu.log" 2>&1
       echo "ncu rc=$?"
       grep -E '^  [A-Za-z_].*\(|^    (Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issued Warp|No Eligible)' \
