@@ -3,9 +3,10 @@
 // layer versions, odd-even merge against std::sort on this machine's CPU, and the batched sort
 // against CUB's DeviceSegmentedSort. Every result is checked against std::sort before it counts.
 //
-// --batch_only runs only the batched table; --batch_log2 N sets its total keys (default 27).
+// --batch_only runs only the batched table; --batch_log2 N sets its total keys (default 27);
+// --phases_only only the per-launch table at 2^24 (for ncu).
 //
-//   network_bench [--json PATH] [--quick] [--batch_only] [--batch_log2 N]
+//   network_bench [--json PATH] [--quick] [--batch_only] [--phases_only] [--batch_log2 N]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -27,6 +28,22 @@
 namespace sortd::bench {
 namespace {
 
+// Odd-even merge's tile sort as it was before the register version (91 shared-memory layers,
+// a barrier each), kept here for the phase table's comparison.
+template <typename Key, typename E, int kThreads, uint32_t kTile>
+__global__ void __launch_bounds__(kThreads)
+    OemSharedTileSort(kernels::network::NetworkIo<Key, E> io, typename E::T* buf, size_t n) {
+  __shared__ __align__(16) typename E::T s[kTile];
+  const size_t base = size_t{blockIdx.x} * kTile;
+  const uint32_t len = static_cast<uint32_t>(n - base < kTile ? n - base : kTile);
+  for (uint32_t i = threadIdx.x; i < len; i += kThreads) {
+    s[i] = io.Load(0, static_cast<uint32_t>(base + i));
+  }
+  __syncthreads();
+  kernels::block::BlockNetworkSort<kernels::network::Network::kOddEvenMerge, E, kThreads>(s, len);
+  for (uint32_t i = threadIdx.x; i < len; i += kThreads) buf[base + i] = s[i];
+}
+
 std::string Pow2(size_t n) {
   int l = 0;
   while ((size_t{1} << l) < n) ++l;
@@ -41,12 +58,13 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
 
 int Run(int argc, char** argv) {
   std::string json;
-  bool quick = false, batch_only = false;
+  bool quick = false, batch_only = false, phases_only = false;
   int batch_log2 = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--batch_only")) batch_only = true;
+    if (!std::strcmp(argv[i], "--phases_only")) phases_only = quick = true;
     if (!std::strcmp(argv[i], "--batch_log2") && i + 1 < argc) batch_log2 = std::atoi(argv[++i]);
   }
   const std::string device = DeviceDescription(0);
@@ -83,6 +101,8 @@ int Run(int argc, char** argv) {
     q.indices_out = reinterpret_cast<uint32_t*>(1);
     SORTD_BENCH_CHECK(kernels::BitonicSort(nullptr, &b, q, stream));
     temp_bytes = std::max(temp_bytes, b);
+    SORTD_BENCH_CHECK(kernels::OddEvenMergeSort(nullptr, &b, q, stream));  // two copies
+    temp_bytes = std::max(temp_bytes, b);
   }
   {  // the batched sorts' scratch: one element (with index) per key
     kernels::DeviceSegmentedSortArgs q;
@@ -98,7 +118,7 @@ int Run(int argc, char** argv) {
   // --- Whole-array networks against the one-launch-per-layer versions. ---
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{1} << 24};
   if (!quick) sizes.push_back(size_t{1} << 28);
-  if (batch_only) sizes.clear();
+  if (batch_only || phases_only) sizes.clear();
   double oem_2_28_ms = 0;
   for (size_t n : sizes) {
     const size_t copies = std::max<size_t>(1, std::min<size_t>(16, kMaxN / n));
@@ -146,7 +166,7 @@ int Run(int argc, char** argv) {
     }
   }
   // Argsort cost at 2^24: (key, index) pairs through the network plus the index output.
-  if (!batch_only) {
+  if (!batch_only && !phases_only) {
     const size_t n = size_t{1} << 24;
     const DeviceBuffer idx = MustAlloc(n * 4);
     for (int net = 0; net < 2; ++net) {
@@ -206,8 +226,16 @@ int Run(int argc, char** argv) {
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
     });
     bad |= phase("odd-even merge tile sort", "1 per sort", [&] {
-      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile>
+      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile,
+                         nw::NetworkPolicy::kOemTileMinBlocks>
           <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+    });
+    bad |= phase("odd-even merge tile sort, 1 block/SM (128 registers)", "-", [&] {
+      nw::TileSortKernel<nw::Network::kOddEvenMerge, uint32_t, E, kT, kTile, 1>
+          <<<n / kTile, kT, 0, stream>>>(io, buf, n, false);
+    });
+    bad |= phase("odd-even merge tile sort, shared-memory layers (before)", "-", [&] {
+      OemSharedTileSort<uint32_t, E, kT, kTile><<<n / kTile, kT, 0, stream>>>(io, buf, n);
     });
     bad |= phase("odd-even merge head, 3 layers", "11 per sort", [&] {
       nw::OddEvenMergeHeadKernel<E, 3, kG><<<n / 4 / 8 / kG, kG, 0, stream>>>(buf, n, p);
@@ -221,11 +249,23 @@ int Run(int argc, char** argv) {
       nw::OddEvenMergeRowsKernel<E, 3, kOut, 2, kG>
           <<<(s / 2) * (n / s / kOut) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
     });
-    bad |= phase("odd-even merge window", "11 per sort", [&] {
+    constexpr uint32_t kWindows =
+        (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
+    bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>,
+                                       nw::NetworkPolicy::kOemTileMinBlocks>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
+    bad |= phase("odd-even merge window (registers), 1 block/SM", "-", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>, 1>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
+    bad |= phase("odd-even merge window, shared-memory layers (before)", "-", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                    nw::kOemWindowOut<uint32_t>>
-          <<<(n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>, kT, 0, stream>>>(
-              io, buf, other, n, p, false);
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
     });
     if (bad) return 1;
   }
@@ -246,6 +286,7 @@ int Run(int argc, char** argv) {
     std::vector<uint32_t> offsets;
   };
   std::vector<Shape> shapes;
+  if (phases_only) return report.Finish("Comparison networks", device, json);
   for (uint32_t len : {32u, 64u, 256u, 1024u, 4096u}) {
     Shape s{"segments of " + std::to_string(len), {}};
     for (size_t o = 0; o <= kBatchN; o += len) s.offsets.push_back(static_cast<uint32_t>(o));

@@ -81,6 +81,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   constexpr uint32_t kTile = kTileElems<T>;
   constexpr int kThreads = P::kThreads;
   constexpr int kGThreads = P::kGlobalThreads;
+  constexpr int kMinBlocks = kNet == Network::kOddEvenMerge ? P::kOemTileMinBlocks : 1;
   const size_t n = args.n;
   const bool one_tile = n <= kTile;
   // Alignment slack: the caller's scratch pointer need not be aligned; tiles move as 16-byte
@@ -96,7 +97,8 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   if (n == 0) return cudaSuccess;
   const NetworkIo<Key, E> io = MakeIo<Key, E>(args);
   if (one_tile) {
-    TileSortKernel<kNet, Key, E, kThreads, kTile><<<1, kThreads, 0, stream>>>(io, nullptr, n, true);
+    TileSortKernel<kNet, Key, E, kThreads, kTile, kMinBlocks>
+        <<<1, kThreads, 0, stream>>>(io, nullptr, n, true);
     SORTD_CUDA_TRY_LAUNCH();
     return cudaSuccess;
   }
@@ -120,7 +122,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
     SORTD_CUDA_TRY_LAUNCH();
     return cudaSuccess;
   } else {
-    TileSortKernel<kNet, Key, E, kThreads, kTile>
+    TileSortKernel<kNet, Key, E, kThreads, kTile, kMinBlocks>
         <<<BlocksFor(n, kTile), kThreads, 0, stream>>>(io, buf, n, false);
     SORTD_CUDA_TRY_LAUNCH();
     for (size_t p = kTile; p < span; p <<= 1) {
@@ -162,8 +164,13 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
           std::swap(buf, other);
           k = s / 2;
         }
-        OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
-            <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
+          OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>
+              <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        } else {
+          OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
+              <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
+        }
         SORTD_CUDA_TRY_LAUNCH();
         std::swap(buf, other);
       }

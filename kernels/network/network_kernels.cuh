@@ -8,6 +8,7 @@
 
 #include "kernels/block/block_bitonic.cuh"
 #include "kernels/block/block_network.cuh"
+#include "kernels/block/block_odd_even_merge.cuh"
 #include "kernels/network/network_elem.cuh"
 #include "kernels/network/network_layers.cuh"
 
@@ -89,24 +90,37 @@ __device__ __forceinline__ void StoreBlocked(const NetworkIo<Key, E>& io, typena
   }
 }
 
-// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic in registers
-// with shared memory for strides beyond a warp, the others in shared memory.
-template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile>
-__global__ void __launch_bounds__(kThreads)
+// Odd-even merge sorts its tiles in registers (block_odd_even_merge.cuh) when a thread holds at
+// least 8 elements of at most 8 bytes (its strides below the warp count then join neighbouring
+// lanes only, and shuffles move whole elements); 16-byte elements keep the shared-memory layers.
+template <typename T, int kThreads, int kItems>
+inline constexpr bool kOemInRegisters =
+    sizeof(T) <= 8 && kItems >= 8 && kThreads / 32 <= 2 * kItems;
+
+// Sorts each tile of kTile keys completely (the whole array when n <= kTile): bitonic and, for
+// most element types, odd-even merge in registers with shared memory for strides beyond a warp;
+// the others in shared memory.
+template <Network kNet, typename Key, typename E, int kThreads, uint32_t kTile, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     TileSortKernel(NetworkIo<Key, E> io, typename E::T* buf, size_t n, bool final) {
   using T = typename E::T;
   __shared__ __align__(16) T s[kTile];
   const size_t base = size_t{blockIdx.x} * kTile;
   const uint32_t len = static_cast<uint32_t>(n - base < kTile ? n - base : kTile);
-  if constexpr (kNet == Network::kBitonic) {
-    constexpr int kItems = kTile / kThreads;
+  constexpr int kItems = kTile / kThreads;
+  if constexpr (kNet == Network::kBitonic || kOemInRegisters<T, kThreads, kItems>) {
     T e[kItems];
     const uint32_t first = threadIdx.x * kItems;
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       if (first + i < len) e[i] = io.Load(0, static_cast<uint32_t>(base + first + i));
     }
-    block::BlockBitonicSortRegs<E, kThreads, kItems>(e, s, len);
+    if constexpr (kNet == Network::kBitonic) {
+      block::BlockBitonicSortRegs<E, kThreads, kItems>(e, s, len);
+    } else {
+      __shared__ __align__(16) T x[4 * (kThreads / 32) * kItems];
+      block::BlockOddEvenMergeSortRegs<E, kThreads, kItems>(e, s, x, len);
+    }
     StoreBlocked<Key, E, kItems, kTile>(io, buf, base, len, e, final);
   } else {
     for (uint32_t i = threadIdx.x; i < len; i += kThreads) {
@@ -450,6 +464,50 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t count = static_cast<uint32_t>(n - out0 < kOut ? n - out0 : kOut);
   for (uint32_t i = threadIdx.x; i < count; i += kThreads) {
     Emit(io, dst, out0 + i, s[first + i], final);
+  }
+}
+
+// OddEvenMergeWindowKernel with the window in registers (block_odd_even_merge.cuh): the same
+// window, halo and comparators. The window starts at a multiple of kHalo, so the strides' bits
+// are the same in window and array positions; only the 2p blocks need the array position.
+template <typename Key, typename E, int kThreads, uint32_t kTile, uint32_t kHalo, uint32_t kOut,
+          int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    OddEvenMergeWindowRegsKernel(NetworkIo<Key, E> io, const typename E::T* src, typename E::T* dst,
+                                 size_t n, size_t p, bool final) {
+  static_assert(kOut + 2 * kHalo == kTile && kOut % kHalo == 0, "window of whole halos");
+  using T = typename E::T;
+  constexpr int kItems = kTile / kThreads;
+  __shared__ __align__(16) T s[kTile];
+  __shared__ __align__(16) T x[4 * (kThreads / 32) * kItems];
+  const size_t out0 = size_t{blockIdx.x} * kOut;
+  const size_t w0 = out0 >= kHalo ? out0 - kHalo : 0;
+  const size_t w1 = out0 + kOut + kHalo < n ? out0 + kOut + kHalo : n;
+  const uint32_t len = static_cast<uint32_t>(w1 - w0);
+  const uint32_t first = threadIdx.x * kItems;
+  T e[kItems];
+  LoadBlocked<E, kItems, kTile>(src, w0, len, e);
+  const uint32_t mask = static_cast<uint32_t>(2 * p - 1);
+  if (len == kTile) {
+    block::OemBlockLayers<E, kThreads, kItems, false>(e, s, x, len, static_cast<uint32_t>(w0), mask,
+                                                      kHalo / 2);
+  } else {
+    block::OemBlockLayers<E, kThreads, kItems, true>(e, s, x, len, static_cast<uint32_t>(w0), mask,
+                                                     kHalo / 2);
+  }
+  // Keep [out0, out0 + count): whole chunks of a full window's middle go out as vectors.
+  const uint32_t keep0 = static_cast<uint32_t>(out0 - w0);
+  const uint32_t keep1 = keep0 + static_cast<uint32_t>(n - out0 < kOut ? n - out0 : kOut);
+  if (!final && kVectorizable<T, kItems> && first >= keep0 && first + kItems <= keep1) {
+    uint4* out = reinterpret_cast<uint4*>(dst + w0 + first);
+    const uint4* from = reinterpret_cast<const uint4*>(e);
+#pragma unroll
+    for (int v = 0; v < int(kItems * sizeof(T) / 16); ++v) out[v] = from[v];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (first + i >= keep0 && first + i < keep1) Emit(io, dst, w0 + first + i, e[i], final);
   }
 }
 

@@ -18,6 +18,11 @@ struct NetworkPolicy {
   // 42.8 us and a 4-layer pass 61.8 us (register pressure), so 3.
   static constexpr int kGlobalFuse = 3;
   static constexpr int kGlobalThreads = 256;
+  // Odd-even merge's register tile sort and window (block_odd_even_merge.cuh): blocks per SM
+  // asked of the compiler. At 2^24 u32 keys on an H200 (2026-11-25): 1 (128 registers, one
+  // 512-thread block per SM) took 0.508 ms for the tile sort and 0.120 ms per window launch; 2
+  // (64 registers, a few spills) 0.426 and 0.103 ms.
+  static constexpr int kOemTileMinBlocks = 2;
   // Odd-even merge: the first layers of each global merge fused in registers (8 members of a
   // residue class per thread). Needs p >> (kOemHeadLayers - 1) >= the window halo.
   static constexpr int kOemHeadLayers = 3;
