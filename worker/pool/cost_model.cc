@@ -1,12 +1,19 @@
 #include "worker/pool/cost_model.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace sortd {
 
 double CostModel::CpuMicros(const SortSpec& spec, size_t n) const {
-  const double passes = static_cast<double>(KeyWidth(spec.key_type));  // one per key byte
-  // Values and indices ride along each pass: charge them as extra key bytes.
-  const double weight = static_cast<double>(ResultBytesPerKey(spec)) / KeyWidth(spec.key_type);
-  return n * passes * weight * cpu_ns_per_key_pass / 1e3;
+  const bool payload = spec.value_width != 0 || spec.return_indices;
+  // Keys with a payload sort as one 8-byte word each (key and position, worker/cpu/sort_words.h).
+  const double word_bytes = payload ? 8.0 : static_cast<double>(KeyWidth(spec.key_type));
+  const double levels =
+      std::max(std::log2(static_cast<double>(std::max<size_t>(n, 2))), cpu_min_levels);
+  const double ns_per_key =
+      levels * cpu_ns_per_key_level * word_bytes / 4.0 + (payload ? cpu_payload_ns_per_key : 0.0);
+  return cpu_fixed_us + n * ns_per_key / 1e3;
 }
 
 double CostModel::GpuMicros(const SortSpec& spec, size_t n, bool pinned) const {
