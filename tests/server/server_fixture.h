@@ -64,6 +64,15 @@ inline CpuEngineOptions OneSlowThread(absl::Duration delay) {
   return engine;
 }
 
+// The value of one series (name and labels, as Prometheus prints them) in the server's metrics, or
+// -1 when the server does not export it.
+inline double MetricValue(const SortdServer& server, const std::string& series) {
+  const std::string text = server.metrics().Scrape();
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
 // A channel with a small receive window and no automatic growth, so a response the client never
 // reads stalls the server's writes instead of landing in the client's buffers.
 inline std::shared_ptr<grpc::Channel> SmallWindowChannel(const std::string& target) {

@@ -1,8 +1,9 @@
 // SortStream handing its array to a (stand-in) GPU worker before the upload ends: every key type
 // and payload sorted right while the chunks arrive; an upload slower than the worker's patience
 // handed back and sorted once it ends; and a stream that goes wrong while its early job waits
-// (too few keys, a partial key, too many keys, a cancel, a deadline) ends with its own status,
-// holds nothing afterwards and leaves the server serving. The Prometheus counters say which.
+// (too few keys, a partial key, too many keys, a cancel, a deadline, a drain) ends with its own
+// status, holds nothing afterwards and leaves the server serving; a client that stops reading an
+// early job's answer is cancelled after the send timeout. The Prometheus counters say which.
 #include <string>
 #include <thread>
 
@@ -32,7 +33,8 @@ using testing::WaitFor;
 
 // A server on one stand-in GPU that reads growing inputs, starting every stream at its first
 // chunk (so the job waits on the upload in every test) with the given patience.
-TestServer StartEarlyServer(absl::Duration patience = absl::Seconds(20)) {
+TestServer StartEarlyServer(absl::Duration patience = absl::Seconds(20),
+                            ServerOptions options = ServerOptions()) {
   std::vector<std::unique_ptr<SortDevice>> devices;
   devices.push_back(std::make_unique<CpuSortDevice>(CpuSortDeviceOptions{}));
   auto cpu = CpuEngine::Create({});
@@ -41,19 +43,14 @@ TestServer StartEarlyServer(absl::Duration patience = absl::Seconds(20)) {
   pool.cost_model.gpu_fixed_us = 0;  // AUTO sends everything to the stand-in
   auto engine = PoolEngine::Create(std::move(devices), std::move(*cpu), pool);
   EXPECT_TRUE(engine.ok());
-  ServerOptions options;
   options.sort_stream.early_start_min_bytes = 0;
   options.sort_stream.early_start_lead = absl::InfiniteDuration();
   options.sort_stream.early_start_patience = patience;
   return TestServer::StartWith(std::move(*engine), options);
 }
 
-// The value of a counter series in the server's metrics, or -1 when it is absent.
 double Counter(const TestServer& t, const std::string& series) {
-  const std::string text = t.server->metrics().Scrape();
-  const size_t at = text.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + series.size() + 2));
+  return testing::MetricValue(*t.server, series);
 }
 
 const char kSorted[] = "sortd_stream_early_starts_total{outcome=\"sorted\"}";
@@ -160,6 +157,55 @@ TEST(SortStreamEarlyTest, AStreamGoingWrongWhileItsJobWaitsEndsWithItsOwnStatus)
   auto sorted = t.Client()->Sort<uint32_t>(std::vector<uint32_t>{3, 1, 2});
   ASSERT_TRUE(sorted.ok()) << sorted.status();
   EXPECT_EQ(sorted->keys, (std::vector<uint32_t>{1, 2, 3}));
+}
+
+// The job started early and sorted the array, but the client never reads the answer: the send
+// timeout cancels the call, and nothing is held afterwards.
+TEST(SortStreamEarlyTest, AClientThatStopsReadingAnEarlyAnswerIsCancelledAfterTheSendTimeout) {
+  ServerOptions options;
+  options.send_timeout = absl::Milliseconds(500);
+  TestServer t = StartEarlyServer(absl::Seconds(20), options);
+  auto stub = v1::SortService::NewStub(testing::SmallWindowChannel(t.target));
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+  const size_t n = 4 << 20;  // 16 MiB of answer
+  ASSERT_TRUE(call->Write(Header(n)));
+  for (size_t sent = 0; sent < n; sent += 1 << 18) ASSERT_TRUE(call->Write(Chunk(1 << 20)));
+  call->WritesDone();
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().send_timeouts() == 1; }))
+      << "the stalled answer was never cancelled";
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->calls().live() == 0 && t.server->memory_budget().in_use() == 0; }));
+  EXPECT_EQ(Counter(t, kSorted), 1) << "the job did not start before the upload ended";
+  size_t keys = 0;
+  for (v1::SortResponse answer; call->Read(&answer);) keys += answer.keys().size() / 4;
+  EXPECT_LT(keys, n) << "the cancelled answer still arrived whole";
+  EXPECT_FALSE(call->Finish().ok());
+}
+
+// A drain begins while the early job waits for the rest of the upload: the stream ends UNAVAILABLE
+// once the job lets go of its input, and the drain completes.
+TEST(SortStreamEarlyTest, ADrainWhileAnEarlyJobWaitsEndsTheStreamUnavailable) {
+  ServerOptions options;
+  options.drain_deadline = absl::Seconds(20);
+  TestServer t = StartEarlyServer(absl::Seconds(20), options);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+  ASSERT_TRUE(call->Write(Header(1000)));
+  ASSERT_TRUE(call->Write(Chunk(400)));
+  ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
+  absl::SleepFor(absl::Milliseconds(20));  // the job is on the stand-in, waiting
+  std::thread drain([&] { t.server->Shutdown(); });
+  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  call->Write(Chunk(3600));
+  call->WritesDone();
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+  drain.join();
+  EXPECT_EQ(Counter(t, kFailed), 1);
+  EXPECT_EQ(t.server->memory_budget().in_use(), 0u);
 }
 
 TEST(SortStreamEarlyTest, EarlyStartOffOrASmallArraySortsWhenTheUploadEnds) {

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "rpc/enum_convert.h"
 #include "server/sortd_server.h"
+#include "tests/server/server_fixture.h"
 #include "tests/support/region_range.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
@@ -378,13 +379,6 @@ absl::Status StreamSort(client::SortClient& client, const SortSpec& spec, const 
   return status;
 }
 
-// The value of a counter series in the server's metrics (0 when absent).
-double Counter(const SortdServer& server, const std::string& series) {
-  const std::string text = server.metrics().Scrape();
-  const size_t at = text.find("\n" + series + " ");
-  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
-}
-
 // Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the GPU
 // or the host (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result
 // is checked.
@@ -486,9 +480,12 @@ TEST(GpuPoolTest, StreamsStartOnTheGpuBeforeTheirUploadEnds) {
         c.spec, keys, values, testing::ReferenceSortKeys(c.spec.key_type, keys, c.spec.descending),
         {response.keys(), response.values(), response.indices()}, c.spec.stable));
   }
-  EXPECT_EQ(Counter(*s.server, "sortd_stream_early_starts_total{outcome=\"sorted\"}"), 4);
-  EXPECT_EQ(Counter(*s.server, "sortd_stream_early_starts_total{outcome=\"handed_back\"}"), 1);
-  const double early = Counter(*s.server, "sortd_stream_bytes_copied_early_total");
+  EXPECT_EQ(testing::MetricValue(*s.server, "sortd_stream_early_starts_total{outcome=\"sorted\"}"),
+            4);
+  EXPECT_EQ(
+      testing::MetricValue(*s.server, "sortd_stream_early_starts_total{outcome=\"handed_back\"}"),
+      1);
+  const double early = testing::MetricValue(*s.server, "sortd_stream_bytes_copied_early_total");
   std::printf("bytes copied to the GPU before their upload ended: %.0f\n", early);
   EXPECT_GT(early, 0);
 }
