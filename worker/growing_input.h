@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 
 #include "absl/base/thread_annotations.h"
@@ -58,7 +59,8 @@ class GrowingInput {
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool handed_back_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time give_up_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // set at the first wait
-  size_t copied_ ABSL_GUARDED_BY(mu_) = 0;
+  // Counted after each copy, outside mu_ (a copy's bytes are the caller's once CopyTo returns).
+  std::atomic<size_t> copied_{0};
   size_t copied_before_complete_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
