@@ -62,27 +62,19 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
 struct OemBefore : kernels::network::NetworkPolicy {
   static constexpr int kOemHeadWords = 32, kOemHeadVecBytes = 16;
   static constexpr int kOemRowWords = 60, kOemRowVecBytes = 8, kOemRowMaxLayers = 3;
+  static constexpr bool kOemRowsGrouped = false;
 };
-struct OemHead5 : kernels::network::NetworkPolicy {
-  static constexpr int kOemHeadWords = 32;
+struct OemUngrouped : kernels::network::NetworkPolicy {
+  static constexpr bool kOemRowsGrouped = false;
 };
 struct OemHead7 : kernels::network::NetworkPolicy {
   static constexpr int kOemHeadWords = 128;
 };
-struct OemHead4Vec16 : kernels::network::NetworkPolicy {
-  static constexpr int kOemHeadWords = 64, kOemHeadVecBytes = 16;
+struct OemRows48 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 48;
 };
-struct OemRows64 : kernels::network::NetworkPolicy {
-  static constexpr int kOemRowWords = 64;
-};
-struct OemRows80 : kernels::network::NetworkPolicy {
-  static constexpr int kOemRowWords = 80;
-};
-struct OemRows128 : kernels::network::NetworkPolicy {
-  static constexpr int kOemRowWords = 128;
-};
-struct OemRows128L5 : kernels::network::NetworkPolicy {
-  static constexpr int kOemRowWords = 128, kOemRowMaxLayers = 5;
+struct OemRows96 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 96;
 };
 struct OemRows3 : kernels::network::NetworkPolicy {
   static constexpr int kOemRowMaxLayers = 3;
@@ -119,9 +111,10 @@ int TimeOemVariant(const char* what, size_t n, const uint32_t* in, size_t copies
 }
 
 // Row-kernel shapes for the phase table.
-template <int kL, int kO, int kV>
+template <int kL, int kO, int kV, bool kG>
 struct RowShape {
   static constexpr int kLayers = kL, kOut = kO, kVec = kV;
+  static constexpr bool kGrouped = kG;
 };
 
 int Run(int argc, char** argv) {
@@ -239,13 +232,10 @@ int Run(int argc, char** argv) {
   bad |= TimeOemVariant<P>(what, n, in0, copies, keys_out, temp.get(), temp_bytes, sorted, stream, \
                            report)
     SORTD_OEM_VARIANT(OemBefore, "before's shapes");
-    SORTD_OEM_VARIANT(OemHead5, "head 5 layers");
+    SORTD_OEM_VARIANT(OemUngrouped, "rows not grouped");
     SORTD_OEM_VARIANT(OemHead7, "head 7 layers");
-    SORTD_OEM_VARIANT(OemHead4Vec16, "head 4 layers, 16-byte vectors");
-    SORTD_OEM_VARIANT(OemRows64, "rows in 64 registers");
-    SORTD_OEM_VARIANT(OemRows80, "rows in 80 registers");
-    SORTD_OEM_VARIANT(OemRows128, "rows in 128 registers");
-    SORTD_OEM_VARIANT(OemRows128L5, "rows in 128 registers, up to 5 layers");
+    SORTD_OEM_VARIANT(OemRows48, "rows in 48 registers");
+    SORTD_OEM_VARIANT(OemRows96, "rows in 96 registers");
     SORTD_OEM_VARIANT(OemRows3, "rows up to 3 layers");
     SORTD_OEM_VARIANT(OemRowsVec8, "rows of 8-byte vectors");
 #undef SORTD_OEM_VARIANT
@@ -340,17 +330,19 @@ int Run(int argc, char** argv) {
       using Tag = decltype(launch_tag);
       return phase(what, count, [&] {
         const size_t s = p >> 9;
-        const size_t threads = (s / Tag::kVec) * ((n / s + Tag::kOut - 1) / Tag::kOut);
-        nw::OddEvenMergeRowsKernel<E, Tag::kLayers, Tag::kOut, Tag::kVec, kG>
-            <<<(threads + kG - 1) / kG, kG, 0, stream>>>(buf, other, n, p, s);
+        const uint32_t windows = static_cast<uint32_t>((n / s + Tag::kOut - 1) / Tag::kOut);
+        nw::OddEvenMergeRowsKernel<E, Tag::kLayers, Tag::kOut, Tag::kVec, kG, Tag::kGrouped>
+            <<<(s / Tag::kVec) * windows / kG, kG, 0, stream>>>(buf, other, n, p, s, windows);
       });
     };
     using P = nw::NetworkPolicy;
-    using Rows4 = RowShape<4, nw::OemRowOut<P, uint32_t>(4), 1>;
-    using Rows3 = RowShape<3, nw::OemRowOut<P, uint32_t>(3), 1>;
-    using Rows3Before = RowShape<3, 16, 2>;
+    using Rows4 = RowShape<4, nw::OemRowOut<P, uint32_t>(4), 1, true>;
+    using Rows3 = RowShape<3, nw::OemRowOut<P, uint32_t>(3), 1, true>;
+    using Rows4Ungrouped = RowShape<4, nw::OemRowOut<P, uint32_t>(4), 1, false>;
+    using Rows3Before = RowShape<3, 16, 2, false>;
     bad |= rows(Rows4{}, "odd-even merge rows, 4 layers (default)", "0-2 per merge");
     bad |= rows(Rows3{}, "odd-even merge rows, 3 layers (default)", "0-2 per merge");
+    bad |= rows(Rows4Ungrouped{}, "odd-even merge rows, 4 layers, not grouped", "-");
     bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before)", "-");
     constexpr uint32_t kWindows =
         (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;

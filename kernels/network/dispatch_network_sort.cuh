@@ -100,10 +100,13 @@ cudaError_t LaunchOemRows(const typename E::T* src, typename E::T* dst, size_t n
   }
   constexpr int kVec = kOemRowVec<P, T>;
   constexpr int kOut = OemRowOut<P, T>(kLayers);
+  static_assert(kOemHalo<T> / kVec >= kThreads, "a row's columns fill whole blocks");
   const size_t rows = (n + s - 1) / s;
-  const size_t threads = (s / kVec) * ((rows + kOut - 1) / kOut);
-  OddEvenMergeRowsKernel<E, kLayers, kOut, kVec, kThreads>
-      <<<BlocksFor(threads, kThreads), kThreads, 0, stream>>>(src, dst, n, p, s);
+  const uint32_t windows = static_cast<uint32_t>((rows + kOut - 1) / kOut);
+  // Columns come in whole blocks: s / kVec is a power of two >= the halo / kVec >= kThreads.
+  const unsigned blocks = BlocksFor((s / kVec) * windows, kThreads);
+  OddEvenMergeRowsKernel<E, kLayers, kOut, kVec, kThreads, P::kOemRowsGrouped>
+      <<<blocks, kThreads, 0, stream>>>(src, dst, n, p, s, windows);
   SORTD_CUDA_TRY_LAUNCH();
   return cudaSuccess;
 }

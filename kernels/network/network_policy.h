@@ -31,11 +31,13 @@ struct NetworkPolicy {
   // global layers took 1.66 of the 3.08 ms at 2^24 u32 keys on an H200 (37 launches).
   static constexpr int kOemHeadWords = 64;
   static constexpr int kOemHeadVecBytes = 4;
-  static constexpr int kOemRowWords = 96;
+  static constexpr int kOemRowWords = 64;
   // 16-byte elements: 24 rows of them spilled 360-550 bytes at the kernels' 128 registers.
   static constexpr int kOemRowWordsWide = 64;
   static constexpr int kOemRowVecBytes = 4;
   static constexpr int kOemRowMaxLayers = 4;
+  // Row windows of one column group in consecutive blocks (OddEvenMergeRowsKernel's kGrouped).
+  static constexpr bool kOemRowsGrouped = true;
 };
 
 template <typename T>

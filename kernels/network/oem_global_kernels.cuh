@@ -138,19 +138,31 @@ struct RowLayers {
 // fused: the window idea along rows, in registers. A thread owns kVec consecutive residues of
 // kOut rows, loads a halo of 2^kLayers - 1 rows on each side (the farthest the layers move
 // anything), applies the layers and keeps the middle. Reads src, writes dst (halos overlap).
-template <typename E, int kLayers, int kOut, int kVec, int kThreads>
+//
+// kGrouped: blocks take kThreads columns and consecutive blocks consecutive row windows of them
+// (row_windows per column group), so the halo rows a block reads are the rows its neighbours,
+// running at the same time, read and keep. Otherwise a block takes kThreads consecutive columns
+// of one row window, and the next window of a column is s / kVec threads later.
+template <typename E, int kLayers, int kOut, int kVec, int kThreads, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, kOemGlobalMinBlocks)
     OddEvenMergeRowsKernel(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
-                           size_t s) {
+                           size_t s, uint32_t row_windows) {
   using T = typename E::T;
   constexpr int kHalo = (1 << kLayers) - 1;
   constexpr int kRows = kOut + 2 * kHalo;
   static_assert(kOut % (1 << kLayers) == 0, "RowLayers needs w0 = 1 mod 2^kLayers");
-  const size_t col_vecs = s / kVec;
-  const int col_shift = Log2Pow2(col_vecs);
-  const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
-  const size_t r = (t & (col_vecs - 1)) * kVec;
-  const long long i0 = static_cast<long long>(t >> col_shift) * kOut;
+  size_t col, window;
+  if constexpr (kGrouped) {
+    col = size_t{blockIdx.x / row_windows} * kThreads + threadIdx.x;
+    window = blockIdx.x % row_windows;
+  } else {
+    const size_t col_vecs = s / kVec;
+    const size_t t = size_t{blockIdx.x} * kThreads + threadIdx.x;
+    col = t & (col_vecs - 1);
+    window = t >> Log2Pow2(col_vecs);
+  }
+  const size_t r = col * kVec;
+  const long long i0 = static_cast<long long>(window) * kOut;
   if (static_cast<size_t>(i0) * s >= n) return;
   const long long w0 = i0 - kHalo;
   // Window rows that exist for element q: lo <= a < hi[q] (row w0 + a >= 0, position < n).
@@ -159,7 +171,8 @@ __global__ void __launch_bounds__(kThreads, kOemGlobalMinBlocks)
   int hi[kVec];
 #pragma unroll
   for (int q = 0; q < kVec; ++q) {
-    const long long rows = n > r + q ? static_cast<long long>(((n - r - q - 1) >> (col_shift + Log2Pow2(kVec))) + 1) : 0;
+    const long long rows =
+        n > r + q ? static_cast<long long>(((n - r - q - 1) >> Log2Pow2(s)) + 1) : 0;
     const long long h = rows - w0;
     hi[q] = h < kRows ? static_cast<int>(h) : kRows;
   }
@@ -178,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, kOemGlobalMinBlocks)
     }
   }
   const uint32_t rmask = static_cast<uint32_t>((2 * p) / s - 1);  // rows per 2p block, minus 1
-  const uint32_t off = static_cast<uint32_t>(w0) & rmask;  // row w0's place in its 2p block
+  const uint32_t off = static_cast<uint32_t>(w0) & rmask;         // row w0's place in its 2p block
   RowLayers<E, kLayers - 1, kRows, kVec>::Apply(e, off, rmask, lo, hi, full);
   const size_t w0_st = Opaque(static_cast<size_t>(w0)), s_st = Opaque(s);
 #pragma unroll
