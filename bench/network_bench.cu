@@ -79,8 +79,8 @@ struct OemRows96 : kernels::network::NetworkPolicy {
 struct OemRows3 : kernels::network::NetworkPolicy {
   static constexpr int kOemRowMaxLayers = 3;
 };
-struct OemRowsVec8 : kernels::network::NetworkPolicy {
-  static constexpr int kOemRowVecBytes = 8;
+struct OemRowsVec4 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowVecBytes = 4;
 };
 
 // Times odd-even merge of n u32 keys with policy P and checks the result.
@@ -237,7 +237,7 @@ int Run(int argc, char** argv) {
     SORTD_OEM_VARIANT(OemRows48, "rows in 48 registers");
     SORTD_OEM_VARIANT(OemRows96, "rows in 96 registers");
     SORTD_OEM_VARIANT(OemRows3, "rows up to 3 layers");
-    SORTD_OEM_VARIANT(OemRowsVec8, "rows of 8-byte vectors");
+    SORTD_OEM_VARIANT(OemRowsVec4, "rows of 4-byte elements");
 #undef SORTD_OEM_VARIANT
     if (bad) return 1;
   }
@@ -336,14 +336,15 @@ int Run(int argc, char** argv) {
       });
     };
     using P = nw::NetworkPolicy;
-    using Rows4 = RowShape<4, nw::OemRowOut<P, uint32_t>(4), 1, true>;
-    using Rows3 = RowShape<3, nw::OemRowOut<P, uint32_t>(3), 1, true>;
-    using Rows4Ungrouped = RowShape<4, nw::OemRowOut<P, uint32_t>(4), 1, false>;
+    constexpr int kRowVec = nw::kOemRowVec<P, uint32_t>;
+    using Rows3 = RowShape<3, nw::OemRowOut<P, uint32_t>(3), kRowVec, true>;
+    using Rows2 = RowShape<2, nw::OemRowOut<P, uint32_t>(2), kRowVec, true>;
+    using Rows4Elems = RowShape<4, 32, 1, true>;
     using Rows3Before = RowShape<3, 16, 2, false>;
-    bad |= rows(Rows4{}, "odd-even merge rows, 4 layers (default)", "0-2 per merge");
-    bad |= rows(Rows3{}, "odd-even merge rows, 3 layers (default)", "0-2 per merge");
-    bad |= rows(Rows4Ungrouped{}, "odd-even merge rows, 4 layers, not grouped", "-");
-    bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before)", "-");
+    bad |= rows(Rows3{}, "odd-even merge rows, 3 layers (default)", "0-3 per merge");
+    bad |= rows(Rows2{}, "odd-even merge rows, 2 layers (default)", "0-3 per merge");
+    bad |= rows(Rows4Elems{}, "odd-even merge rows, 4 layers of 4-byte elements", "-");
+    bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before: not grouped)", "-");
     constexpr uint32_t kWindows =
         (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
     bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {

@@ -24,19 +24,24 @@ struct NetworkPolicy {
   // (64 registers, a few spills) 0.426 and 0.103 ms.
   static constexpr int kOemTileMinBlocks = 2;
   // Odd-even merge's global layers (oem_global_kernels.cuh): 4-byte words of registers a thread
-  // holds, and the bytes of one vector access. Head: a thread owns the 2^L members of one residue
-  // class of a 2p block (L layers with no halo). Rows: a thread owns a window of rows with a halo
-  // of 2^L - 1 on each side; a launch of L layers reads (out + 2 * halo) / out of what it writes.
-  // Before (3 head layers in 16-byte vectors, 3 row layers in 30 rows of 8-byte vectors) the
-  // global layers took 1.66 of the 3.08 ms at 2^24 u32 keys on an H200 (37 launches).
+  // holds, and the bytes of one access. Head: a thread owns the 2^L members of one residue class
+  // of a 2p block (L layers, no halo). Rows: a window of rows with a halo of 2^L - 1 on each side;
+  // a launch of L layers reads (out + 2 * halo) / out of what it writes. Sorts of 2^24 u32 keys
+  // on an H200 (2026-11-25, network_bench's variants; docs/benchmarks.md): a 64-word head (6
+  // layers) 2.705 ms, 128 words (7) 2.734, 32 words (5) 3.01 and 16-byte head accesses 3.21 (the
+  // last two against 2.825 then). Rows in 64 words 2.705 ms, 48 2.713, 96 2.832, 128 3.43
+  // (spills), at most 3 layers 2.848; 8-byte row accesses (32 rows, so at most 3 layers) 2.601:
+  // ncu had 4-byte rows at 41% of DRAM bandwidth and 8-byte ones at 57%. Before this policy (3
+  // head layers of 16-byte vectors, rows as now but at most 3 layers, uneven) 3.05-3.08 ms.
   static constexpr int kOemHeadWords = 64;
   static constexpr int kOemHeadVecBytes = 4;
   static constexpr int kOemRowWords = 64;
   // 16-byte elements: 24 rows of them spilled 360-550 bytes at the kernels' 128 registers.
   static constexpr int kOemRowWordsWide = 64;
-  static constexpr int kOemRowVecBytes = 4;
+  static constexpr int kOemRowVecBytes = 8;
   static constexpr int kOemRowMaxLayers = 4;
-  // Row windows of one column group in consecutive blocks (OddEvenMergeRowsKernel's kGrouped).
+  // Row windows of one column group in consecutive blocks (OddEvenMergeRowsKernel's kGrouped):
+  // 2.705 against 2.716 ms, no measurable difference; kept for the halos' L2 reuse.
   static constexpr bool kOemRowsGrouped = true;
 };
 
