@@ -189,8 +189,8 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
         SORTD_CUDA_TRY(
             (LaunchOemHead<E, kHeadMax, std::min(kHeadMax, 4), kOemHeadVec<P, T>, kGThreads>(
                 buf, n, span, p, head, stream)));
-        // The rest in launches of at most kRowMax layers, as even as they go: a short launch
-        // pays its halo for fewer layers.
+        // The rest in launches of at most kRowMax layers, as even as they go (3 + 2, not 4 + 1):
+        // as many launches, and the largest halo, 2^layers - 1 rows, as small as it can be.
         constexpr int kRowMax = OemRowMaxLayers<P, T>();
         size_t k = p >> head;
         for (int left = global - head; left > 0;) {
