@@ -56,6 +56,67 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
   return got == sorted;
 }
 
+// Odd-even merge with other global-layer shapes than network_policy.h's (each field as there).
+// Before: the shapes of the previous kernels (3 head layers of 16-byte vectors, 3-layer rows of
+// 30 rows of 8-byte vectors).
+struct OemBefore : kernels::network::NetworkPolicy {
+  static constexpr int kOemHeadWords = 32, kOemHeadVecBytes = 16;
+  static constexpr int kOemRowWords = 60, kOemRowVecBytes = 8, kOemRowMaxLayers = 3;
+  static constexpr bool kOemRowsGrouped = false;
+};
+struct OemUngrouped : kernels::network::NetworkPolicy {
+  static constexpr bool kOemRowsGrouped = false;
+};
+struct OemHead7 : kernels::network::NetworkPolicy {
+  static constexpr int kOemHeadWords = 128;
+};
+struct OemRows48 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 48;
+};
+struct OemRows96 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 96;
+};
+struct OemRows3 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowMaxLayers = 3;
+};
+struct OemRowsVec4 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowVecBytes = 4;
+};
+
+// Times odd-even merge of n u32 keys with policy P and checks the result.
+template <typename P>
+int TimeOemVariant(const char* what, size_t n, const uint32_t* in, size_t copies, uint32_t* out,
+                   void* temp, size_t temp_bytes, const std::vector<uint32_t>& sorted,
+                   cudaStream_t stream, BenchReport& report) {
+  kernels::DeviceSortArgs args;
+  args.n = n;
+  args.keys_out = out;
+  auto run = [&](int i) {
+    args.keys_in = in + (i % copies) * n;
+    size_t tb = temp_bytes;
+    return kernels::network::DispatchNetworkSort<kernels::network::Network::kOddEvenMerge, uint32_t,
+                                                 false, P>(temp, &tb, args, stream);
+  };
+  const TimingResult t = TimeOnStream(stream, 2, 10, run);
+  SORTD_BENCH_CHECK(t.error);
+  SORTD_BENCH_CHECK(run(0));
+  SORTD_BENCH_CHECK(cudaStreamSynchronize(stream));
+  if (!SameAsSorted(sorted, out, n)) {
+    std::fprintf(stderr, "odd_even_merge %s n=%zu: WRONG RESULT\n", what, n);
+    return 1;
+  }
+  report.Add({std::string("odd_even_merge, ") + what, "u32", "n=" + Pow2(n), n, t.median_ms,
+              t.min_ms, t.runs, "global-layer shapes (network_bench.cu)"});
+  return 0;
+}
+
+// Row-kernel shapes for the phase table.
+template <int kL, int kO, int kV, bool kG>
+struct RowShape {
+  static constexpr int kLayers = kL, kOut = kO, kVec = kV;
+  static constexpr bool kGrouped = kG;
+};
+
 int Run(int argc, char** argv) {
   std::string json;
   bool quick = false, batch_only = false, phases_only = false;
@@ -164,6 +225,21 @@ int Run(int argc, char** argv) {
                   Ratio(tn.median_ms, t.median_ms) + " naive"});
       if (!bitonic && n == (size_t{1} << 28)) oem_2_28_ms = t.median_ms;
     }
+    if (n > (size_t{1} << 24)) continue;
+    const uint32_t* in0 = keys_in;
+    int bad = 0;
+#define SORTD_OEM_VARIANT(P, what)                                                                 \
+  bad |= TimeOemVariant<P>(what, n, in0, copies, keys_out, temp.get(), temp_bytes, sorted, stream, \
+                           report)
+    SORTD_OEM_VARIANT(OemBefore, "before's shapes");
+    SORTD_OEM_VARIANT(OemUngrouped, "rows not grouped");
+    SORTD_OEM_VARIANT(OemHead7, "head 7 layers");
+    SORTD_OEM_VARIANT(OemRows48, "rows in 48 registers");
+    SORTD_OEM_VARIANT(OemRows96, "rows in 96 registers");
+    SORTD_OEM_VARIANT(OemRows3, "rows up to 3 layers");
+    SORTD_OEM_VARIANT(OemRowsVec4, "rows of 4-byte elements");
+#undef SORTD_OEM_VARIANT
+    if (bad) return 1;
   }
   // Argsort cost at 2^24: (key, index) pairs through the network plus the index output.
   if (!batch_only && !phases_only) {
@@ -237,18 +313,38 @@ int Run(int argc, char** argv) {
     bad |= phase("odd-even merge tile sort, shared-memory layers (before)", "-", [&] {
       OemSharedTileSort<uint32_t, E, kT, kTile><<<n / kTile, kT, 0, stream>>>(io, buf, n);
     });
-    bad |= phase("odd-even merge head, 3 layers", "11 per sort", [&] {
-      nw::OddEvenMergeHeadKernel<E, 3, kG><<<n / 4 / 8 / kG, kG, 0, stream>>>(buf, n, p);
+    // Head and rows at the last merge (p = n/2), rows at its strides p/2^6 .. p/2^9 (s = p/2^9).
+    bad |= phase("odd-even merge head, 6 layers (default)", "11 per sort (4-6 layers)", [&] {
+      nw::OddEvenMergeHeadKernel<E, 6, 1, kG><<<n / 64 / kG, kG, 0, stream>>>(buf, n, p);
+    });
+    bad |= phase("odd-even merge head, 5 layers", "-", [&] {
+      nw::OddEvenMergeHeadKernel<E, 5, 1, kG><<<n / 32 / kG, kG, 0, stream>>>(buf, n, p);
+    });
+    bad |= phase("odd-even merge head, 3 layers, 16-byte vectors (before)", "-", [&] {
+      nw::OddEvenMergeHeadKernel<E, 3, 4, kG><<<n / 4 / 8 / kG, kG, 0, stream>>>(buf, n, p);
     });
     bad |= phase("odd-even merge global layer", "-", [&] {
       nw::OddEvenMergeGlobalKernel<E, kG><<<n / 2 / kG, kG, 0, stream>>>(buf, n, p, p);
     });
-    bad |= phase("odd-even merge rows, 3 layers", "26 per sort", [&] {
-      const size_t s = p >> 5;
-      constexpr int kOut = nw::NetworkPolicy::kOemRowOut<uint32_t>;
-      nw::OddEvenMergeRowsKernel<E, 3, kOut, 2, kG>
-          <<<(s / 2) * (n / s / kOut) / kG, kG, 0, stream>>>(buf, other, n, p, s, 3);
-    });
+    auto rows = [&](auto launch_tag, const char* what, const char* count) {
+      using Tag = decltype(launch_tag);
+      return phase(what, count, [&] {
+        const size_t s = p >> 9;
+        const uint32_t windows = static_cast<uint32_t>((n / s + Tag::kOut - 1) / Tag::kOut);
+        nw::OddEvenMergeRowsKernel<E, Tag::kLayers, Tag::kOut, Tag::kVec, kG, Tag::kGrouped>
+            <<<(s / Tag::kVec) * windows / kG, kG, 0, stream>>>(buf, other, n, p, s, windows);
+      });
+    };
+    using P = nw::NetworkPolicy;
+    constexpr int kRowVec = nw::kOemRowVec<P, uint32_t>;
+    using Rows3 = RowShape<3, nw::OemRowOut<P, uint32_t>(3), kRowVec, true>;
+    using Rows2 = RowShape<2, nw::OemRowOut<P, uint32_t>(2), kRowVec, true>;
+    using Rows4Elems = RowShape<4, 32, 1, true>;
+    using Rows3Before = RowShape<3, 16, 2, false>;
+    bad |= rows(Rows3{}, "odd-even merge rows, 3 layers (default)", "0-3 per merge");
+    bad |= rows(Rows2{}, "odd-even merge rows, 2 layers (default)", "0-3 per merge");
+    bad |= rows(Rows4Elems{}, "odd-even merge rows, 4 layers of 4-byte elements", "-");
+    bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before: not grouped)", "-");
     constexpr uint32_t kWindows =
         (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
     bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {

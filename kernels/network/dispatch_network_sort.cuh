@@ -15,6 +15,7 @@
 #include "kernels/network/network_elem.cuh"
 #include "kernels/network/network_kernels.cuh"
 #include "kernels/network/network_policy.h"
+#include "kernels/network/oem_global_kernels.cuh"
 #include "kernels/util/cuda_error.h"
 #include "kernels/util/key_traits.h"
 
@@ -71,13 +72,52 @@ cudaError_t LaunchBitonicGlobal(typename E::T* buf, size_t n, size_t span, size_
   }
 }
 
-template <Network kNet, typename Key, bool kWithIndex>
+// Odd-even merge's head launch of `layers` layers (kMinLayers <= layers <= kLayers).
+template <typename E, int kLayers, int kMinLayers, int kVec, int kThreads>
+cudaError_t LaunchOemHead(typename E::T* buf, size_t n, size_t span, size_t p, int layers,
+                          cudaStream_t stream) {
+  if constexpr (kLayers > kMinLayers) {
+    if (layers < kLayers) {
+      return LaunchOemHead<E, kLayers - 1, kMinLayers, kVec, kThreads>(buf, n, span, p, layers,
+                                                                       stream);
+    }
+  }
+  OddEvenMergeHeadKernel<E, kLayers, kVec, kThreads>
+      <<<BlocksFor((span / kVec) >> kLayers, kThreads), kThreads, 0, stream>>>(buf, n, p);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+// Odd-even merge's row launch of `layers` layers (1 <= layers <= kLayers), strides s * 2^j.
+template <typename P, typename E, int kLayers, int kThreads>
+cudaError_t LaunchOemRows(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
+                          size_t s, int layers, cudaStream_t stream) {
+  using T = typename E::T;
+  if constexpr (kLayers > 1) {
+    if (layers < kLayers) {
+      return LaunchOemRows<P, E, kLayers - 1, kThreads>(src, dst, n, p, s, layers, stream);
+    }
+  }
+  constexpr int kVec = kOemRowVec<P, T>;
+  constexpr int kOut = OemRowOut<P, T>(kLayers);
+  static_assert(kOemHalo<T> / kVec >= kThreads, "a row's columns fill whole blocks");
+  const size_t rows = (n + s - 1) / s;
+  const uint32_t windows = static_cast<uint32_t>((rows + kOut - 1) / kOut);
+  // Columns come in whole blocks: s / kVec is a power of two >= the halo / kVec >= kThreads.
+  const unsigned blocks = BlocksFor((s / kVec) * windows, kThreads);
+  OddEvenMergeRowsKernel<E, kLayers, kOut, kVec, kThreads, P::kOemRowsGrouped>
+      <<<blocks, kThreads, 0, stream>>>(src, dst, n, p, s, windows);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+// P: NetworkPolicy, or a variant of it (network_bench times some).
+template <Network kNet, typename Key, bool kWithIndex, typename P = NetworkPolicy>
 cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                 cudaStream_t stream) {
   using Bits = typename KeyTraits<Key>::Bits;
   using E = typename ElemFor<Bits, kWithIndex>::type;
   using T = typename E::T;
-  using P = NetworkPolicy;
   constexpr uint32_t kTile = kTileElems<T>;
   constexpr int kThreads = P::kThreads;
   constexpr int kGThreads = P::kGlobalThreads;
@@ -142,27 +182,26 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
         // The merge's first layers in registers (closed groups), then the layers down to the
         // window's halo in chunks on row windows, then the window. One launch per layer would
         // be memory-bound at 27.6 us each at 2^24 u32 keys on an H200.
-        constexpr int kHead = P::kOemHeadLayers;
-        static_assert((kTile >> (kHead - 1)) >= kHalo, "head layers must stay above the window");
-        constexpr int kVec = kGlobalVec<T>;
-        OddEvenMergeHeadKernel<E, kHead, kGThreads>
-            <<<BlocksFor((span / kVec) >> kHead, kGThreads), kGThreads, 0, stream>>>(buf, n, p);
-        SORTD_CUDA_TRY_LAUNCH();
-        constexpr int kRowLayers = P::kOemRowLayers;
-        constexpr int kRowVec = sizeof(T) >= 8 ? 1 : 8 / sizeof(T);
-        constexpr int kRowOut = P::template kOemRowOut<T>;
-        for (size_t k = p >> kHead; k >= kHalo;) {
-          int layers = 1;
-          while (layers < kRowLayers && (k >> layers) >= kHalo) ++layers;
+        constexpr int kHeadMax = kOemHeadLayers<P, T>;
+        static_assert(kHeadMax >= 1 && (kTile / kHalo) >= 8, "the head's first 4 strides >= kHalo");
+        const int global = Log2(p) - Log2(kHalo) + 1;  // layers with strides p .. kHalo
+        const int head = std::min(kHeadMax, global);
+        SORTD_CUDA_TRY(
+            (LaunchOemHead<E, kHeadMax, std::min(kHeadMax, 4), kOemHeadVec<P, T>, kGThreads>(
+                buf, n, span, p, head, stream)));
+        // The rest in launches of at most kRowMax layers, as even as they go (3 + 2, not 4 + 1):
+        // as many launches, and the largest halo, 2^layers - 1 rows, as small as it can be.
+        constexpr int kRowMax = OemRowMaxLayers<P, T>();
+        size_t k = p >> head;
+        for (int left = global - head; left > 0;) {
+          const int launches = (left + kRowMax - 1) / kRowMax;
+          const int layers = (left + launches - 1) / launches;
           const size_t s = k >> (layers - 1);
-          const size_t rows = (n + s - 1) / s;
-          const size_t threads = (s / kRowVec) * ((rows + kRowOut - 1) / kRowOut);
-          OddEvenMergeRowsKernel<E, kRowLayers, kRowOut, kRowVec, kGThreads>
-              <<<BlocksFor(threads, kGThreads), kGThreads, 0, stream>>>(buf, other, n, p, s,
-                                                                        layers);
-          SORTD_CUDA_TRY_LAUNCH();
+          SORTD_CUDA_TRY(
+              (LaunchOemRows<P, E, kRowMax, kGThreads>(buf, other, n, p, s, layers, stream)));
           std::swap(buf, other);
           k = s / 2;
+          left -= layers;
         }
         if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
           OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>

@@ -23,21 +23,62 @@ struct NetworkPolicy {
   // 512-thread block per SM) took 0.508 ms for the tile sort and 0.120 ms per window launch; 2
   // (64 registers, a few spills) 0.426 and 0.103 ms.
   static constexpr int kOemTileMinBlocks = 2;
-  // Odd-even merge: the first layers of each global merge fused in registers (8 members of a
-  // residue class per thread). Needs p >> (kOemHeadLayers - 1) >= the window halo.
-  static constexpr int kOemHeadLayers = 3;
-  // Odd-even merge layers between the head and the window, fused up to this many per launch on
-  // row windows in registers (a halo of 2^3 - 1 rows on each side of the output rows).
-  static constexpr int kOemRowLayers = 3;
-  // Output rows per thread: with 16 (30 rows loaded, 112 registers) a launch took 45.1 us at
-  // 2^24 u32 keys on an H200 against 3 x 27.1 us for three plain layers. 32 rows would read 1.44x
-  // instead of 1.88x what they write but need 174 registers (one block per SM); not measured.
-  template <typename T>
-  static constexpr int kOemRowOut = sizeof(T) >= 16 ? 8 : 16;
+  // Odd-even merge's global layers (oem_global_kernels.cuh): 4-byte words of registers a thread
+  // holds, and the bytes of one access. Head: a thread owns the 2^L members of one residue class
+  // of a 2p block (L layers, no halo). Rows: a window of rows with a halo of 2^L - 1 on each side;
+  // a launch of L layers reads (out + 2 * halo) / out of what it writes. Sorts of 2^24 u32 keys
+  // on an H200 (2026-11-25, network_bench's variants; docs/benchmarks.md): a 64-word head (6
+  // layers) 2.705 ms, 128 words (7) 2.734, 32 words (5) 3.01 and 16-byte head accesses 3.21 (the
+  // last two against 2.825 then). Rows in 64 words 2.705 ms, 48 2.713, 96 2.832, 128 3.43
+  // (spills), at most 3 layers 2.848; 8-byte row accesses (32 rows, so at most 3 layers) 2.601:
+  // ncu had 4-byte rows at 41% of DRAM bandwidth and 8-byte ones at 57%. Before this policy (3
+  // head layers of 16-byte vectors, rows as now but at most 3 layers, uneven) 3.05-3.08 ms.
+  static constexpr int kOemHeadWords = 64;
+  static constexpr int kOemHeadVecBytes = 4;
+  static constexpr int kOemRowWords = 64;
+  // 16-byte elements: 24 rows of them spilled 360-550 bytes at the kernels' 128 registers.
+  static constexpr int kOemRowWordsWide = 64;
+  static constexpr int kOemRowVecBytes = 8;
+  static constexpr int kOemRowMaxLayers = 4;
+  // Row windows of one column group in consecutive blocks (OddEvenMergeRowsKernel's kGrouped):
+  // 2.705 against 2.716 ms, no measurable difference; kept for the halos' L2 reuse.
+  static constexpr bool kOemRowsGrouped = true;
 };
 
 template <typename T>
 inline constexpr uint32_t kTileElems = NetworkPolicy::kTileBytes / sizeof(T);
+
+constexpr int FloorLog2(int v) { return v > 1 ? 1 + FloorLog2(v / 2) : 0; }
+
+// The odd-even merge global-layer shapes that policy P gives elements of T.
+template <typename P, typename T>
+inline constexpr int kOemHeadVec = P::kOemHeadVecBytes > int(sizeof(T))
+                                       ? P::kOemHeadVecBytes / int(sizeof(T))
+                                       : 1;
+template <typename P, typename T>
+inline constexpr int kOemHeadLayers = FloorLog2(P::kOemHeadWords * 4 /
+                                                (kOemHeadVec<P, T> * int(sizeof(T))));
+template <typename P, typename T>
+inline constexpr int kOemRowVec = P::kOemRowVecBytes > int(sizeof(T))
+                                      ? P::kOemRowVecBytes / int(sizeof(T))
+                                      : 1;
+// Rows a thread holds, and the rows it keeps in a launch of `layers` layers (a multiple of
+// 2^layers, which fixes the rows' parities in the kernel).
+template <typename P, typename T>
+inline constexpr int kOemRowsHeld = (sizeof(T) >= 16 ? P::kOemRowWordsWide : P::kOemRowWords) * 4 /
+                                    (kOemRowVec<P, T> * int(sizeof(T)));
+template <typename P, typename T>
+constexpr int OemRowOut(int layers) {
+  return (kOemRowsHeld<P, T> - 2 * ((1 << layers) - 1)) >> layers << layers;
+}
+// At most kOemRowMaxLayers per launch, and no more than read at most twice what they write.
+template <typename P, typename T>
+constexpr int OemRowMaxLayers(int layers = 1) {
+  return layers < P::kOemRowMaxLayers &&
+                 OemRowOut<P, T>(layers + 1) >= 2 * ((1 << (layers + 1)) - 1)
+             ? OemRowMaxLayers<P, T>(layers + 1)
+             : layers;
+}
 
 // Odd-even merge's fused kernel works on a window of one tile: it applies the strides below
 // kTile/8 exactly to the middle three quarters, the eighth on each side being the halo those

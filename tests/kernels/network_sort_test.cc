@@ -243,5 +243,19 @@ TEST(NetworkSortSanitizerTest, EveryFusedKernel) {
   CheckOne(arena, kTransposition, wide, 2100, Distribution::kSpecialFloats, seed);
 }
 
+// Odd-even merge's row launches of 2, 3 and 4 layers (the case above reaches 1): u32 keys at
+// 2^19 + 7 end with a 6-layer head and 4 row layers, (u32, index) pairs at 2^18 + 3 with a 5-layer
+// head and rows of 3 and 2, both with partial windows.
+TEST(NetworkSortSanitizerTest, OddEvenMergeRows) {
+  DeviceArena arena;
+  const uint64_t seed = TestSeed();
+  SortSpec keys;
+  CheckOne(arena, kOddEvenMerge, keys, (1 << 19) + 7, Distribution::kRandom, seed);
+  SortSpec pairs;
+  pairs.return_indices = true;
+  pairs.value_width = 4;
+  CheckOne(arena, kOddEvenMerge, pairs, (1 << 18) + 3, Distribution::kRandom, seed);
+}
+
 }  // namespace
 }  // namespace sortd::testing
