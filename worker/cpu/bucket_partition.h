@@ -36,7 +36,7 @@ struct BucketOf {
 // The partition's two passes over input keys [begin, end), each encoding them from the input.
 // Everything they read comes by value, so that stores to the counts and words need not reload it
 // (through a reference they might alias it, and did: the passes ran 3x slower).
-template <typename Key, typename Word, typename Codec>
+template <typename Key, typename Codec>
 void CountBuckets(const unsigned char* src, const Codec codec, const BucketOf bucket_of,
                   size_t* counts, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
@@ -70,7 +70,8 @@ template <typename Word>
 class LineScatter {
  public:
   static constexpr size_t kLineWords = 64 / sizeof(Word);
-  LineScatter(Word* words, size_t* next, size_t buckets) : words_(words), next_(next) {
+  LineScatter(Word* words, size_t* next, size_t buckets)
+      : words_(words), next_(next), buckets_(buckets) {
     for (size_t d = 0; d < buckets; ++d) {
       const size_t offset = reinterpret_cast<uintptr_t>(words + next[d]) % 64 / sizeof(Word);
       first_[d] = filled_[d] = static_cast<uint8_t>(offset);
@@ -81,8 +82,8 @@ class LineScatter {
     if (filled_[d] == kLineWords) Flush(d);
   }
   // Writes what is left; the caller's task ends after this, so its stores are then ordered.
-  void Finish(size_t buckets) {
-    for (size_t d = 0; d < buckets; ++d) WritePart(d);
+  void Finish() {
+    for (size_t d = 0; d < buckets_; ++d) WritePart(d);
 #if defined(__SSE2__)
     _mm_sfence();
 #endif
@@ -115,6 +116,7 @@ class LineScatter {
   static constexpr size_t kMaxBuckets = size_t{1} << kPartitionLogBuckets;
   Word* words_;
   size_t* next_;
+  size_t buckets_;
   Line lines_[kMaxBuckets];
   uint8_t first_[kMaxBuckets];   // where the bucket's words start in its line (its first only)
   uint8_t filled_[kMaxBuckets];  // one past its last word
@@ -130,7 +132,7 @@ void ScatterToBuckets(const unsigned char* src, const Codec codec, const BucketO
     const Word w = codec.Encode(KeyTraits<Key>::ToOrdered(b), i);
     lines.Put(bucket_of(w), w);
   }
-  lines.Finish(bucket_of.last + 1);
+  lines.Finish();
 }
 
 }  // namespace sortd

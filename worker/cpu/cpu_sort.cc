@@ -380,8 +380,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   size_t* starts = counts + tasks * buckets;
   const Chunks chunks{n, tasks};
   ParallelFor(helpers_, tasks, [&](int t) {
-    CountBuckets<Key, Word>(src, codec, bucket_of, counts + t * buckets, chunks.begin(t),
-                            chunks.end(t));
+    CountBuckets<Key>(src, codec, bucket_of, counts + t * buckets, chunks.begin(t), chunks.end(t));
   });
   size_t sum = 0;
   for (size_t d = 0; d < buckets; ++d) {

@@ -103,45 +103,35 @@ HWY_INLINE V PartitionLanes(V v, M mask) {
   }
 }
 
-template <typename T>
-struct FloatAscending : public hn::detail::OrderAscending<T> {
+// vqsort's order traits for floats in either direction (Order: Highway's OrderAscending or
+// OrderDescending), with the first, last and previous values right for floats.
+template <class Order, bool kAscending>
+struct FloatOrder : public Order {
+  using Lane = typename Order::LaneType;
   template <class D>
   HWY_INLINE hn::Vec<D> FirstValue(D d) const {
-    return hn::Set(d, -std::numeric_limits<T>::infinity());
+    return hn::Set(d, kAscending ? -std::numeric_limits<Lane>::infinity()
+                                 : std::numeric_limits<Lane>::infinity());
   }
   template <class D>
   HWY_INLINE hn::Vec<D> LastValue(D d) const {
-    return hn::Set(d, std::numeric_limits<T>::infinity());
+    return hn::Set(d, kAscending ? std::numeric_limits<Lane>::infinity()
+                                 : -std::numeric_limits<Lane>::infinity());
   }
+  // The value just before v in the sort order.
   template <class D>
   HWY_INLINE hn::Vec<D> PrevValue(D d, hn::Vec<D> v) const {
-    return NextDown(d, v);
+    return kAscending ? NextDown(d, v) : NextUp(d, v);
   }
   template <class V, class M>
   HWY_INLINE V CompressKeys(V keys, M mask) const {
     return PartitionLanes(keys, mask);
   }
 };
-
 template <typename T>
-struct FloatDescending : public hn::detail::OrderDescending<T> {
-  template <class D>
-  HWY_INLINE hn::Vec<D> FirstValue(D d) const {
-    return hn::Set(d, std::numeric_limits<T>::infinity());
-  }
-  template <class D>
-  HWY_INLINE hn::Vec<D> LastValue(D d) const {
-    return hn::Set(d, -std::numeric_limits<T>::infinity());
-  }
-  template <class D>
-  HWY_INLINE hn::Vec<D> PrevValue(D d, hn::Vec<D> v) const {
-    return NextUp(d, v);
-  }
-  template <class V, class M>
-  HWY_INLINE V CompressKeys(V keys, M mask) const {
-    return PartitionLanes(keys, mask);
-  }
-};
+using FloatAscending = FloatOrder<hn::detail::OrderAscending<T>, true>;
+template <typename T>
+using FloatDescending = FloatOrder<hn::detail::OrderDescending<T>, false>;
 
 template <class Order, typename T>
 void SortWith(T* keys, size_t n) {
