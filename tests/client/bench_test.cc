@@ -169,14 +169,26 @@ TEST(BenchTest, RoundRobinReachesEveryInstance) {
   o.lb_policy = "round_robin";
   o.concurrency = 3;
   o.requests = 90;
-  auto r = RunBench(o);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
-  EXPECT_EQ(r->ok, 90u);
+  // round_robin picks only among connected instances, and a slow (sanitized) build can finish a
+  // whole run before the last instance connects; a fresh channel each run gives every instance its
+  // chance. pick_first would send every run to one instance and fail here however many runs.
+  constexpr int kMaxRuns = 5;
+  uint64_t expected_jobs = 0;
+  for (int run = 0; run < kMaxRuns; ++run) {
+    auto r = RunBench(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->passed()) << FormatTextReport(*r);
+    EXPECT_EQ(r->ok, 90u);
+    expected_jobs += 91;  // the run's requests and its preflight probe
+    if (a.engine->jobs_sorted() > 0 && b.engine->jobs_sorted() > 0 && c.engine->jobs_sorted() > 0) {
+      break;
+    }
+  }
   EXPECT_GT(a.engine->jobs_sorted(), 0u);
   EXPECT_GT(b.engine->jobs_sorted(), 0u);
   EXPECT_GT(c.engine->jobs_sorted(), 0u);
-  EXPECT_EQ(a.engine->jobs_sorted() + b.engine->jobs_sorted() + c.engine->jobs_sorted(), 91u);
+  EXPECT_EQ(a.engine->jobs_sorted() + b.engine->jobs_sorted() + c.engine->jobs_sorted(),
+            expected_jobs);
 }
 
 TEST(BenchTest, EchoNeedsEnableEchoAndThenBypassesTheEngine) {
