@@ -5,15 +5,17 @@
 # BUNDLE_DIR comes from ../shared/tools/gpu-bundle with gpu_tests, sortd, sortctl, stream_bench and
 # run_merge_bench
 # (bin/ may travel as bin.tar.xz). Sections (STREAM_RUN_SECTIONS, default all):
-#   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them)
+#   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them;
+#             GPU_TESTS_FILTER narrows them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
 #             copy up and the next one's copy down share the link's two directions
 #   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
 #             runs' worth on the GPU merged on the GPU (blocks sorted again) with pinned scratch,
-#             equal and then staggered over the two workers (--out_of_core_stagger=true, the
-#             stagger's A/B), with heap scratch, then merged on the host
+#             with and without link turns (--gpu_link_turns), equal and then staggered over the
+#             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
+#             merged on the host
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
 #   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
@@ -51,7 +53,8 @@ stream_early_starts() {
 
 if section tests; then
   echo "=== gpu_tests"
-  gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -30
+  gpu_tests --gtest_brief=1 ${GPU_TESTS_FILTER:+--gtest_filter="$GPU_TESTS_FILTER"} 2>&1 |
+    tee "$out/gpu_tests.log" | tail -30
 fi
 
 if section memcheck; then
@@ -103,10 +106,13 @@ if section ooc; then
     --gpu_memory_pool_bytes=$((1 << 30)) --pinned_pool_bytes=$((2 << 30)))
   # The merge on the GPUs with the runs in pinned scratch (equal runs, then staggered), then in
   # heap scratch, then on the host.
-  for merge in pinned pinned_staggered device host; do
+  merges=(pinned pinned_noturns pinned_staggered pinned_staggered_noturns)
+  [[ ${OOC_SLOW:-0} == 1 ]] && merges+=(device host)
+  for merge in "${merges[@]}"; do
     flags=(--out_of_core_device_merge=true)
     [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
-    [[ $merge == pinned_staggered ]] && flags+=(--out_of_core_stagger=true)
+    [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
+    [[ $merge == *_noturns ]] && flags+=(--gpu_link_turns=false)
     [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
     start_sortd "ooc_$merge" "${flags[@]}" || continue
     region_runs "ooc_$merge"

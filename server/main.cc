@@ -71,6 +71,11 @@ ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "them), so one request's copies overlap another's sort");
 ABSL_FLAG(bool, gpu_blocking_wait, sortd::CudaSortDeviceOptions().blocking_wait,
           "GPU workers wait for their launches asleep instead of spinning a CPU core each");
+ABSL_FLAG(bool, gpu_link_turns, sortd::CudaSortDeviceOptions().link_turns,
+          "The workers of a GPU take its PCIe link's directions in turn for the large transfers of "
+          "out-of-core sorts, so one's copy out runs beside another's copy in");
+ABSL_FLAG(uint64_t, gpu_link_turn_min_bytes, sortd::CudaSortDeviceOptions().link_turn_min_bytes,
+          "Smallest transfer that waits for its turn on the link (--gpu_link_turns)");
 ABSL_FLAG(int, copy_threads, sortd::CudaSortDeviceOptions().copy_threads,
           "Threads per GPU worker for host copies into and out of pinned memory");
 ABSL_FLAG(
@@ -263,6 +268,8 @@ int main(int argc, char** argv) {
   gpu.out_of_core.stagger = absl::GetFlag(FLAGS_out_of_core_stagger);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
+  gpu.device.link_turns = absl::GetFlag(FLAGS_gpu_link_turns);
+  gpu.device.link_turn_min_bytes = absl::GetFlag(FLAGS_gpu_link_turn_min_bytes);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);

@@ -100,6 +100,11 @@ struct SortJob {
   // instead, and the job's owner does the work its own way (the host merge, reading the runs).
   bool cpu_fallback = true;
 
+  // An out-of-core sort's run or block: its large transfers take turns on the GPU's link with the
+  // sort's other runs and blocks (LinkTurns, worker/gpu/link_turns.h), so the workers sorting
+  // them run as a pipeline rather than all copying in, then all copying out, at once.
+  bool link_turns = false;
+
   // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
   // a job handed back twice to the CPU engine, so no job circles between workers.
   int reroutes = 0;

@@ -42,6 +42,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       if (!pool.ok()) return pool.status();
       device_options.device_pool_bytes = *pool;
     }
+    device_options.link = options.device.link_turns ? std::make_shared<LinkTurns>() : nullptr;
     for (int w = 0; w < workers; ++w) {
       auto device = CudaSortDevice::Create(device_options);
       if (!device.ok()) return device.status();

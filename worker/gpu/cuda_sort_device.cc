@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -325,10 +326,19 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
 // One DMA per array, on the compute stream after the sort: a worker runs one batch at a time, so
 // there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
 // (the response is sent from staging as a whole), and one copy engine serves each direction, so
-// chunks would not go faster. phase_[2] and phase_[3] bracket the copies for the report.
+// chunks would not go faster. phase_[2] marks the sort's end, phase_[4] and phase_[3] bracket the
+// copies for the report; with a turn on the link they are queued once the sort has finished and
+// the turn is this worker's, and the turn is held until they have landed.
 absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a,
-                                         const SortJob* direct) {
+                                         const SortJob* direct, bool take_turn) {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
+  std::optional<absl::MutexLock> turn;
+  if (take_turn) {
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[2].get()),
+                               absl::StrCat(name_, ": sort"));
+    turn.emplace(&options_.link->turn(LinkTurns::Direction::kToHost));
+  }
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[4].get(), compute_.get()), "cudaEventRecord");
   const auto copy_out = [&](const char* src, LaunchArrays::Slot slot, const OutputBytes* preset,
                             size_t width) -> absl::Status {
     if (shape.n * width == 0) return absl::OkStatus();
@@ -440,7 +450,13 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const bool direct_out = job.OutputsPinnedForDma();
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
+  const bool turns = options_.link != nullptr && job.link_turns;
+  const bool turn_in = turns && direct_in && n * (kw + vw) >= options_.link_turn_min_bytes;
+  const bool turn_out =
+      turns && n * (kw + vw + (spec.return_indices ? 4 : 0)) >= options_.link_turn_min_bytes;
 
+  std::optional<absl::MutexLock> turn;
+  if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   if (direct_in) {
     s = DmaIn(job.keys, a.in_keys);
@@ -459,10 +475,16 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   }
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
+  if (turn_in) {
+    // The turn passes on when the last byte has landed, not when the copies are queued.
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[1].get()),
+                               absl::StrCat(name_, ": host-to-device copy"));
+    turn.reset();
+  }
   SORTD_RETURN_IF_CUDA_ERROR(
       sort(a.temp, &temp_bytes, args, compute_.get()),
       absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
-  s = CopyOutputs(shape, a, direct_out ? &job : nullptr);
+  s = CopyOutputs(shape, a, direct_out ? &job : nullptr, turn_out);
   if (!s.ok()) return s;
   if (!job.outputs_preset) {
     ShareOutputs(shape, a, 0, job);
@@ -473,7 +495,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   report.device = name_;
   report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
   report.compute = EventGap(phase_[1].get(), phase_[2].get());
-  report.device_to_host = EventGap(phase_[2].get(), phase_[3].get());
+  report.device_to_host = EventGap(phase_[4].get(), phase_[3].get());
   return absl::OkStatus();
 }
 
@@ -529,7 +551,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
   if (!st.ok()) return st;
   const absl::Duration h2d = EventGap(phase_[0].get(), phase_[1].get());
   const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
-  const absl::Duration d2h = EventGap(phase_[2].get(), phase_[3].get());
+  const absl::Duration d2h = EventGap(phase_[4].get(), phase_[3].get());
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = *batch[s];

@@ -94,9 +94,10 @@ class CudaSortDevice : public SortDevice {
                                      LaunchArrays& arrays);
   absl::Status DevicePoolExhausted(const LaunchShape& shape) const;
   // Queues the copies of every output back after the sort and waits for them: into staging, or
-  // straight into `direct` (a lone region-backed job whose outputs are pinned for DMA).
+  // straight into `direct` (a lone region-backed job whose outputs are pinned for DMA);
+  // `take_turn`: once the sort is done and the link's way to the host is this worker's turn.
   absl::Status CopyOutputs(const LaunchShape& shape, const LaunchArrays& arrays,
-                           const SortJob* direct = nullptr);
+                           const SortJob* direct = nullptr, bool take_turn = false);
   // A region-backed job's outputs, copied from the launch's staging from key `at` on.
   static void CopyOutputsToPreset(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                                   SortJob& job);
@@ -148,7 +149,9 @@ class CudaSortDevice : public SortDevice {
   // The current batch's staging block, kept until RunBatch ends (after Recover on failure), so
   // no block returns to the pool while a DMA into it may still be queued.
   std::shared_ptr<char> batch_staging_;
-  CudaEvent phase_[4];
+  // Copy in begins, sort begins, sort ends, copy out ends, copy out begins (after the sort's end
+  // by the wait for a turn on the link, if any).
+  CudaEvent phase_[5];
 };
 
 }  // namespace sortd

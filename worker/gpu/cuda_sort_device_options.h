@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "absl/time/time.h"
+#include "worker/gpu/link_turns.h"
 #include "worker/pool/transfer_policy.h"
 
 namespace sortd {
@@ -25,6 +27,16 @@ struct CudaSortDeviceOptions {
   // The worker waits for each launch asleep instead of spinning on its core. Spinning answers a
   // few microseconds sooner but takes a core per worker from gRPC and the answer threads.
   bool blocking_wait = false;
+  // Workers of one GPU take its link's directions in turn for the large transfers of out-of-core
+  // sorts (LinkTurns, SortJob::link_turns): a run's or block's copy in from memory pinned for DMA,
+  // or its copy out, of at least link_turn_min_bytes. Smaller ones, copies in through staging
+  // (which the host copy paces) and other requests' go at once: independent requests from
+  // several clients fill the link better sharing it (docs/benchmarks.md, run J).
+  bool link_turns = true;
+  size_t link_turn_min_bytes = size_t{32} << 20;
+  // The GPU's link, shared by its workers; the engine factory makes one per GPU when link_turns
+  // is set (null: no turns are taken).
+  std::shared_ptr<LinkTurns> link;
   // Fault injection for tests: every Nth batch fails with a (non-sticky) CUDA error, and at
   // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.
   int test_transient_fault_every = 0;

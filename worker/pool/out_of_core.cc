@@ -235,6 +235,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::Delegate(const std::shared_ptr<Job>& j
   sub->arrival = parent.arrival;
   sub->deadline = parent.deadline;
   sub->is_cancelled = parent.is_cancelled;
+  sub->link_turns = true;
   sub->done = [this, job, task](const absl::Status& status, const SortReport& report) {
     TaskDone(job, task, status, report);
   };

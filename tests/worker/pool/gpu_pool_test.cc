@@ -389,6 +389,9 @@ TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
   gpu.device.pinned_pool_bytes = size_t{64} << 20;
   // Pinned scratch that every array's runs here fit: runs and blocks move by DMA alone.
   gpu.out_of_core.pinned_scratch_bytes = size_t{160} << 20;
+  // The runs and blocks (up to 16 MiB) take the link's directions in turn (LinkTurns) over the
+  // GPU's four workers, as larger ones do by default.
+  gpu.device.link_turn_min_bytes = size_t{1} << 20;
   GpuServer s = StartGpuServer(gpu);
   auto client = client::SortClient::Create(s.target);
   ASSERT_TRUE(client.ok());
