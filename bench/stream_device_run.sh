@@ -11,8 +11,9 @@
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
 #             copy up and the next one's copy down share the link's two directions
-#   ooc       the same array with --gpu_memory_pool_bytes=1 GiB (largest request 256 MiB): four
-#             runs' worth on the GPU merged on the GPU (blocks sorted again) with pinned scratch,
+#   ooc       the same array with 2 GiB of device pools over 2 and then 4 workers (OOC_WORKERS;
+#             largest request 256 or 128 MiB): four or eight runs' worth on the GPU merged on the
+#             GPU (blocks sorted again) with pinned scratch,
 #             with and without link turns (--gpu_link_turns), equal and then staggered over the
 #             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
 #             merged on the host
@@ -101,23 +102,29 @@ if section incore_conc; then
 fi
 
 if section ooc; then
-  echo "=== 2^28 u32 keys (1 GiB), region-backed, 4x the largest request (1 GiB device pools)"
-  SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=2
-    --gpu_memory_pool_bytes=$((1 << 30)) --pinned_pool_bytes=$((2 << 30)))
-  # The merge on the GPUs with the runs in pinned scratch (equal runs, then staggered), then in
-  # heap scratch, then on the host.
-  merges=(pinned pinned_noturns pinned_staggered pinned_staggered_noturns)
-  [[ ${OOC_SLOW:-0} == 1 ]] && merges+=(device host)
-  for merge in "${merges[@]}"; do
-    flags=(--out_of_core_device_merge=true)
-    [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
-    [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
-    [[ $merge == *_noturns ]] && flags+=(--gpu_link_turns=false)
-    [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
-    start_sortd "ooc_$merge" "${flags[@]}" || continue
-    region_runs "ooc_$merge"
-    echo "out-of-core sorts: $(out_of_core_sorts)"
-    stop_sortd
+  # The same 2 GiB of device pools over 2 workers (largest request 256 MiB: four runs) and then 4
+  # (128 MiB: eight runs, each worker's copies a quarter of the link's time).
+  for workers in ${OOC_WORKERS:-2 4}; do
+    pool=$(((2 << 30) / workers))
+    echo "=== 2^28 u32 keys (1 GiB), region-backed, out of core over $workers workers" \
+      "($((pool >> 20)) MiB device pools)"
+    SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu="$workers"
+      --gpu_memory_pool_bytes="$pool" --pinned_pool_bytes=$((2 << 30)))
+    # The merge on the GPUs with the runs in pinned scratch (with and without turns on the link,
+    # equal runs, then staggered), then in heap scratch, then on the host.
+    merges=(pinned pinned_noturns pinned_staggered pinned_staggered_noturns)
+    [[ ${OOC_SLOW:-0} == 1 ]] && merges+=(device host)
+    for merge in "${merges[@]}"; do
+      flags=(--out_of_core_device_merge=true)
+      [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
+      [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
+      [[ $merge == *_noturns ]] && flags+=(--gpu_link_turns=false)
+      [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
+      start_sortd "ooc_w${workers}_$merge" "${flags[@]}" || continue
+      region_runs "ooc_w${workers}_$merge"
+      echo "out-of-core sorts: $(out_of_core_sorts)"
+      stop_sortd
+    done
   done
 fi
 
