@@ -10,13 +10,15 @@
 #   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
-#             copy up and the next one's copy down share the link's two directions
+#             copy up and the next one's copy down share the link's two directions (3 and 4
+#             workers, INCORE_WORKERS; INCORE_FLAGS adds sortd flags)
 #   ooc       the same array with 2 GiB of device pools over 2 and then 4 workers (OOC_WORKERS;
 #             largest request 256 or 128 MiB): four or eight runs' worth on the GPU merged on the
 #             GPU (blocks sorted again) with pinned scratch,
 #             with and without link turns (--gpu_link_turns), equal and then staggered over the
 #             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
-#             merged on the host
+#             merged on the host; OOC_MERGES picks variants (a name with _onecopy moves each
+#             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB)
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
 #   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
@@ -88,9 +90,11 @@ fi
 
 if section incore_conc; then
   echo "=== 2^28 u32 keys (1 GiB), region-backed, in core, 1-4 clients at once"
-  for workers in 3 4; do
+  for workers in ${INCORE_WORKERS:-3 4}; do
     SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu="$workers"
       --gpu_memory_pool_bytes=$((workers * (4 << 30))) --pinned_pool_bytes=$((2 << 30)))
+    # shellcheck disable=SC2206  # INCORE_FLAGS: extra sortd flags, split on spaces
+    SORTD_BASE_FLAGS+=(${INCORE_FLAGS:-})
     start_sortd "incore_w$workers" || continue
     for clients in 1 2 3 4; do
       bench_sortd "incore_w${workers}_c$clients" "${shm[@]}" --sizes=fixed:268435456 --seed=1 \
@@ -112,13 +116,14 @@ if section ooc; then
       --gpu_memory_pool_bytes="$pool" --pinned_pool_bytes=$((2 << 30)))
     # The merge on the GPUs with the runs in pinned scratch (with and without turns on the link,
     # equal runs, then staggered), then in heap scratch, then on the host.
-    merges=(pinned pinned_noturns pinned_staggered pinned_staggered_noturns)
+    read -r -a merges <<<"${OOC_MERGES:-pinned pinned_noturns pinned_staggered pinned_staggered_noturns}"
     [[ ${OOC_SLOW:-0} == 1 ]] && merges+=(device host)
     for merge in "${merges[@]}"; do
       flags=(--out_of_core_device_merge=true)
       [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
       [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
-      [[ $merge == *_noturns ]] && flags+=(--gpu_link_turns=false)
+      [[ $merge == *_noturns* ]] && flags+=(--gpu_link_turns=false)
+      [[ $merge == *_onecopy* ]] && flags+=(--transfer_chunk_bytes=$((1 << 30)))
       [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
       start_sortd "ooc_w${workers}_$merge" "${flags[@]}" || continue
       region_runs "ooc_w${workers}_$merge"
