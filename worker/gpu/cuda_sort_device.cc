@@ -403,11 +403,11 @@ absl::StatusOr<std::shared_ptr<void>> CudaSortDevice::RegisterHostMemory(void* d
   return std::shared_ptr<void>(std::make_shared<HostRegistration>(*std::move(registration)));
 }
 
-absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes) {
+absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes, bool whole) {
   if (bytes == 0) return absl::OkStatus();
   const size_t chunk =
       std::max(options_.transfer_chunk_bytes, (bytes + kMaxChunks - 1) / kMaxChunks);
-  if (bytes <= chunk) {
+  if (bytes <= chunk || whole) {
     SORTD_RETURN_IF_CUDA_ERROR(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, compute_.get()),
         absl::StrCat(name_, ": host-to-device copy"));
@@ -422,9 +422,9 @@ absl::Status CudaSortDevice::DmaIn(const char* src, char* dst, size_t bytes) {
   return ComputeWaitsForCopies();
 }
 
-absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst) {
+absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole) {
   for (absl::string_view piece : src.pieces()) {
-    if (absl::Status s = DmaIn(piece.data(), dst, piece.size()); !s.ok()) return s;
+    if (absl::Status s = DmaIn(piece.data(), dst, piece.size(), whole); !s.ok()) return s;
     dst += piece.size();
   }
   return absl::OkStatus();
@@ -459,8 +459,8 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   if (direct_in) {
-    s = DmaIn(job.keys, a.in_keys);
-    if (s.ok() && vw) s = DmaIn(job.values, a.in_values);
+    s = DmaIn(job.keys, a.in_keys, turn_in);
+    if (s.ok() && vw) s = DmaIn(job.values, a.in_values, turn_in);
   } else {
     // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
     // their DMAs start before the upload ends, then the values.

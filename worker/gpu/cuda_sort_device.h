@@ -122,11 +122,14 @@ class CudaSortDevice : public SortDevice {
   // data already staged, goes in one DMA on the compute stream.
   absl::Status StageIn(const StageSource& src, char* staging, char* dst, size_t bytes);
   // Host -> device from memory pinned for DMA (a registered region): no host copy, chunked over
-  // the copy streams as StageIn is, queued from this thread.
-  absl::Status DmaIn(const char* src, char* dst, size_t bytes);
+  // the copy streams as StageIn is, queued from this thread. `whole`: one DMA on the compute
+  // stream instead, for a transfer that has the link's way in to itself (LinkTurns): it has no
+  // host copy to overlap, and an out-of-core sort over four workers spent 53.6 ms in the server
+  // this way against 61 ms in chunks (docs/benchmarks.md, run L).
+  absl::Status DmaIn(const char* src, char* dst, size_t bytes, bool whole);
   // Every piece of a source pinned for DMA (a region, or an out-of-core job's pinned runs), back
   // to back from dst.
-  absl::Status DmaIn(const ByteSource& src, char* dst);
+  absl::Status DmaIn(const ByteSource& src, char* dst, bool whole);
   // The compute stream waits for everything queued on the copy streams so far.
   absl::Status ComputeWaitsForCopies();
 
