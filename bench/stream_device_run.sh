@@ -9,6 +9,7 @@
 #             GPU_TESTS_FILTER narrows them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
+#             (verified, then one request resent unverified with REGION_NV_FLAGS added)
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
 #             copy up and the next one's copy down share the link's two directions (3 and 4
 #             workers, INCORE_WORKERS; INCORE_FLAGS adds sortd flags)
@@ -76,8 +77,9 @@ shm=(--transport=shm --shm_dir=/dev/shm)
 one_gib=(--sizes=fixed:268435456 --concurrency=1 --seed=1)
 region_runs() {  # region_runs NAME: verified, then one request resent without the tester's costs
   bench_sortd "$1" "${shm[@]}" "${one_gib[@]}" --requests=4 --warmup=0s
+  # shellcheck disable=SC2086  # REGION_NV_FLAGS: extra sortctl flags, split on spaces
   bench_sortd "$1_nv" "${shm[@]}" "${one_gib[@]}" --pool_mb=1024 --no_verify --requests=8 \
-    --warmup=2s
+    --warmup=2s ${REGION_NV_FLAGS:-}
 }
 if section incore; then
   echo "=== 2^28 u32 keys (1 GiB), region-backed, in core"
