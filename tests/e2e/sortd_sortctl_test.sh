@@ -119,9 +119,12 @@ check "after exit, health fails" expect_error "UNAVAILABLE" "$sortctl" health --
 
 # A drain under load: 1 MiB requests keep arriving (many still uploading) when SIGTERM comes, and
 # the load tester sends a new one the moment one is refused. Every call the drain refuses is
-# UNAVAILABLE (retryable). The only exception is a call that crosses gRPC's final close of the
-# connection (sent before the client saw its GOAWAY): measured at 1-14 in 125,000 such calls;
-# before calls were taken at their headers, 1 in 100 of those still uploading were CANCELLED.
+# UNAVAILABLE (retryable). The only exception is a call that crosses gRPC's final close of a
+# connection (sent before the client saw its GOAWAY): measured at 1-14 in 125,000 such calls on a
+# quiet machine, and 27 in 21,460 on one busy compiling beside the tests. Such calls are at most
+# the load tester's 16 in flight when each of its 4 connections closes, so the bound is one in
+# 1000 of the refused calls or 64, whichever is larger; before calls were taken at their headers,
+# 1 in 100 of those still uploading were CANCELLED.
 start_sortd --drain_deadline=10s
 target=127.0.0.1:$port
 "$sortctl" bench --target="$target" --sizes=fixed:262144 --concurrency=16 --channels=4 \
@@ -135,10 +138,10 @@ wait "$pid" || rc=$?
 check "drain under load: sortd exits 0" test "$rc" -eq 0
 check "drain under load: sortd exits well within the drain deadline" test $((SECONDS - started)) -lt 5
 wait "$client" || true
-check "drain under load: refused calls are UNAVAILABLE (CANCELLED at most 1 in 1000)" \
+check "drain under load: refused calls are UNAVAILABLE (CANCELLED at most 1 in 1000, or 64)" \
   json_check "$work/drain_load.json" \
   'r["requests_ok"] > 0 and set(r["errors_by_code"]) <= {"UNAVAILABLE", "CANCELLED"} and
-   r["errors_by_code"].get("CANCELLED", {"count": 0})["count"] * 1000 <= r["errors"]'
+   r["errors_by_code"].get("CANCELLED", {"count": 0})["count"] <= max(r["errors"] // 1000, 64)'
 
 echo "$passed passed, $failed failed"
 ((failed == 0))
