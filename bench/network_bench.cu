@@ -56,18 +56,31 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
   return got == sorted;
 }
 
-// Odd-even merge with other shapes than network_policy.h's (each field as there).
+// Odd-even merge with other global-layer shapes than network_policy.h's (each field as there).
+// Before: the shapes of the previous kernels (3 head layers of 16-byte vectors, 3-layer rows of
+// 30 rows of 8-byte vectors).
+struct OemBefore : kernels::network::NetworkPolicy {
+  static constexpr int kOemHeadWords = 32, kOemHeadVecBytes = 16;
+  static constexpr int kOemRowWords = 60, kOemRowVecBytes = 8, kOemRowMaxLayers = 3;
+  static constexpr bool kOemRowsGrouped = false;
+};
+struct OemUngrouped : kernels::network::NetworkPolicy {
+  static constexpr bool kOemRowsGrouped = false;
+};
 struct OemHead7 : kernels::network::NetworkPolicy {
   static constexpr int kOemHeadWords = 128;
+};
+struct OemRows48 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 48;
+};
+struct OemRows96 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 96;
 };
 struct OemRows3 : kernels::network::NetworkPolicy {
   static constexpr int kOemRowMaxLayers = 3;
 };
-struct OemWindowUnstaged : kernels::network::NetworkPolicy {
-  static constexpr int kOemWindowStages = 0;
-};
-struct OemWindow3Stages : kernels::network::NetworkPolicy {
-  static constexpr int kOemWindowStages = 3;
+struct OemRowsVec4 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowVecBytes = 4;
 };
 
 // Times odd-even merge of n u32 keys with policy P and checks the result.
@@ -218,10 +231,13 @@ int Run(int argc, char** argv) {
 #define SORTD_OEM_VARIANT(P, what)                                                                 \
   bad |= TimeOemVariant<P>(what, n, in0, copies, keys_out, temp.get(), temp_bytes, sorted, stream, \
                            report)
-    SORTD_OEM_VARIANT(OemWindowUnstaged, "window not staged (one block per window)");
-    SORTD_OEM_VARIANT(OemWindow3Stages, "window in 3 stages");
+    SORTD_OEM_VARIANT(OemBefore, "before's shapes");
+    SORTD_OEM_VARIANT(OemUngrouped, "rows not grouped");
     SORTD_OEM_VARIANT(OemHead7, "head 7 layers");
+    SORTD_OEM_VARIANT(OemRows48, "rows in 48 registers");
+    SORTD_OEM_VARIANT(OemRows96, "rows in 96 registers");
     SORTD_OEM_VARIANT(OemRows3, "rows up to 3 layers");
+    SORTD_OEM_VARIANT(OemRowsVec4, "rows of 4-byte elements");
 #undef SORTD_OEM_VARIANT
     if (bad) return 1;
   }
@@ -331,23 +347,12 @@ int Run(int argc, char** argv) {
     bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before: not grouped)", "-");
     constexpr uint32_t kWindows =
         (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
-    bad |= phase("odd-even merge window (registers, not staged)", "-", [&] {
+    bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {
       nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                        nw::kOemWindowOut<uint32_t>,
                                        nw::NetworkPolicy::kOemTileMinBlocks>
           <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
     });
-    {
-      using P2 = nw::NetworkPolicy;
-      nw::OemWindowStaged<P2, uint32_t, E, kTile> w2;
-      nw::OemWindowStaged<OemWindow3Stages, uint32_t, E, kTile> w3;
-      SORTD_BENCH_CHECK(w2.Prepare());
-      SORTD_BENCH_CHECK(w3.Prepare());
-      bad |= phase("odd-even merge window, staged, 2 stages (default)", "11 per sort",
-                   [&] { w2.Launch(io, buf, other, n, p, false, stream); });
-      bad |= phase("odd-even merge window, staged, 3 stages", "-",
-                   [&] { w3.Launch(io, buf, other, n, p, false, stream); });
-    }
     bad |= phase("odd-even merge window (registers), 1 block/SM", "-", [&] {
       nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                        nw::kOemWindowOut<uint32_t>, 1>

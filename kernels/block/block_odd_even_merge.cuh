@@ -198,9 +198,7 @@ __device__ __forceinline__ uint32_t OemSlot(uint32_t i) {
 // positions held blocked in e, which start at index g0 of the sequence (a multiple of 2*k_first):
 // the strides that are multiples of W on residue classes (one per warp), the others blocked.
 // A window (g0 not a multiple of 2p) gets every comparator with both ends inside it.
-// kInShared: the positions are already in s, each at OemSlot of its blocked index (k_first >= W),
-// and e is only written (a kernel that stages its loads there skips one transpose and barrier).
-template <typename E, int kThreads, int kItems, bool kCheck, bool kInShared = false>
+template <typename E, int kThreads, int kItems, bool kCheck>
 __device__ __forceinline__ void OemBlockLayers(typename E::T (&e)[kItems], typename E::T* s,
                                                typename E::T* x, uint32_t len, uint32_t g0,
                                                uint32_t mask, uint32_t k_first) {
@@ -211,12 +209,10 @@ __device__ __forceinline__ void OemBlockLayers(typename E::T (&e)[kItems], typen
   static_assert(kWarps <= 2 * kItems, "strides below W must join neighbouring lanes only");
   const uint32_t lane = threadIdx.x & 31, w = threadIdx.x / 32;
   const uint32_t base = threadIdx.x * kItems;
-  if (kInShared || k_first >= kWarps) {
-    if constexpr (!kInShared) {
+  if (k_first >= kWarps) {
 #pragma unroll
-      for (int a = 0; a < kItems; ++a) s[OemSlot<T, kItems, kWarps>(base + a)] = e[a];
-      __syncthreads();
-    }
+    for (int a = 0; a < kItems; ++a) s[OemSlot<T, kItems, kWarps>(base + a)] = e[a];
+    __syncthreads();
 #pragma unroll
     for (int a = 0; a < kItems; ++a) {
       e[a] = s[OemSlot<T, kItems, kWarps>((lane * kItems + a) * kWarps + w)];

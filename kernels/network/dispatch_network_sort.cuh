@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
 #include "kernels/device_sort_args.h"
@@ -17,7 +16,6 @@
 #include "kernels/network/network_kernels.cuh"
 #include "kernels/network/network_policy.h"
 #include "kernels/network/oem_global_kernels.cuh"
-#include "kernels/network/oem_window_kernel.cuh"
 #include "kernels/util/cuda_error.h"
 #include "kernels/util/key_traits.h"
 
@@ -113,43 +111,6 @@ cudaError_t LaunchOemRows(const typename E::T* src, typename E::T* dst, size_t n
   return cudaSuccess;
 }
 
-// Odd-even merge's staged window kernel for policy P, and its grid: persistent blocks, as many as
-// run at once (P::kOemTileMinBlocks per SM) unless P caps them. Sets the kernel's shared-memory
-// limit, so call it once per sort before the launches.
-template <typename P, typename Key, typename E, uint32_t kTile>
-struct OemWindowStaged {
-  using T = typename E::T;
-  static constexpr uint32_t kHalo = kOemHalo<T>, kOut = kOemWindowOut<T>;
-  static constexpr size_t kSmem = kOemWindowStagedSmem<T, kTile, P::kOemWindowStages>;
-  static constexpr auto kKernel =
-      OddEvenMergeWindowStagedKernel<Key, E, P::kThreads, kTile, kHalo, kOut, P::kOemTileMinBlocks,
-                                     P::kOemWindowStages>;
-  unsigned max_blocks = 0;
-
-  cudaError_t Prepare() {
-    int device = 0, sms = 0;
-    SORTD_CUDA_TRY(cudaGetDevice(&device));
-    SORTD_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    max_blocks = P::kOemWindowMaxBlocks > 0 ? P::kOemWindowMaxBlocks
-                                            : static_cast<unsigned>(sms) * P::kOemTileMinBlocks;
-    if constexpr (kSmem > 48 * 1024) {
-      SORTD_CUDA_TRY(
-          cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
-    }
-    return cudaSuccess;
-  }
-  cudaError_t Launch(const NetworkIo<Key, E>& io, const T* src, T* dst, size_t n, size_t p,
-                     bool final, cudaStream_t stream) const {
-    const auto windows = static_cast<uint32_t>((n + kOut - 1) / kOut);
-    const unsigned blocks = windows < max_blocks ? windows : max_blocks;
-    kKernel<<<blocks, P::kThreads, kSmem, stream>>>(io, src, dst, n, p, final, windows);
-    SORTD_CUDA_TRY_LAUNCH();
-    return cudaSuccess;
-  }
-};
-
-struct NoOemWindowStaged {};
-
 // P: NetworkPolicy, or a variant of it (network_bench times some).
 template <Network kNet, typename Key, bool kWithIndex, typename P = NetworkPolicy>
 cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
@@ -185,10 +146,6 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
   T* buf = reinterpret_cast<T*>((raw + 15) / 16 * 16);
   T* other = buf + (n + 3) / 4 * 4;  // second buffer (odd-even merge), 16-byte aligned
   const size_t span = NextPow2(n);
-  constexpr bool kOemStaged = kNet == Network::kOddEvenMerge && P::kOemWindowStages > 0 &&
-                              kOemInRegisters<T, kThreads, kTile / kThreads>;
-  std::conditional_t<kOemStaged, OemWindowStaged<P, Key, E, kTile>, NoOemWindowStaged> staged;
-  if constexpr (kOemStaged) SORTD_CUDA_TRY(staged.Prepare());
 
   if constexpr (kNet == Network::kTransposition) {
     LoadElementsKernel<Key, E, kGThreads>
@@ -246,9 +203,7 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
           k = s / 2;
           left -= layers;
         }
-        if constexpr (kOemStaged) {
-          SORTD_CUDA_TRY(staged.Launch(io, buf, other, n, p, final, stream));
-        } else if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
+        if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
           OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>
               <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
         } else {

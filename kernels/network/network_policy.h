@@ -43,11 +43,6 @@ struct NetworkPolicy {
   // Row windows of one column group in consecutive blocks (OddEvenMergeRowsKernel's kGrouped):
   // 2.705 against 2.716 ms, no measurable difference; kept for the halos' L2 reuse.
   static constexpr bool kOemRowsGrouped = true;
-  // Odd-even merge's window (oem_window_kernel.cuh): shared buffers of one window each in its
-  // persistent blocks (0: the register window, one block per window, loads not overlapped), and
-  // a cap on those blocks (0: as many as run at once; tests cap it to loop over windows).
-  static constexpr int kOemWindowStages = 2;
-  static constexpr int kOemWindowMaxBlocks = 0;
 };
 
 template <typename T>

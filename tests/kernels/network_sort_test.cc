@@ -9,7 +9,6 @@
 
 #include "gtest/gtest.h"
 #include "tests/kernels/kernel_test_util.h"
-#include "tests/kernels/network_sort_variants.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 
@@ -26,10 +25,6 @@ struct NamedSort {
 const NamedSort kBitonic{"bitonic", kernels::BitonicSort};
 const NamedSort kOddEvenMerge{"odd_even_merge", kernels::OddEvenMergeSort};
 const NamedSort kTransposition{"transposition", kernels::OddEvenTranspositionSort};
-const NamedSort kOemFewWindowBlocks2{"odd_even_merge (3 window blocks, 2 stages)",
-                                     kernels::testing::OddEvenMergeSortFewWindowBlocks2};
-const NamedSort kOemFewWindowBlocks3{"odd_even_merge (2 window blocks, 3 stages)",
-                                     kernels::testing::OddEvenMergeSortFewWindowBlocks3};
 
 // Sorts on the GPU and checks everything; the stream is the default one, synchronised at the end.
 void CheckOne(DeviceArena& arena, const NamedSort& sort, const SortSpec& spec, size_t n,
@@ -260,24 +255,6 @@ TEST(NetworkSortSanitizerTest, OddEvenMergeRows) {
   pairs.return_indices = true;
   pairs.value_width = 4;
   CheckOne(arena, kOddEvenMerge, pairs, (1 << 18) + 3, Distribution::kRandom, seed);
-}
-
-// Odd-even merge's staged window in few persistent blocks, so each loops over several windows
-// and refills every shared buffer: u32 keys (8192-key tiles, 6144 kept per window) and (u32,
-// index) pairs (4096, 3072 kept) at sizes with a partial last window, in both stage counts.
-TEST(NetworkSortSanitizerTest, OddEvenMergeWindowLoop) {
-  DeviceArena arena;
-  const uint64_t seed = TestSeed();
-  SortSpec keys;
-  SortSpec pairs;
-  pairs.return_indices = true;
-  pairs.value_width = 4;
-  for (const NamedSort* sort : {&kOemFewWindowBlocks2, &kOemFewWindowBlocks3}) {
-    CheckOne(arena, *sort, keys, 7 * 6144 + 1000, Distribution::kRandom, seed);
-    CheckOne(arena, *sort, keys, (1 << 16) + 5, Distribution::kFewUnique, seed);
-    CheckOne(arena, *sort, pairs, 9 * 3072 + 17, Distribution::kRandom, seed);
-    keys.descending = !keys.descending;
-  }
 }
 
 }  // namespace
