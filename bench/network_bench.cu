@@ -56,24 +56,31 @@ bool SameAsSorted(const std::vector<uint32_t>& sorted, const uint32_t* d, size_t
   return got == sorted;
 }
 
-// Odd-even merge with other shapes than network_policy.h's (each field as there).
-struct OemHeadRegs : kernels::network::NetworkPolicy {
-  static constexpr int kOemHeadStagedLayers = 0;
+// Odd-even merge with other global-layer shapes than network_policy.h's (each field as there).
+// Before: the shapes of the previous kernels (3 head layers of 16-byte vectors, 3-layer rows of
+// 30 rows of 8-byte vectors).
+struct OemBefore : kernels::network::NetworkPolicy {
+  static constexpr int kOemHeadWords = 32, kOemHeadVecBytes = 16;
+  static constexpr int kOemRowWords = 60, kOemRowVecBytes = 8, kOemRowMaxLayers = 3;
+  static constexpr bool kOemRowsGrouped = false;
+};
+struct OemUngrouped : kernels::network::NetworkPolicy {
+  static constexpr bool kOemRowsGrouped = false;
+};
+struct OemHead7 : kernels::network::NetworkPolicy {
+  static constexpr int kOemHeadWords = 128;
+};
+struct OemRows48 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 48;
+};
+struct OemRows96 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowWords = 96;
 };
 struct OemRows3 : kernels::network::NetworkPolicy {
   static constexpr int kOemRowMaxLayers = 3;
 };
-struct OemHeadStaged6 : kernels::network::NetworkPolicy {
-  static constexpr int kOemHeadStagedLayers = 6;
-};
-struct OemWindow64K : kernels::network::NetworkPolicy {
-  static constexpr uint32_t kOemWindowBytes = 64 * 1024;
-  static constexpr int kOemWindowMinBlocks = 1;
-};
-struct OemWindow1024 : kernels::network::NetworkPolicy {
-  static constexpr uint32_t kOemWindowBytes = 64 * 1024;
-  static constexpr int kOemWindowThreads = 1024, kOemWindowMinBlocks = 1;
-  static constexpr int kOemHeadStagedLayers = 0;
+struct OemRowsVec4 : kernels::network::NetworkPolicy {
+  static constexpr int kOemRowVecBytes = 4;
 };
 
 // Times odd-even merge of n u32 keys with policy P and checks the result.
@@ -224,11 +231,13 @@ int Run(int argc, char** argv) {
 #define SORTD_OEM_VARIANT(P, what)                                                                 \
   bad |= TimeOemVariant<P>(what, n, in0, copies, keys_out, temp.get(), temp_bytes, sorted, stream, \
                            report)
-    SORTD_OEM_VARIANT(OemHeadRegs, "head in registers, 6 layers (as at 7bebaa5)");
-    SORTD_OEM_VARIANT(OemHeadStaged6, "head staged, 6 layers");
+    SORTD_OEM_VARIANT(OemBefore, "before's shapes");
+    SORTD_OEM_VARIANT(OemUngrouped, "rows not grouped");
+    SORTD_OEM_VARIANT(OemHead7, "head 7 layers");
+    SORTD_OEM_VARIANT(OemRows48, "rows in 48 registers");
+    SORTD_OEM_VARIANT(OemRows96, "rows in 96 registers");
     SORTD_OEM_VARIANT(OemRows3, "rows up to 3 layers");
-    SORTD_OEM_VARIANT(OemWindow64K, "window of 64 KB (1 block/SM)");
-    SORTD_OEM_VARIANT(OemWindow1024, "window of 64 KB in 1024 threads, head in registers");
+    SORTD_OEM_VARIANT(OemRowsVec4, "rows of 4-byte elements");
 #undef SORTD_OEM_VARIANT
     if (bad) return 1;
   }
@@ -305,13 +314,9 @@ int Run(int argc, char** argv) {
       OemSharedTileSort<uint32_t, E, kT, kTile><<<n / kTile, kT, 0, stream>>>(io, buf, n);
     });
     // Head and rows at the last merge (p = n/2), rows at its strides p/2^6 .. p/2^9 (s = p/2^9).
-    bad |= phase("odd-even merge head, 6 layers (registers)", "-", [&] {
+    bad |= phase("odd-even merge head, 6 layers (default)", "11 per sort (4-6 layers)", [&] {
       nw::OddEvenMergeHeadKernel<E, 6, 1, kG><<<n / 64 / kG, kG, 0, stream>>>(buf, n, p);
     });
-    bad |= phase("odd-even merge head, staged, 7 layers (default)", "11 per sort (4-7 layers)",
-                 [&] { nw::LaunchOemHeadStaged<E, 7, 7, 128, kG>(buf, n, p, 7, stream); });
-    bad |= phase("odd-even merge head, staged, 6 layers", "-",
-                 [&] { nw::LaunchOemHeadStaged<E, 6, 6, 128, kG>(buf, n, p, 6, stream); });
     bad |= phase("odd-even merge head, 5 layers", "-", [&] {
       nw::OddEvenMergeHeadKernel<E, 5, 1, kG><<<n / 32 / kG, kG, 0, stream>>>(buf, n, p);
     });
@@ -340,25 +345,19 @@ int Run(int argc, char** argv) {
     bad |= rows(Rows2{}, "odd-even merge rows, 2 layers (default)", "0-3 per merge");
     bad |= rows(Rows4Elems{}, "odd-even merge rows, 4 layers of 4-byte elements", "-");
     bad |= rows(Rows3Before{}, "odd-even merge rows, 3 layers (before: not grouped)", "-");
-    constexpr uint32_t kHalo = nw::kOemHalo<uint32_t>;
-    bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {
-      nw::LaunchOemWindowRegs<uint32_t, E, kT, kTile, kHalo, 2>(io, buf, other, n, p, false,
-                                                                stream);
-    });
-    bad |= phase("odd-even merge window (registers), 1 block/SM", "-", [&] {
-      nw::LaunchOemWindowRegs<uint32_t, E, kT, kTile, kHalo, 1>(io, buf, other, n, p, false,
-                                                                stream);
-    });
-    bad |= phase("odd-even merge window (registers), 64 KB, 1 block/SM", "-", [&] {
-      nw::LaunchOemWindowRegs<uint32_t, E, kT, 2 * kTile, kHalo, 1>(io, buf, other, n, p, false,
-                                                                    stream);
-    });
-    bad |= phase("odd-even merge window (registers), 64 KB, 1024 threads", "-", [&] {
-      nw::LaunchOemWindowRegs<uint32_t, E, 1024, 2 * kTile, kHalo, 1>(io, buf, other, n, p, false,
-                                                                      stream);
-    });
     constexpr uint32_t kWindows =
         (n + nw::kOemWindowOut<uint32_t> - 1) / nw::kOemWindowOut<uint32_t>;
+    bad |= phase("odd-even merge window (registers)", "11 per sort", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>,
+                                       nw::NetworkPolicy::kOemTileMinBlocks>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
+    bad |= phase("odd-even merge window (registers), 1 block/SM", "-", [&] {
+      nw::OddEvenMergeWindowRegsKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
+                                       nw::kOemWindowOut<uint32_t>, 1>
+          <<<kWindows, kT, 0, stream>>>(io, buf, other, n, p, false);
+    });
     bad |= phase("odd-even merge window, shared-memory layers (before)", "-", [&] {
       nw::OddEvenMergeWindowKernel<uint32_t, E, kT, kTile, nw::kOemHalo<uint32_t>,
                                    nw::kOemWindowOut<uint32_t>>

@@ -88,47 +88,6 @@ cudaError_t LaunchOemHead(typename E::T* buf, size_t n, size_t span, size_t p, i
   return cudaSuccess;
 }
 
-// Odd-even merge's head through shared memory, `layers` layers (kMinLayers <= layers <= kLayers).
-template <typename E, int kLayers, int kMinLayers, int kCols, int kThreads>
-cudaError_t LaunchOemHeadStaged(typename E::T* buf, size_t n, size_t p, int layers,
-                                cudaStream_t stream) {
-  if constexpr (kLayers > kMinLayers) {
-    if (layers < kLayers) {
-      return LaunchOemHeadStaged<E, kLayers - 1, kMinLayers, kCols, kThreads>(buf, n, p, layers,
-                                                                              stream);
-    }
-  }
-  constexpr auto kKernel = OddEvenMergeHeadStagedKernel<E, kLayers, kCols, kThreads>;
-  constexpr size_t kSmem = kOemHeadStagedSmem<typename E::T, kLayers, kCols>;
-  if constexpr (kSmem > 48 * 1024) {
-    SORTD_CUDA_TRY(
-        cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
-  }
-  const size_t s = p >> (kLayers - 1);
-  const size_t blocks = (n + 2 * p - 1) / (2 * p) * (s / kCols);
-  kKernel<<<static_cast<unsigned>(blocks), kThreads, kSmem, stream>>>(buf, n, p);
-  SORTD_CUDA_TRY_LAUNCH();
-  return cudaSuccess;
-}
-
-// Odd-even merge's register window over the array (kTile: the window's elements).
-template <typename Key, typename E, int kThreads, uint32_t kTile, uint32_t kHalo, int kMinBlocks>
-cudaError_t LaunchOemWindowRegs(const NetworkIo<Key, E>& io, const typename E::T* src,
-                                typename E::T* dst, size_t n, size_t p, bool final,
-                                cudaStream_t stream) {
-  constexpr uint32_t kOut = kTile - 2 * kHalo;
-  constexpr auto kKernel =
-      OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>;
-  constexpr size_t kSmem = size_t{kTile} * sizeof(typename E::T);
-  if constexpr (kSmem > 48 * 1024) {
-    SORTD_CUDA_TRY(
-        cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
-  }
-  kKernel<<<BlocksFor(n, kOut), kThreads, kSmem, stream>>>(io, src, dst, n, p, final);
-  SORTD_CUDA_TRY_LAUNCH();
-  return cudaSuccess;
-}
-
 // Odd-even merge's row launch of `layers` layers (1 <= layers <= kLayers), strides s * 2^j.
 template <typename P, typename E, int kLayers, int kThreads>
 cudaError_t LaunchOemRows(const typename E::T* src, typename E::T* dst, size_t n, size_t p,
@@ -223,21 +182,13 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
         // The merge's first layers in registers (closed groups), then the layers down to the
         // window's halo in chunks on row windows, then the window. One launch per layer would
         // be memory-bound at 27.6 us each at 2^24 u32 keys on an H200.
-        constexpr bool kHeadStaged = sizeof(T) == 4 && P::kOemHeadStagedLayers > 0;
-        constexpr int kHeadMax = kHeadStaged ? P::kOemHeadStagedLayers : kOemHeadLayers<P, T>;
+        constexpr int kHeadMax = kOemHeadLayers<P, T>;
         static_assert(kHeadMax >= 1 && (kTile / kHalo) >= 8, "the head's first 4 strides >= kHalo");
         const int global = Log2(p) - Log2(kHalo) + 1;  // layers with strides p .. kHalo
         const int head = std::min(kHeadMax, global);
-        if constexpr (kHeadStaged) {
-          static_assert(kHalo % P::kOemHeadStagedCols == 0, "rows of whole blocks");
-          SORTD_CUDA_TRY(
-              (LaunchOemHeadStaged<E, kHeadMax, std::min(kHeadMax, 4), P::kOemHeadStagedCols,
-                                   kGThreads>(buf, n, p, head, stream)));
-        } else {
-          SORTD_CUDA_TRY(
-              (LaunchOemHead<E, kHeadMax, std::min(kHeadMax, 4), kOemHeadVec<P, T>, kGThreads>(
-                  buf, n, span, p, head, stream)));
-        }
+        SORTD_CUDA_TRY(
+            (LaunchOemHead<E, kHeadMax, std::min(kHeadMax, 4), kOemHeadVec<P, T>, kGThreads>(
+                buf, n, span, p, head, stream)));
         // The rest in launches of at most kRowMax layers, as even as they go (3 + 2, not 4 + 1):
         // as many launches, and the largest halo, 2^layers - 1 rows, as small as it can be.
         constexpr int kRowMax = OemRowMaxLayers<P, T>();
@@ -252,17 +203,14 @@ cudaError_t DispatchNetworkSort(void* temp, size_t* temp_bytes, const DeviceSort
           k = s / 2;
           left -= layers;
         }
-        constexpr uint32_t kWindow = kOemWindowElems<P, T>;
-        constexpr int kWThreads = P::kOemWindowThreads;
-        if constexpr (kOemInRegisters<T, kWThreads, kWindow / kWThreads>) {
-          SORTD_CUDA_TRY(
-              (LaunchOemWindowRegs<Key, E, kWThreads, kWindow, kHalo, P::kOemWindowMinBlocks>(
-                  io, buf, other, n, p, final, stream)));
+        if constexpr (kOemInRegisters<T, kThreads, kTile / kThreads>) {
+          OddEvenMergeWindowRegsKernel<Key, E, kThreads, kTile, kHalo, kOut, kMinBlocks>
+              <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
         } else {
           OddEvenMergeWindowKernel<Key, E, kThreads, kTile, kHalo, kOut>
               <<<BlocksFor(n, kOut), kThreads, 0, stream>>>(io, buf, other, n, p, final);
-          SORTD_CUDA_TRY_LAUNCH();
         }
+        SORTD_CUDA_TRY_LAUNCH();
         std::swap(buf, other);
       }
     }

@@ -305,10 +305,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // OddEvenMergeWindowKernel with the window in registers (block_odd_even_merge.cuh): the same
-// halo and comparators, on a window of kTile elements (which may be larger than the sort's tile).
-// The window starts at a multiple of kHalo, so the strides' bits are the same in window and array
-// positions; only the 2p blocks need the array position. Its transpose buffer is dynamic shared
-// memory of kTile elements (more than the static limit for the largest windows).
+// window, halo and comparators. The window starts at a multiple of kHalo, so the strides' bits
+// are the same in window and array positions; only the 2p blocks need the array position.
 template <typename Key, typename E, int kThreads, uint32_t kTile, uint32_t kHalo, uint32_t kOut,
           int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
@@ -317,8 +315,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   static_assert(kOut + 2 * kHalo == kTile && kOut % kHalo == 0, "window of whole halos");
   using T = typename E::T;
   constexpr int kItems = kTile / kThreads;
-  extern __shared__ __align__(16) unsigned char oem_window_smem[];
-  T* const s = reinterpret_cast<T*>(oem_window_smem);
+  __shared__ __align__(16) T s[kTile];
   __shared__ __align__(16) T x[4 * (kThreads / 32) * kItems];
   const size_t out0 = size_t{blockIdx.x} * kOut;
   const size_t w0 = out0 >= kHalo ? out0 - kHalo : 0;

@@ -23,11 +23,6 @@ struct NetworkPolicy {
   // 512-thread block per SM) took 0.508 ms for the tile sort and 0.120 ms per window launch; 2
   // (64 registers, a few spills) 0.426 and 0.103 ms.
   static constexpr int kOemTileMinBlocks = 2;
-  // Odd-even merge's register window (elements of at most 8 bytes): its bytes and blocks per SM.
-  // It keeps all but a halo (kOemHalo) on each side, so a larger window repeats less work.
-  static constexpr uint32_t kOemWindowBytes = 32 * 1024;
-  static constexpr int kOemWindowThreads = 512;
-  static constexpr int kOemWindowMinBlocks = 2;
   // Odd-even merge's global layers (oem_global_kernels.cuh): 4-byte words of registers a thread
   // holds, and the bytes of one access. Head: a thread owns the 2^L members of one residue class
   // of a 2p block (L layers, no halo). Rows: a window of rows with a halo of 2^L - 1 on each side;
@@ -40,10 +35,6 @@ struct NetworkPolicy {
   // head layers of 16-byte vectors, rows as now but at most 3 layers, uneven) 3.05-3.08 ms.
   static constexpr int kOemHeadWords = 64;
   static constexpr int kOemHeadVecBytes = 4;
-  // 4-byte elements: the head through shared memory (OddEvenMergeHeadStagedKernel), this many
-  // layers (0: the head above), each block 2^layers rows of kOemHeadStagedCols columns.
-  static constexpr int kOemHeadStagedLayers = 7;
-  static constexpr int kOemHeadStagedCols = 128;
   static constexpr int kOemRowWords = 64;
   // 16-byte elements: 24 rows of them spilled 360-550 bytes at the kernels' 128 registers.
   static constexpr int kOemRowWordsWide = 64;
@@ -97,12 +88,6 @@ template <typename T>
 inline constexpr uint32_t kOemHalo = kTileElems<T> / 8;
 template <typename T>
 inline constexpr uint32_t kOemWindowOut = kTileElems<T> - 2 * kOemHalo<T>;
-// The register window's elements under policy P (16-byte elements: the shared-memory window of
-// one tile).
-template <typename P, typename T>
-inline constexpr uint32_t kOemWindowElems = sizeof(T) <= 8
-                                                ? P::kOemWindowBytes / uint32_t(sizeof(T))
-                                                : kTileElems<T>;
 
 // Scratch is returned at least this large, so a caller that allocates what the query said never
 // passes nullptr (which would mean "query") for a sort that needs no scratch.

@@ -12,8 +12,6 @@
 
 #include "kernels/network/network_elem.cuh"
 #include "kernels/network/network_kernels.cuh"
-#include "kernels/util/copy_async.cuh"
-#include "kernels/warp/warp_bitonic.cuh"
 
 namespace sortd::kernels::network {
 
@@ -109,108 +107,6 @@ __global__ void __launch_bounds__(kThreads, kOemGlobalMinBlocks)
 #pragma unroll
       for (int q = 0; q < kVec; ++q) {
         if (m < count[q]) buf[v * kVec + q] = e[m][q];
-      }
-    }
-  }
-}
-
-// Dynamic shared memory of OddEvenMergeHeadStagedKernel: its 2^kLayers rows of kCols columns.
-template <typename T, int kLayers, int kCols>
-inline constexpr size_t kOemHeadStagedSmem = (size_t{1} << kLayers) * kCols * sizeof(T);
-
-// OddEvenMergeHeadKernel's layers with wide accesses for any member count: a block takes kCols
-// consecutive classes of one 2p block, whose 2^kLayers members are rows of kCols columns, copies
-// them into shared memory as 16-byte rows pieces (cp.async), and gives each column to kSplit
-// threads, one taking the rows m = h mod kSplit (h = its part). Layers of stride >= kSplit members
-// stay inside a part, in registers as in the head kernel; the last log2(kSplit) layers (kSplit
-// <= 2: one) join neighbouring rows and run as the rows go back out, 16 bytes at a time.
-template <typename E, int kLayers, int kCols, int kThreads>
-__global__ void __launch_bounds__(kThreads, kOemGlobalMinBlocks)
-    OddEvenMergeHeadStagedKernel(typename E::T* buf, size_t n, size_t p) {
-  using T = typename E::T;
-  constexpr int kMembers = 1 << kLayers;
-  constexpr int kSplit = kThreads / kCols;
-  static_assert(kSplit == 1 || kSplit == 2, "one layer at most joins a column's two parts");
-  constexpr int kMine = kMembers / kSplit;                     // rows a thread holds
-  constexpr int kRegLayers = kLayers - (kSplit == 2 ? 1 : 0);  // layers in registers
-  constexpr int kPer = 16 / int(sizeof(T));                    // elements per 16-byte piece
-  constexpr int kPieces = kMembers * kCols / kPer;
-  static_assert(kCols % kPer == 0 && kPieces % kThreads == 0, "whole pieces per thread");
-  extern __shared__ __align__(16) unsigned char oem_head_rows[];
-  T* const rows = reinterpret_cast<T*>(oem_head_rows);
-  const size_t s = p >> (kLayers - 1);  // rows are s apart; s is a multiple of kCols
-  const int s_shift = Log2Pow2(s);
-  const int g_shift = s_shift - Log2Pow2(kCols);  // s / kCols blocks per 2p block
-  const size_t x0 = ((size_t{blockIdx.x} >> g_shift) << (s_shift + kLayers)) +
-                    (size_t{blockIdx.x} & ((size_t{1} << g_shift) - 1)) * kCols;
-  if (x0 >= n) return;
-  const bool full = x0 + (kMembers - 1) * s + kCols <= n;
-#pragma unroll
-  for (int j = 0; j < kPieces / kThreads; ++j) {
-    const int q = j * kThreads + threadIdx.x;
-    const int m = q / (kCols / kPer), c = q % (kCols / kPer) * kPer;
-    const size_t x = x0 + m * s + c;
-    if (full || x + kPer <= n) {
-      CopyAsync16(rows + m * kCols + c, buf + x, 16);
-    } else if (x < n) {
-      CopyAsync16(rows + m * kCols + c, buf + x, static_cast<uint32_t>((n - x) * sizeof(T)));
-    }
-  }
-  CopyAsyncCommit();
-  CopyAsyncWait<0>();
-  __syncthreads();
-  const int c = threadIdx.x % kCols, h = threadIdx.x / kCols;
-  // Rows of column c below n: m < count.
-  const size_t left = n > x0 + c ? n - x0 - c : 0;
-  const int count = left == 0 ? 0
-                    : ((left - 1) >> s_shift) + 1 < size_t{kMembers}
-                        ? static_cast<int>(((left - 1) >> s_shift) + 1)
-                        : kMembers;
-  T e[kMine];
-#pragma unroll
-  for (int i = 0; i < kMine; ++i) e[i] = rows[(i * kSplit + h) * kCols + c];
-    // Member strides d = kMembers/2 .. kSplit are part strides d / kSplit (see the head kernel).
-#pragma unroll
-  for (int l = 0; l < kRegLayers; ++l) {
-    const int d = kMine >> (l + 1);
-#pragma unroll
-    for (int i = 0; i < kMine; ++i) {
-      const bool lower = l == 0 ? (i & d) == 0 : ((i & d) != 0 && i + d < kMine);
-      if (!lower) continue;
-      if (full || (i + d) * kSplit + h < count) CompareSwap<E>(e[i], e[i + d]);
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kMine; ++i) rows[(i * kSplit + h) * kCols + c] = e[i];
-  __syncthreads();
-  // Back out; with two parts, the last layer pairs each odd row m with m + 1 (below kMembers).
-#pragma unroll
-  for (int j = 0; j < kPieces / kThreads; ++j) {
-    const int q = j * kThreads + threadIdx.x;
-    const int m = q / (kCols / kPer), cp = q % (kCols / kPer) * kPer;
-    const size_t x = x0 + m * s + cp;
-    if (!full && x >= n) continue;
-    T v[kPer];
-    *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(rows + m * kCols + cp);
-    if constexpr (kSplit == 2) {
-      const bool lower = (m & 1) != 0;
-      const int other = lower ? m + 1 : m - 1;
-      if (other >= 0 && other < kMembers) {
-        T o[kPer];
-        *reinterpret_cast<uint4*>(o) = *reinterpret_cast<const uint4*>(rows + other * kCols + cp);
-        const size_t hi = x0 + (lower ? other : m) * s + cp;  // the pair's upper position
-#pragma unroll
-        for (int k = 0; k < kPer; ++k) {
-          if (full || hi + k < n) v[k] = warp::Keep<E>(v[k], o[k], lower);
-        }
-      }
-    }
-    if (full || x + kPer <= n) {
-      *reinterpret_cast<uint4*>(buf + x) = *reinterpret_cast<const uint4*>(v);
-    } else {
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        if (x + k < n) buf[x + k] = v[k];
       }
     }
   }
