@@ -5,6 +5,7 @@
 # NCU_KERNELS narrows the kernels (a regex on mangled names).
 set -uo pipefail
 B=${B:-.gpuoem3}
+# shellcheck source=/dev/null  # made by gpu-bundle
 . "$B/env.sh"
 out=${OUT:-/tmp/oem-out}
 st=""
