@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ncu of odd-even merge's window, row and head kernels at 2^24 (the 3rd launch of each kernel that
+# network_bench --phases_only times): throughput, occupancy, pipe use and stall reasons. Runs on
+# the GPU machine from the checkout root with the bundle in $B (see oem_device_run.sh);
+# NCU_KERNELS narrows the kernels (a regex on mangled names).
+set -uo pipefail
+B=${B:-.gpuoem3}
+# shellcheck source=/dev/null  # made by gpu-bundle
+. "$B/env.sh"
+out=${OUT:-/tmp/oem-out}
+st=""
+for r in barrier short_scoreboard long_scoreboard mio_throttle wait math_pipe_throttle lg_throttle not_selected selected no_instruction dispatch_stall drain membar branch_resolving; do
+  st+="smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio,"
+done
+timeout "${T_NCU:-150}" ncu --clock-control none --kernel-name-base mangled \
+  --section SpeedOfLight --section Occupancy --section SchedulerStats --section LaunchStats \
+  --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats --metrics "${st%,}" \
+  --kernel-id "::regex:${NCU_KERNELS:-OddEvenMerge(WindowRegs|Rows|Head)}:3" \
+  network_bench --phases_only >"$out/ncu.log" 2>&1
+echo "ncu rc=$?"
+# One line per kernel: time, DRAM %, SM %, occupancy, no-eligible %, registers, and the largest
+# stall reasons (warps stalled per issued instruction).
+python3 - "$out/ncu.log" <<'PY'
+import re, sys
+rows, cur = [], None
+for l in open(sys.argv[1]):
+    m = re.match(r'^  void (\w+)<(.*?)>\(', l)
+    if m:
+        cur = {'kernel': m.group(1) + '<' + m.group(2)[:70] + '>', 'stalls': {}}
+        rows.append(cur)
+        continue
+    if cur is None:
+        continue
+    m = re.match(r'^\s+(Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|'
+                 r'No Eligible|Registers Per Thread|L2 Hit Rate|Issue Slots Busy|Executed Instructions)\s+\S+\s+([\d.,]+)', l)
+    if m:
+        cur[m.group(1)] = m.group(2)
+    m = re.match(r'^\s+smsp__average_warps_issue_stalled_(\w+)_per_issue_active.ratio\s+\S+\s+([\d.]+)', l)
+    if m:
+        cur['stalls'][m.group(1)] = float(m.group(2))
+for r in rows:
+    top = sorted(r['stalls'].items(), key=lambda kv: -kv[1])[:5]
+    print(r['kernel'])
+    print('   ', ', '.join(f'{k} {r.get(k, "?")}' for k in ('Duration', 'DRAM Throughput',
+          'Compute (SM) Throughput', 'Achieved Occupancy', 'No Eligible', 'Registers Per Thread',
+          'L2 Hit Rate', 'Issue Slots Busy', 'Executed Instructions')))
+    print('    stalls:', ', '.join(f'{k} {v:.2f}' for k, v in top))
+PY
