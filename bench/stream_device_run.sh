@@ -19,9 +19,7 @@
 #             with and without link turns (--gpu_link_turns), equal and then staggered over the
 #             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
 #             merged on the host; OOC_MERGES picks variants (a name with _onecopy moves each
-#             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB; _hostturns passes
-#             the link's turns on the host, --gpu_link_turns_on_device=false; _tN queues N tasks
-#             per worker, --out_of_core_tasks_per_worker=N)
+#             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB)
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
 #   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
@@ -70,7 +68,7 @@ if section memcheck; then
     [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
   done
   "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-    gpu_tests --gtest_filter='*OutOfCoreGpuTest.*:GpuPoolTest.StreamsStart*' >"$out/memcheck.log" 2>&1
+    gpu_tests --gtest_filter='GpuPoolTest.OutOfCore*:GpuPoolTest.StreamsStart*' >"$out/memcheck.log" 2>&1
   echo "memcheck rc=$? (0: clean)"
   grep -E 'ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED' "$out/memcheck.log" | tail -5
 fi
@@ -128,8 +126,6 @@ if section ooc; then
       [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
       [[ $merge == *_noturns* ]] && flags+=(--gpu_link_turns=false)
       [[ $merge == *_onecopy* ]] && flags+=(--transfer_chunk_bytes=$((1 << 30)))
-      [[ $merge == *_hostturns* ]] && flags+=(--gpu_link_turns_on_device=false)
-      [[ $merge =~ _t([0-9]+) ]] && flags+=(--out_of_core_tasks_per_worker="${BASH_REMATCH[1]}")
       [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
       start_sortd "ooc_w${workers}_$merge" "${flags[@]}" || continue
       region_runs "ooc_w${workers}_$merge"

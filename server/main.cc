@@ -66,8 +66,6 @@ ABSL_FLAG(
     "Out-of-core sorts ramp their first runs and blocks up to full size (and their last down) "
     "in steps of 1/W for W workers at a time, so a GPU's workers run out of phase and one "
     "copies to the device while another copies back; false: equal runs and blocks");
-ABSL_FLAG(int, out_of_core_tasks_per_worker, sortd::OutOfCoreOptions().tasks_per_worker,
-          "Runs (then blocks) of one out-of-core sort queued at a time per GPU worker");
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
@@ -76,9 +74,6 @@ ABSL_FLAG(bool, gpu_blocking_wait, sortd::CudaSortDeviceOptions().blocking_wait,
 ABSL_FLAG(bool, gpu_link_turns, sortd::CudaSortDeviceOptions().link_turns,
           "The workers of a GPU take its PCIe link's directions in turn for the large transfers of "
           "out-of-core sorts, so one's copy out runs beside another's copy in");
-ABSL_FLAG(bool, gpu_link_turns_on_device, sortd::CudaSortDeviceOptions().link_turns_on_device,
-          "Link turns (--gpu_link_turns) pass on the GPU, each transfer queued behind the last; "
-          "false: on the host, a worker woken for its turn once the last transfer has landed");
 ABSL_FLAG(uint64_t, gpu_link_turn_min_bytes, sortd::CudaSortDeviceOptions().link_turn_min_bytes,
           "Smallest transfer that waits for its turn on the link (--gpu_link_turns)");
 ABSL_FLAG(int, copy_threads, sortd::CudaSortDeviceOptions().copy_threads,
@@ -271,12 +266,10 @@ int main(int argc, char** argv) {
   gpu.out_of_core.merge_on_devices = absl::GetFlag(FLAGS_out_of_core_device_merge);
   gpu.out_of_core.pinned_scratch_bytes = absl::GetFlag(FLAGS_out_of_core_pinned_bytes);
   gpu.out_of_core.stagger = absl::GetFlag(FLAGS_out_of_core_stagger);
-  gpu.out_of_core.tasks_per_worker = absl::GetFlag(FLAGS_out_of_core_tasks_per_worker);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.device.link_turns = absl::GetFlag(FLAGS_gpu_link_turns);
   gpu.device.link_turn_min_bytes = absl::GetFlag(FLAGS_gpu_link_turn_min_bytes);
-  gpu.device.link_turns_on_device = absl::GetFlag(FLAGS_gpu_link_turns_on_device);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -90,16 +91,6 @@ absl::StatusOr<size_t> DefaultDevicePoolBytes(int device, int workers) {
   return free_bytes / 2 / static_cast<size_t>(std::max(1, workers));
 }
 
-CudaSortDevice::~CudaSortDevice() {
-  if (options_.link == nullptr) return;
-  // The events go with this device: the next transfer must not wait for one that is gone.
-  for (auto direction : {LinkTurns::Direction::kToDevice, LinkTurns::Direction::kToHost}) {
-    LinkTurns::Way& way = options_.link->way(direction);
-    absl::MutexLock lock(&way.mu);
-    if (way.last_done == link_done_[static_cast<int>(direction)].get()) way.last_done = nullptr;
-  }
-}
-
 absl::StatusOr<std::unique_ptr<CudaSortDevice>> CudaSortDevice::Create(
     const CudaSortDeviceOptions& options) {
   std::unique_ptr<CudaSortDevice> d(new CudaSortDevice(options));
@@ -141,11 +132,6 @@ absl::Status CudaSortDevice::Init() {
   }
   for (CudaEvent& e : copy_in_done_) {
     auto event = CudaEvent::Create();
-    if (!event.ok()) return event.status();
-    e = std::move(*event);
-  }
-  for (CudaEvent& e : link_done_) {
-    auto event = CudaEvent::Create(cudaEventDisableTiming);
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }
@@ -248,28 +234,6 @@ absl::Status CudaSortDevice::ComputeWaitsForCopies() {
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::QueueInTurn(LinkTurns::Way* way, LinkTurns::Direction direction,
-                                         cudaEvent_t landed, absl::string_view what,
-                                         absl::FunctionRef<absl::Status()> queue) {
-  if (way == nullptr) return queue();
-  absl::MutexLock lock(&way->mu);
-  if (!options_.link_turns_on_device) {
-    // The turn passes on when the last byte has landed, not when the copies are queued.
-    if (absl::Status s = queue(); !s.ok()) return s;
-    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(landed), absl::StrCat(name_, ": ", what));
-    return absl::OkStatus();
-  }
-  if (way->last_done != nullptr) {
-    SORTD_RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_.get(), way->last_done, 0),
-                               "cudaStreamWaitEvent");
-  }
-  if (absl::Status s = queue(); !s.ok()) return s;
-  CudaEvent& done = link_done_[static_cast<int>(direction)];
-  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(done.get(), compute_.get()), "cudaEventRecord");
-  way->last_done = done.get();
-  return absl::OkStatus();
-}
-
 absl::Status CudaSortDevice::InjectFaults() {
   ++batches_;
   if (options_.test_lose_at_batch != 0 && batches_ == options_.test_lose_at_batch) {
@@ -363,21 +327,18 @@ absl::Status CudaSortDevice::TakeScratchAndStaging(const LaunchShape& shape, siz
 // there is nothing for the copy out to overlap with; nothing on the host waits on parts of it
 // (the response is sent from staging as a whole), and one copy engine serves each direction, so
 // chunks would not go faster. phase_[2] marks the sort's end, phase_[4] and phase_[3] bracket the
-// copies for the report; with a turn on the link they are queued behind the transfer before (on
-// the GPU), or once the sort has finished and the turn is this worker's (on the host).
+// copies for the report; with a turn on the link they are queued once the sort has finished and
+// the turn is this worker's, and the turn is held until they have landed.
 absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchArrays& a,
                                          const SortJob* direct, bool take_turn) {
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-  LinkTurns::Way* way = nullptr;
+  std::optional<absl::MutexLock> turn;
   if (take_turn) {
-    way = &options_.link->way(LinkTurns::Direction::kToHost);
-    // On the host a worker waits for its sort before its turn, so that one still sorting does
-    // not hold the way out from one whose copy is ready.
-    if (!options_.link_turns_on_device) {
-      SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[2].get()),
-                                 absl::StrCat(name_, ": sort"));
-    }
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[2].get()),
+                               absl::StrCat(name_, ": sort"));
+    turn.emplace(&options_.link->turn(LinkTurns::Direction::kToHost));
   }
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[4].get(), compute_.get()), "cudaEventRecord");
   const auto copy_out = [&](const char* src, LaunchArrays::Slot slot, const OutputBytes* preset,
                             size_t width) -> absl::Status {
     if (shape.n * width == 0) return absl::OkStatus();
@@ -389,26 +350,17 @@ absl::Status CudaSortDevice::CopyOutputs(const LaunchShape& shape, const LaunchA
   };
   const SortJob* const j = direct;
   absl::Status s =
-      QueueInTurn(way, LinkTurns::Direction::kToHost, phase_[3].get(),
-                  "sort or device-to-host copy", [&]() -> absl::Status {
-                    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[4].get(), compute_.get()),
-                                               "cudaEventRecord");
-                    absl::Status s = copy_out(a.out_keys, LaunchArrays::kKeys,
-                                              j ? &j->out_keys : nullptr, shape.key_width);
-                    if (s.ok()) {
-                      s = copy_out(a.out_values, LaunchArrays::kValues,
-                                   j ? &j->out_values : nullptr, shape.value_width);
-                    }
-                    if (s.ok()) {
-                      s = copy_out(a.out_indices, LaunchArrays::kIndices,
-                                   j ? &j->out_indices : nullptr, shape.indices ? 4 : 0);
-                    }
-                    if (!s.ok()) return s;
-                    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()),
-                                               "cudaEventRecord");
-                    return absl::OkStatus();
-                  });
+      copy_out(a.out_keys, LaunchArrays::kKeys, j ? &j->out_keys : nullptr, shape.key_width);
+  if (s.ok()) {
+    s = copy_out(a.out_values, LaunchArrays::kValues, j ? &j->out_values : nullptr,
+                 shape.value_width);
+  }
+  if (s.ok()) {
+    s = copy_out(a.out_indices, LaunchArrays::kIndices, j ? &j->out_indices : nullptr,
+                 shape.indices ? 4 : 0);
+  }
   if (!s.ok()) return s;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[3].get()),
                              absl::StrCat(name_, ": sort or device-to-host copy"));
   return absl::OkStatus();
@@ -478,26 +430,6 @@ absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole)
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::CopyIn(SortJob& job, const LaunchArrays& a, bool direct, bool whole) {
-  const size_t n = job.n, kw = KeyWidth(job.spec.key_type), vw = job.spec.value_width;
-  if (direct) {
-    absl::Status s = DmaIn(job.keys, a.in_keys, whole);
-    if (s.ok() && vw) s = DmaIn(job.values, a.in_values, whole);
-    return s;
-  }
-  // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
-  // their DMAs start before the upload ends, then the values.
-  GrowingInput* const growing = job.growing.get();
-  absl::Status s =
-      StageIn({growing == nullptr ? &job.keys : nullptr, growing, GrowingInput::Part::kKeys},
-              a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
-  if (s.ok() && vw) {
-    s = StageIn({growing == nullptr ? &job.values : nullptr, growing, GrowingInput::Part::kValues},
-                a.staging(LaunchArrays::kValues), a.in_values, n * vw);
-  }
-  return s;
-}
-
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
@@ -523,19 +455,32 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const bool turn_out =
       turns && n * (kw + vw + (spec.return_indices ? 4 : 0)) >= options_.link_turn_min_bytes;
 
-  LinkTurns::Way* const way_in =
-      turn_in ? &options_.link->way(LinkTurns::Direction::kToDevice) : nullptr;
-  s = QueueInTurn(way_in, LinkTurns::Direction::kToDevice, phase_[1].get(), "host-to-device copy",
-                  [&]() -> absl::Status {
-                    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()),
-                                               "cudaEventRecord");
-                    absl::Status s = CopyIn(job, a, direct_in, turn_in);
-                    if (!s.ok()) return s;
-                    SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()),
-                                               "cudaEventRecord");
-                    return absl::OkStatus();
-                  });
+  std::optional<absl::MutexLock> turn;
+  if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
+  if (direct_in) {
+    s = DmaIn(job.keys, a.in_keys, turn_in);
+    if (s.ok() && vw) s = DmaIn(job.values, a.in_values, turn_in);
+  } else {
+    // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
+    // their DMAs start before the upload ends, then the values.
+    GrowingInput* const growing = job.growing.get();
+    s = StageIn({growing == nullptr ? &job.keys : nullptr, growing, GrowingInput::Part::kKeys},
+                a.staging(LaunchArrays::kKeys), a.in_keys, n * kw);
+    if (s.ok() && vw) {
+      s = StageIn(
+          {growing == nullptr ? &job.values : nullptr, growing, GrowingInput::Part::kValues},
+          a.staging(LaunchArrays::kValues), a.in_values, n * vw);
+    }
+  }
   if (!s.ok()) return s;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
+  if (turn_in) {
+    // The turn passes on when the last byte has landed, not when the copies are queued.
+    SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[1].get()),
+                               absl::StrCat(name_, ": host-to-device copy"));
+    turn.reset();
+  }
   SORTD_RETURN_IF_CUDA_ERROR(
       sort(a.temp, &temp_bytes, args, compute_.get()),
       absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));

@@ -12,9 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device_options.h"
 #include "worker/pool/staging_pool.h"
@@ -30,7 +28,6 @@ class CudaSortDevice : public SortDevice {
  public:
   static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(
       const CudaSortDeviceOptions& options);
-  ~CudaSortDevice() override;
 
   std::string name() const override { return name_; }
   size_t max_request_bytes() const override;
@@ -106,9 +103,6 @@ class CudaSortDevice : public SortDevice {
                                   SortJob& job);
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
-  // Queues a lone job's inputs to the device: straight from memory pinned for DMA (`direct`; one
-  // DMA per array when `whole`), or through staging.
-  absl::Status CopyIn(SortJob& job, const LaunchArrays& arrays, bool direct, bool whole);
   absl::Status RunSingle(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
@@ -138,11 +132,6 @@ class CudaSortDevice : public SortDevice {
   absl::Status DmaIn(const ByteSource& src, char* dst, bool whole);
   // The compute stream waits for everything queued on the copy streams so far.
   absl::Status ComputeWaitsForCopies();
-  // Runs `queue`, which queues a transfer on the compute stream ending with `landed`, with this
-  // worker's turn on `way` of the link (null: no turn; see LinkTurns::Way for the two ways a turn
-  // passes). `what` names the transfer in errors.
-  absl::Status QueueInTurn(LinkTurns::Way* way, LinkTurns::Direction direction, cudaEvent_t landed,
-                           absl::string_view what, absl::FunctionRef<absl::Status()> queue);
 
   // Copies src[offset, offset + bytes) to dst, split across the copy threads (the calling thread
   // takes a share too).
@@ -166,9 +155,6 @@ class CudaSortDevice : public SortDevice {
   // Copy in begins, sort begins, sort ends, copy out ends, copy out begins (after the sort's end
   // by the wait for a turn on the link, if any).
   CudaEvent phase_[5];
-  // Recorded after this worker's last transfer in each direction that took a turn on the GPU
-  // (LinkTurns::Way::last_done), by direction.
-  CudaEvent link_done_[2];
 };
 
 }  // namespace sortd

@@ -34,11 +34,6 @@ struct CudaSortDeviceOptions {
   // several clients fill the link better sharing it (docs/benchmarks.md, run J).
   bool link_turns = true;
   size_t link_turn_min_bytes = size_t{32} << 20;
-  // Turns pass on the GPU (LinkTurns::Way): a worker's stream waits for the event of the
-  // transfer queued before its own, so the next copy starts as the last one lands. False: on the
-  // host, the worker waits for its turn and holds it until its copy has landed, and the next
-  // worker is woken then to queue its copy (docs/benchmarks.md has the A/B).
-  bool link_turns_on_device = true;
   // The GPU's link, shared by its workers; the engine factory makes one per GPU when link_turns
   // is set (null: no turns are taken).
   std::shared_ptr<LinkTurns> link;

@@ -8,10 +8,7 @@
 
 #include <cstddef>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-
-struct CUevent_st;  // what a cudaEvent_t points to; this header stays free of CUDA's
 
 namespace sortd {
 
@@ -19,24 +16,11 @@ class LinkTurns {
  public:
   enum class Direction { kToDevice = 0, kToHost = 1 };
 
-  // One direction of the link. Turns are handed over on the host or on the GPU
-  // (CudaSortDeviceOptions::link_turns_on_device):
-  // - on the host, a worker holds `mu` from the first byte of a transfer it queues until the last
-  //   has landed;
-  // - on the GPU, a worker holds `mu` only while it queues its transfer behind `last_done` (its
-  //   stream waits for that event) and records its own event there, so the next transfer starts
-  //   when the GPU sees the last one land, with no host thread woken in between.
-  struct Way {
-    absl::Mutex mu;
-    // The event recorded after the transfer queued last in this direction (null: none yet). It
-    // belongs to the worker that queued it, which clears it here before destroying it.
-    CUevent_st* last_done ABSL_GUARDED_BY(mu) = nullptr;
-  };
-
-  Way& way(Direction direction) { return ways_[static_cast<int>(direction)]; }
+  // Held by a worker from the first byte of a transfer it queues until the last has landed.
+  absl::Mutex& turn(Direction direction) { return turns_[static_cast<int>(direction)]; }
 
  private:
-  Way ways_[2];
+  absl::Mutex turns_[2];
 };
 
 }  // namespace sortd

@@ -160,8 +160,7 @@ void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t
   }
   {
     absl::MutexLock lock(&state->mu);  // not shared yet; the lock is for the analysis
-    state->window =
-        std::max<size_t>(window, 1) * static_cast<size_t>(std::max(options_.tasks_per_worker, 1));
+    state->window = std::max<size_t>(window, 1);
     state->report.algorithm = spec.algorithm;
   }
   state->job = std::move(job);

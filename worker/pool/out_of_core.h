@@ -59,10 +59,6 @@ struct OutOfCoreOptions {
   // and all still finish together. Costs W - 1 more runs and as many more blocks. Off: on an H200
   // with two workers it did not pay (docs/benchmarks.md, run G: 4 ms more in the server for 1 GiB).
   bool stagger = false;
-  // Runs or blocks of one sort handed to the devices at a time, per worker that can take one: at
-  // 1 a worker that finishes one waits for the sort's next to be made and queued; at 2 it finds it
-  // already queued (docs/benchmarks.md has the A/B).
-  int tasks_per_worker = 1;
 };
 
 // Where the tasks of an out-of-core sort of n keys start: task t, run t and then block t of the

@@ -381,12 +381,9 @@ absl::Status StreamSort(client::SortClient& client, const SortSpec& spec, const 
 
 // Arrays larger than every worker's device pool sort on the GPU anyway, in runs merged on the GPU
 // or the host (worker/pool/out_of_core.h), through SortKeys and through SortStream; every result
-// is checked. The link's turns pass on the GPU with two tasks queued per worker, then on the host
-// with one.
+// is checked.
 // A 64 MiB device pool takes requests of at most 16 MiB, so each array is about four runs.
-class OutOfCoreGpuTest : public ::testing::TestWithParam<bool> {};
-
-TEST_P(OutOfCoreGpuTest, ArraysSortOnTheGpuInRunsThroughBothRpcs) {
+TEST(GpuPoolTest, OutOfCoreArraysSortOnTheGpuInRunsThroughBothRpcs) {
   GpuPoolOptions gpu;
   gpu.device.device_pool_bytes = size_t{64} << 20;
   gpu.device.pinned_pool_bytes = size_t{64} << 20;
@@ -395,8 +392,6 @@ TEST_P(OutOfCoreGpuTest, ArraysSortOnTheGpuInRunsThroughBothRpcs) {
   // The runs and blocks (up to 16 MiB) take the link's directions in turn (LinkTurns) over the
   // GPU's four workers, as larger ones do by default.
   gpu.device.link_turn_min_bytes = size_t{1} << 20;
-  gpu.device.link_turns_on_device = GetParam();
-  gpu.out_of_core.tasks_per_worker = GetParam() ? 2 : 1;
   GpuServer s = StartGpuServer(gpu);
   auto client = client::SortClient::Create(s.target);
   ASSERT_TRUE(client.ok());
@@ -444,11 +439,6 @@ TEST_P(OutOfCoreGpuTest, ArraysSortOnTheGpuInRunsThroughBothRpcs) {
         {response.keys(), response.values(), response.indices()}, c.stable));
   }
 }
-
-INSTANTIATE_TEST_SUITE_P(LinkTurns, OutOfCoreGpuTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "OnTheGpu" : "OnTheHost";
-                         });
 
 // SortStream hands the array to the GPU worker at its first chunk (the lead set to infinity), so
 // the worker copies chunks to the device while later ones arrive; a client slower than the

@@ -264,28 +264,6 @@ TEST(OutOfCoreSorterTest, RunsAndThenBlocksTakeTheLayoutsSizes) {
   }
 }
 
-// Each worker of the window gets tasks_per_worker runs (then blocks) at a time, so a worker that
-// finishes one finds the next already queued; the layout is the window's workers' either way.
-TEST(OutOfCoreSorterTest, TasksPerWorkerWidensTheWindowNotTheLayout) {
-  for (int tasks_per_worker : {1, 3}) {
-    SCOPED_TRACE(::testing::Message() << "tasks per worker " << tasks_per_worker);
-    OutOfCoreOptions options;
-    options.tasks_per_worker = tasks_per_worker;
-    HandSorter hand(options);
-    auto& [device, sorter] = hand;
-    device.set_capacity(100);
-    SortSpec spec;
-    spec.key_type = KeyType::kInt32;
-    spec.value_width = 8;
-    BigJob run;
-    sorter.Sort(run.Make(spec, 9001, Distribution::kRandom, 5), 1000, /*window=*/2);
-    EXPECT_EQ(device.held(), static_cast<size_t>(2 * tasks_per_worker));
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2 * 10);
-    EXPECT_TRUE(run.Sorted());
-    sorter.Wait();
-  }
-}
-
 // With pinned scratch, the runs write into it and the blocks read from it as memory pinned for
 // DMA (a GPU moves them with no host copy); a job whose runs do not fit what is free uses the
 // heap. Both sort right.
