@@ -44,7 +44,7 @@ void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t o
                                                 {absl::string_view(out_keys).substr(offset),
                                                  absl::string_view(out_values).substr(offset),
                                                  absl::string_view(out_indices).substr(offset)},
-                                                /*require_stable=*/true));
+                                                /*require_stable=*/stable));
         }
       }
     }

@@ -46,8 +46,10 @@ class CpuSorter {
   CpuSorter(const CpuSorter&) = delete;  // owns scratch and vqsort state
   CpuSorter& operator=(const CpuSorter&) = delete;
 
-  // The result is always stable (equal keys keep input order), whatever spec.stable says: keys
-  // alone are indistinguishable when equal, and keys with a payload sort with their position.
+  // The result is stable (equal keys keep input order) when spec.stable says so, and also
+  // otherwise, but for 32-bit keys with 4-byte values and no indices, whose equal keys may come
+  // out in any order (their values ride in the words instead of their positions): keys alone are
+  // indistinguishable when equal, and keys with another payload sort with their position.
   // Requires in.n < kMaxCpuSortKeys; output arrays must not overlap the input.
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 

@@ -4,7 +4,8 @@
 // in the requested order with equal keys in input order (in both directions), and each word names
 // its key's input position: the permutation comes for free. A 64-bit key whose range leaves no
 // room for the position keeps only its top bits (TruncatedCodec), and keys tied on them are put in
-// order after the sort.
+// order after the sort. A 32-bit key whose sort needs no position carries its 4-byte value there
+// instead (KeyValueCodec).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +36,7 @@ template <typename Bits, typename Word, bool kIndex>
 struct PackedCodec {
   static constexpr bool kWithIndex = kIndex;
   static constexpr bool kTies = false;
+  static constexpr bool kValueInWord = false;
   Bits mask;
   Bits lo;         // no larger than any masked key
   int index_bits;  // 0 without the index
@@ -54,6 +56,26 @@ struct PackedCodec {
   }
 };
 
+// A 32-bit key above its 4-byte value in one 64-bit word, for a sort that need not be stable and
+// returns no indices: keys tied in the word's top half come out ordered by value, which an unstable
+// sort allows, and each value comes back with its key, so none is read back from the input by
+// position (a random read per key once the values outgrow the caches).
+template <typename Bits>
+struct KeyValueCodec {
+  static_assert(sizeof(Bits) == 4, "a 32-bit key and a 4-byte value share the word");
+  static constexpr bool kWithIndex = false;
+  static constexpr bool kTies = false;
+  static constexpr bool kValueInWord = true;
+  Bits mask;
+  const unsigned char* values;  // the input's, 4 bytes each
+
+  uint64_t Encode(Bits ordered, size_t i) const {
+    return (static_cast<uint64_t>(ordered ^ mask) << 32) | LoadUnaligned<uint32_t>(values + i * 4);
+  }
+  Bits KeyOf(uint64_t w) const { return static_cast<Bits>(w >> 32) ^ mask; }
+  static uint32_t ValueOf(uint64_t w) { return static_cast<uint32_t>(w); }
+};
+
 // 64-bit keys whose range leaves too little room for the position, sorted as 64-bit words anyway
 // (vqsort sorts them 3-4x faster than 128-bit words holding the whole key): the word holds the
 // top (word width - index_bits) bits of the key's offset from `lo` above the position, in a word of
@@ -64,6 +86,7 @@ struct PackedCodec {
 struct TruncatedCodec {
   static constexpr bool kWithIndex = true;
   static constexpr bool kTies = true;
+  static constexpr bool kValueInWord = false;
   uint64_t mask;
   uint64_t lo;     // no larger than any masked key
   int index_bits;  // at most 32 (n <= 2^32)
