@@ -261,35 +261,43 @@ SORTD_VECTORIZE void DecodeKeysAndValues(const Codec codec, const uint64_t* word
   }
 }
 
+// Writes the keys, indices and values of sorted words that hold positions [begin, end) to the
+// output.
+template <typename Key, typename Word, typename Codec>
+void DecodePositionWords(const SortSpec& spec, const Codec& codec, const Word* words,
+                         const SortInput& in, const SortOutput& out, size_t begin, size_t end) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  auto* key_out = static_cast<unsigned char*>(out.keys);
+  auto* idx_out = static_cast<unsigned char*>(out.indices);
+  if constexpr (Codec::kTies) {
+    // The words hold positions, not whole keys: keys are gathered from the input like values.
+    GatherValues<Bits>(codec, words, static_cast<const unsigned char*>(in.keys), key_out, begin,
+                       end);
+    if (spec.return_indices) {
+      DecodeKeys<Key, Word, Codec, false, true>(codec, words, key_out, idx_out, begin, end);
+    }
+  } else if (spec.return_indices) {
+    DecodeKeys<Key, Word, Codec, true, true>(codec, words, key_out, idx_out, begin, end);
+  } else {
+    DecodeKeys<Key, Word, Codec, true, false>(codec, words, key_out, idx_out, begin, end);
+  }
+  if constexpr (Codec::kWithIndex) {
+    const auto* val_in = static_cast<const unsigned char*>(in.values);
+    auto* val_out = static_cast<unsigned char*>(out.values);
+    if (spec.value_width == 4) GatherValues<uint32_t>(codec, words, val_in, val_out, begin, end);
+    if (spec.value_width == 8) GatherValues<uint64_t>(codec, words, val_in, val_out, begin, end);
+  }
+}
+
 // Writes the keys, values and indices of sorted words [begin, end) to the output.
 template <typename Key, typename Word, typename Codec>
 void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
                  const SortOutput& out, size_t begin, size_t end) {
-  using Bits = typename KeyTraits<Key>::Bits;
-  auto* key_out = static_cast<unsigned char*>(out.keys);
-  auto* idx_out = static_cast<unsigned char*>(out.indices);
   if constexpr (Codec::kValueInWord) {
-    DecodeKeysAndValues<Key>(codec, words, key_out, static_cast<unsigned char*>(out.values), begin,
-                             end);
+    DecodeKeysAndValues<Key>(codec, words, static_cast<unsigned char*>(out.keys),
+                             static_cast<unsigned char*>(out.values), begin, end);
   } else {
-    if constexpr (Codec::kTies) {
-      // The words hold positions, not whole keys: keys are gathered from the input like values.
-      GatherValues<Bits>(codec, words, static_cast<const unsigned char*>(in.keys), key_out, begin,
-                         end);
-      if (spec.return_indices) {
-        DecodeKeys<Key, Word, Codec, false, true>(codec, words, key_out, idx_out, begin, end);
-      }
-    } else if (spec.return_indices) {
-      DecodeKeys<Key, Word, Codec, true, true>(codec, words, key_out, idx_out, begin, end);
-    } else {
-      DecodeKeys<Key, Word, Codec, true, false>(codec, words, key_out, idx_out, begin, end);
-    }
-    if constexpr (Codec::kWithIndex) {
-      const auto* val_in = static_cast<const unsigned char*>(in.values);
-      auto* val_out = static_cast<unsigned char*>(out.values);
-      if (spec.value_width == 4) GatherValues<uint32_t>(codec, words, val_in, val_out, begin, end);
-      if (spec.value_width == 8) GatherValues<uint64_t>(codec, words, val_in, val_out, begin, end);
-    }
+    DecodePositionWords<Key>(spec, codec, words, in, out, begin, end);
   }
 }
 
