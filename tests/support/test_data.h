@@ -10,6 +10,20 @@
 
 namespace sortd::testing {
 
+// Whether this build runs under ThreadSanitizer, which makes every instrumented memory access of a
+// multi-threaded sort many times slower; tests that only need the parallel path taken size for it.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitizer = true;
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+
 enum class Distribution {
   kRandom,  // uniform random bits (floats include NaNs, infinities, denormals)
   kAllEqual,
