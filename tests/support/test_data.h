@@ -10,18 +10,19 @@
 
 namespace sortd::testing {
 
-// Whether this build runs under ThreadSanitizer, which makes every instrumented memory access of a
-// multi-threaded sort many times slower; tests that only need the parallel path taken size for it.
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitizer = true;
+// Whether this build runs under ThreadSanitizer or AddressSanitizer, which make every instrumented
+// memory access of a sort several times slower: tests that need only take a path (the parallel one,
+// say) size for it, and the plain build runs their full sizes.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool kThreadSanitizer = true;
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
 #else
-inline constexpr bool kThreadSanitizer = false;
+inline constexpr bool kSanitized = false;
 #endif
 #else
-inline constexpr bool kThreadSanitizer = false;
+inline constexpr bool kSanitized = false;
 #endif
 
 enum class Distribution {

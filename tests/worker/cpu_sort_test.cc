@@ -81,10 +81,10 @@ INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                                             ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
                                             ::testing::Values(false)),
                          CaseName);
-// 2^20 + 1 runs on four threads (the parallel path); under ThreadSanitizer, which looks for races
-// between those threads rather than for wrong orders, 2^18 + 1 (still past the cut-over) keeps
+// 2^20 + 1 runs on four threads (the parallel path); under the sanitizers, which look for races and
+// memory errors on that path rather than for wrong orders, 2^18 + 1 (still past the cut-over) keeps
 // these 60 cases to a few minutes on two cores ...
-constexpr size_t kLargeSize = (size_t{1} << (testing::kThreadSanitizer ? 18 : 20)) + 1;
+constexpr size_t kLargeSize = (size_t{1} << (testing::kSanitized ? 18 : 20)) + 1;
 INSTANTIATE_TEST_SUITE_P(Large, CpuSortTest,
                          ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
                                             ::testing::ValuesIn(testing::kAllDistributions),
