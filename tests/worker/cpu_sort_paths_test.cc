@@ -16,6 +16,7 @@
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_sort.h"
+#include "worker/cpu/radix_words.h"
 
 namespace sortd {
 namespace {
@@ -227,6 +228,30 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
     CheckAll(sorter_, type, keys, /*offset=*/1);
     CheckAll(sorter_, type, keys, /*offset=*/4);
   }
+}
+
+// 32-bit keys with a payload sort their words by radix from RadixWordsPolicy::kMinWords to
+// kMaxWords keys (where vqsort does not sort them as doubles: the AVX2 path of ForEachSortPath), by
+// vqsort on either side: both cut-overs, on keys whose digits all vary, on keys that share their
+// high digits (those passes skipped) and on keys with few values (long runs of ties, stable or
+// not).
+TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
+  if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
+  const uint64_t seed = testing::TestSeed();
+  ForEachSortPath([&] {
+    for (size_t n : {RadixWordsPolicy::kMinWords - 1, RadixWordsPolicy::kMinWords,
+                     RadixWordsPolicy::kMaxWords, RadixWordsPolicy::kMaxWords + 1}) {
+      for (KeyType type : {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32}) {
+        for (testing::Distribution dist :
+             {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
+              testing::Distribution::kFewUnique}) {
+          SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
+                                            << " dist=" << testing::DistributionName(dist));
+          CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));
+        }
+      }
+    }
+  });
 }
 
 // 1024 keys need 10 index bits: a 64-bit key range of 22 bits packs into 32-bit words, 23 bits

@@ -81,6 +81,15 @@ INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                                             ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
                                             ::testing::Values(false)),
                          CaseName);
+// 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys, where vqsort
+// does not sort their words as doubles (worker/cpu/radix_words.h): every shape of data there.
+INSTANTIATE_TEST_SUITE_P(InCacheRadix, CpuSortTest,
+                         ::testing::Combine(::testing::Values(KeyType::kUint32, KeyType::kInt32,
+                                                              KeyType::kFloat32),
+                                            ::testing::ValuesIn(testing::kAllDistributions),
+                                            ::testing::Values<size_t>((1 << 11) + 1, (1 << 16) - 1),
+                                            ::testing::Values(false)),
+                         CaseName);
 // 2^20 + 1 runs on four threads (the parallel path); under the sanitizers, which look for races and
 // memory errors on that path rather than for wrong orders, 2^18 + 1 (still past the cut-over) keeps
 // these 60 cases to a few minutes on two cores ...

@@ -1,7 +1,8 @@
 // The CPU engine's sort: Highway's vectorized quicksort (vqsort, dispatched at run time to the best
 // instruction set of the machine) over order-preserving key bits (kernels/util/key_traits.h), so it
 // follows the API's total order for floats. Keys that carry values or indices are packed with their
-// input position into one word, which makes the result stable and gives the permutation. Large
+// input position into one word, which makes the result stable and gives the permutation (where
+// the words of 32-bit keys fit the caches, a stable radix sort by the key sorts them). Large
 // arrays are partitioned by their top bits across a thread pool, then each bucket is sorted alone.
 // It is the engine behind RunJobOnCpu, the GPU pool's CPU fallback and the CPU stand-in devices.
 #pragma once
@@ -54,8 +55,9 @@ class CpuSorter {
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
   // Most heap bytes Sort takes beside its output for n keys of `spec`: the words that keys with
-  // values or indices sort as. Keys alone sort in their output array, which costs nothing when
-  // it is aligned for them (the engine's own outputs are) and one array of keys otherwise.
+  // values or indices sort as (twice, for the radix sort of 32-bit keys' words). Keys alone sort in
+  // their output array, which costs nothing when it is aligned for them (the engine's own outputs
+  // are) and one array of keys otherwise.
   static size_t ScratchBytes(const SortSpec& spec, size_t n);
 
   // Scratch bytes held now.

@@ -1,0 +1,70 @@
+// The CPU sorter's in-cache radix sort of 64-bit words by a 32-bit field, against std::stable_sort
+// by that field: stability, the field's place in the word, bits outside it, skipped digits.
+#include "worker/cpu/radix_words.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/test_data.h"
+
+namespace sortd {
+namespace {
+
+// Sorts `words` by bits [shift, shift + 32) with RadixSortWordsByField and checks the result is
+// std::stable_sort's, and that it lies in one of the two buffers it was given.
+void CheckAgainstStableSort(std::vector<uint64_t> words, int shift) {
+  const auto field = [shift](uint64_t w) { return static_cast<uint32_t>(w >> shift); };
+  std::vector<uint64_t> expected = words;
+  std::stable_sort(expected.begin(), expected.end(),
+                   [&](uint64_t a, uint64_t b) { return field(a) < field(b); });
+  std::vector<uint64_t> tmp(words.size(), 0xDEADBEEFDEADBEEF);
+  const uint64_t* sorted = RadixSortWordsByField(words.data(), tmp.data(), words.size(), shift);
+  ASSERT_TRUE(sorted == words.data() || sorted == tmp.data());
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), sorted));
+}
+
+// Words of a random field above a payload: the position (so equal fields must keep input order),
+// or random bits; with the field below bit 32, random bits above it too, which must not count.
+std::vector<uint64_t> MakeWords(size_t n, int shift, uint32_t field_mask, std::mt19937_64& rng) {
+  std::vector<uint64_t> words(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t field = static_cast<uint32_t>(rng()) & field_mask;
+    const uint64_t above = shift < 32 ? (rng() >> (shift + 32)) << (shift + 32) : 0;
+    words[i] = above | (field << shift) | (i & ((uint64_t{1} << shift) - 1));
+  }
+  return words;
+}
+
+TEST(RadixWordsTest, SortsStablyByTheFieldAlone) {
+  const uint64_t seed = testing::TestSeed();
+  std::mt19937_64 rng(seed);
+  for (int shift : {32, 17, 11, 0}) {
+    for (size_t n :
+         {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{2047}, size_t{2048}, size_t{65536}}) {
+      SCOPED_TRACE(::testing::Message() << "shift=" << shift << " n=" << n);
+      CheckAgainstStableSort(MakeWords(n, shift, ~0u, rng), shift);
+      CheckAgainstStableSort(MakeWords(n, shift, 7u, rng), shift);  // long runs of equal fields
+    }
+  }
+}
+
+// Digits on which every word agrees are skipped, which changes which buffer holds the result: one,
+// two and three varying digits, each alone, and none.
+TEST(RadixWordsTest, SkipsDigitsEveryWordShares) {
+  const uint64_t seed = testing::TestSeed();
+  std::mt19937_64 rng(seed);
+  constexpr int kBits = RadixWordsPolicy::kDigitBits;
+  const uint32_t digit = (uint32_t{1} << kBits) - 1;
+  for (uint32_t mask : {0u, digit, digit << kBits, ~0u << (2 * kBits), digit | (digit << kBits),
+                        digit | (~0u << (2 * kBits)), ~0u}) {
+    SCOPED_TRACE(::testing::Message() << "varying field bits " << std::hex << mask);
+    std::vector<uint64_t> words = MakeWords(5000, 32, mask, rng);
+    for (uint64_t& w : words) w |= uint64_t{0x12345678 & ~mask} << 32;  // the shared digits
+    CheckAgainstStableSort(words, 32);
+  }
+}
+
+}  // namespace
+}  // namespace sortd
