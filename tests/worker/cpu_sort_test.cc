@@ -81,8 +81,9 @@ INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                                             ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
                                             ::testing::Values(false)),
                          CaseName);
-// 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys, where vqsort
-// does not sort their words as doubles (worker/cpu/radix_words.h): every shape of data there.
+// 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys on CPUs without
+// AVX-512 (worker/cpu/radix_words.h), such as CI's: every shape of data there. With AVX-512 these
+// sort their words with vqsort, and cpu_sort_paths_test forces the radix path at both cut-overs.
 INSTANTIATE_TEST_SUITE_P(InCacheRadix, CpuSortTest,
                          ::testing::Combine(::testing::Values(KeyType::kUint32, KeyType::kInt32,
                                                               KeyType::kFloat32),
@@ -141,6 +142,30 @@ TEST(CpuSortScratch, ReusesScratchAcrossCalls) {
   EXPECT_GT(after_first, 0u);
   RunSort(sorter, spec, keys.substr(0, 8 * 100), values.substr(0, 8 * 100));
   EXPECT_EQ(sorter.scratch_bytes(), after_first);
+}
+
+// ScratchBytes bounds what a sort holds: one array of 8-byte words, two where 32-bit keys' words
+// may sort by radix (whether they do depends on the CPU), and nothing for keys alone in an aligned
+// output.
+TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
+  constexpr size_t kLow = size_t{1} << 11, kHigh = size_t{1} << 16;
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
+    for (size_t n : {kLow - 1, kLow, kHigh, kHigh + 1}) {
+      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " n=" << n);
+      for (uint32_t vw : {0u, 4u, 8u}) {
+        const SortSpec spec{type, vw, false, false, vw == 0, Algorithm::kCpu};
+        const bool radix = KeyWidth(type) == 4 && n >= kLow && n <= kHigh;
+        EXPECT_EQ(CpuSorter::ScratchBytes(spec, n), (radix ? 2 : 1) * n * 8);
+        CpuSorter sorter;
+        const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, n);
+        RunSort(sorter, spec, keys, vw ? testing::MakeValues(vw, n) : std::string());
+        EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, n));
+      }
+    }
+  }
+  EXPECT_EQ(
+      CpuSorter::ScratchBytes({KeyType::kUint32, 0, false, true, false, Algorithm::kCpu}, kLow),
+      0u);
 }
 
 }  // namespace

@@ -53,10 +53,7 @@ bool ValueRidesInWord(const SortSpec& spec, size_t n) {
 // where they and their copy fit the caches, and where vqsort does not sort them as doubles
 // (AVX-512), which it does faster than as integers; the radix sort is measured against the integer
 // sort only.
-bool RadixSortPays(size_t n) {
-  return n >= RadixWordsPolicy::kMinWords && n <= RadixWordsPolicy::kMaxWords &&
-         !VqSortFloatsPays();
-}
+bool RadixSortPays(size_t n) { return RadixWordsPolicy::Covers(n) && !VqSortFloatsPays(); }
 
 int TasksFor(size_t n, ThreadPool* pool) {
   if (pool == nullptr || n < CpuSortPolicy::kParallelMinKeys) return 1;
@@ -333,8 +330,7 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them (whether it runs depends on
   // the CPU; the bound does not).
-  const bool radix = KeyWidth(spec.key_type) == 4 && n >= RadixWordsPolicy::kMinWords &&
-                     n <= RadixWordsPolicy::kMaxWords;
+  const bool radix = KeyWidth(spec.key_type) == 4 && RadixWordsPolicy::Covers(n);
   return (radix ? 2 : 1) * n * sizeof(uint64_t);
 }
 

@@ -57,7 +57,8 @@ struct PackedCodec {
 };
 
 // A 32-bit key above its 4-byte value in one 64-bit word, for a sort that need not be stable and
-// returns no indices: keys tied in the word's top half come out ordered by value, which an unstable
+// returns no indices: keys tied in the word's top half come out ordered by value, or in input order
+// where a radix sort of the key alone sorts the words (worker/cpu/radix_words.h), as an unstable
 // sort allows, and each value comes back with its key, so none is read back from the input by
 // position (a random read per key once the values outgrow the caches).
 template <typename Bits>
