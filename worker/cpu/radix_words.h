@@ -12,7 +12,7 @@
 namespace sortd {
 
 struct RadixWordsPolicy {
-  // Three passes of 11 bits: four of 8 bits ran at 0.5-0.7x their rate from 2^12 to 2^16 words.
+  // Three passes of 11 bits: four of 8 bits ran at 0.5-0.8x their rate from 2^12 to 2^16 words.
   static constexpr int kDigitBits = 11;
   static constexpr int kDigits = (32 + kDigitBits - 1) / kDigitBits;
   // Sizes where it beat vqsort on the words (AMD EPYC, AVX2, random keys with positions: 1.04x at
