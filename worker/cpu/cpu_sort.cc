@@ -88,6 +88,9 @@ template <typename Word>
 void SortWordsAscending(const hwy::Sorter& sorter, Word* words, size_t n, int word_bits) {
   if constexpr (sizeof(Word) == 8) {
     if (word_bits <= kWordBitsSortableAsDoubles && VqSortWordsAsDoubles(words, n)) return;
+    // Words below 2^63 order alike as signed integers, which vqsort sorts 1.1-1.25x faster where
+    // vectors lack unsigned 64-bit compares and min/max (AVX2), and as fast elsewhere.
+    if (word_bits < 64) return VqSort(sorter, reinterpret_cast<int64_t*>(words), n);
   }
   VqSort(sorter, words, n);
 }
