@@ -3,9 +3,11 @@
 # sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
 # random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
 # checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
-#   bash .gpu22/run.sh [all|tests|bench|ncu|final] [extra radix_bench args...]
+#   bash .gpu22/run.sh [all|tests|bench|ncu|final|check] [extra radix_bench args...]
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
 #         + sanitizers + tests, in that order, for the record.
+# check = radix_bench (no study, no network_bench) + sanitizers + tests: a radix change's run.
+# SAN_TOOLS (default "memcheck racecheck"; empty: none), T_BENCH, T_SAN, T_TESTS, GTEST_FILTER, SAN_FILTER.
 #
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
 #   /work/shared/tools/gpu-bundle B build22/tests/gpu_tests build22/bench/radix_bench \
@@ -31,13 +33,15 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
   --format=csv -lms 200 >>"$out/nvidia-smi.txt" 2>&1 &
 sampler=$!
-if [[ $mode == all || $mode == bench || $mode == final ]]; then
+if [[ $mode == all || $mode == bench || $mode == final || $mode == check ]]; then
   echo "== radix_bench"
   study=(--study)
-  [[ $mode == final ]] && study=()
+  [[ $mode == final || $mode == check ]] && study=()
   timeout "${T_BENCH:-200}" radix_bench "${study[@]}" --dist all "$@" >"$out/radix_bench.log" 2>&1
   echo "radix_bench rc=$?"
   sed -n '/^### /,$p' "$out/radix_bench.log"
+fi
+if [[ $mode == all || $mode == bench || $mode == final ]]; then
   echo "== network_bench --batch_only"
   timeout "${T_NET:-120}" network_bench --batch_only >"$out/network_bench.log" 2>&1
   echo "network_bench rc=$?"
@@ -65,8 +69,8 @@ if [[ $mode == final ]]; then
   echo "ncu oem rc=$?"
   grep -E "$ncu_lines" "$out/ncu_oem.log" | head -120
 fi
-if [[ $mode == all || $mode == tests || $mode == final ]]; then
-  for tool in memcheck racecheck; do
+if [[ $mode == all || $mode == tests || $mode == final || $mode == check ]]; then
+  for tool in ${SAN_TOOLS-memcheck racecheck}; do
     echo "== compute-sanitizer --tool $tool"
     timeout "${T_SAN:-100}" compute-sanitizer --tool "$tool" --error-exitcode 3 gpu_tests \
       --gtest_filter="${SAN_FILTER:-GpuSort/GpuSortTest.Sanitize/radix:SegmentedSortSanitizerTest.*}" \

@@ -34,6 +34,7 @@ struct SweepPolicy {
   template <int kValueBytes>
   using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kVariant == 1>;
   using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
+  static constexpr bool kNarrowKeys = radix::RadixPolicy<kKeyBytes>::kNarrowKeys;
   static constexpr size_t kSmallInputKeys = 0;
 };
 

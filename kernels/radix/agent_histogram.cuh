@@ -10,7 +10,9 @@
 
 namespace sortd::kernels::radix {
 
-template <typename Key, typename Policy>
+// kNarrowKeys: 64-bit keys whose active passes fit one 32-bit window are narrowed between their
+// first and last active pass (KeyWindow in radix_common.cuh).
+template <typename Key, typename Policy, bool kNarrowKeys>
 struct AgentHistogram {
   using Bits = typename KeyTraits<Key>::Bits;
   static constexpr int kPasses = sizeof(Bits) * 8 / kRadixBits;
@@ -23,6 +25,7 @@ struct AgentHistogram {
     uint32_t counts[kPasses][kRadixDigits];
     typename Scan::TempStorage scan;
     uint8_t active[kPasses];
+    uint8_t fixed_digit[kPasses];  // of a pass that is not active: every key's digit
     bool is_last;
   };
 
@@ -87,15 +90,36 @@ struct AgentHistogram {
         sc.bases[static_cast<size_t>(p) * (sc.portions + 1) * kRadixDigits + threadIdx.x] =
             exclusive;
       }
+      if (threadIdx.x < kRadixDigits && c == b.n)
+        s.fixed_digit[p] = static_cast<uint8_t>(threadIdx.x);
       const bool one_digit = __syncthreads_or(threadIdx.x < kRadixDigits && c == b.n);
       if (threadIdx.x == 0) s.active[p] = !one_digit;
     }
     if (threadIdx.x != 0) return;
-    int active = 0;
-    for (int p = 0; p < kPasses; ++p) active += s.active[p];
+    int active = 0, lowest = kPasses, highest = -1;
+    for (int p = 0; p < kPasses; ++p) {
+      active += s.active[p];
+      if (s.active[p]) {
+        lowest = min(lowest, p);
+        highest = p;
+      }
+    }
     if (active == 0) {  // all keys equal: one pass still moves them (and values) to the output
       s.active[kPasses - 1] = 1;
       active = 1;
+    }
+    // A narrowed key costs its first and last pass 4 of 16 bytes per key, the passes between half.
+    constexpr int kWindowPasses = 32 / kRadixBits;
+    const bool narrow =
+        kNarrowKeys && sizeof(Bits) == 8 && active >= 2 && highest - lowest < kWindowPasses;
+    if (narrow) {
+      const int window_low = min(lowest, kPasses - kWindowPasses);
+      uint64_t fixed = 0;
+      for (int p = 0; p < kPasses; ++p) {
+        if (p < window_low || p >= window_low + kWindowPasses)
+          fixed |= static_cast<uint64_t>(s.fixed_digit[p]) << (p * kRadixBits);
+      }
+      *sc.window = KeyWindow{fixed, static_cast<uint32_t>(window_low * kRadixBits)};
     }
     uint8_t src = kSelInput;
     for (int p = 0, i = 0; p < kPasses; ++p) {
@@ -106,6 +130,8 @@ struct AgentHistogram {
         plan.last = i == active - 1;
         plan.src = src;
         plan.dst = (active - 1 - i) % 2 == 0 ? kSelOut : kSelAlt;
+        plan.narrow_src = narrow && i != 0;
+        plan.narrow_dst = narrow && i != active - 1;
         src = plan.dst;
         ++i;
       }

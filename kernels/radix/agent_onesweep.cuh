@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/block/block_digit_lookback.cuh"
 #include "kernels/block/block_radix_rank.cuh"
@@ -15,9 +16,13 @@ namespace sortd::kernels::radix {
 
 // Offset: uint32_t whenever n < 2^32. 64-bit scatter offsets cost the scatter loop enough
 // registers to spill at 24 items per thread (ptxas, sm_90), so they are kept for huge inputs.
-template <typename Key, int kValueBytes, typename Offset, typename Policy>
+// kNarrowKeys: 64-bit keys may be narrowed to a 32-bit window between passes (KeyWindow); a pass
+// that reads or writes narrowed keys ranks and exchanges them as 32-bit words.
+template <typename Key, int kValueBytes, typename Offset, typename Policy, bool kNarrowKeys = false>
 struct AgentOnesweep {
   using Bits = typename KeyTraits<Key>::Bits;
+  using Narrow = uint32_t;
+  static constexpr bool kNarrows = kNarrowKeys && sizeof(Bits) == 8;
   using Value = typename ValueOf<kValueBytes>::Type;
   static constexpr int kThreads = Policy::kBlockThreads;
   static constexpr int kItems = Policy::kItemsPerThread;
@@ -30,6 +35,7 @@ struct AgentOnesweep {
     typename Rank::TempStorage rank;
     union {
       Bits keys[kTile];
+      Narrow narrow_keys[kTile];
       Value values[kTile];
     } exchange;
     typename Scan::TempStorage scan;
@@ -37,6 +43,15 @@ struct AgentOnesweep {
                                         // 2^bits)
     uint32_t tile;
   };
+
+  template <typename W>
+  __device__ static W* Exchange(TempStorage& s) {
+    if constexpr (std::is_same_v<W, Bits>) {
+      return s.exchange.keys;
+    } else {
+      return s.exchange.narrow_keys;
+    }
+  }
 
   template <typename T>
   __device__ static T* Select(uint8_t sel, const void* in, void* alt, void* out) {
@@ -64,8 +79,23 @@ struct AgentOnesweep {
     // The next pass's status array was last used by the previous pass, which has finished.
     if (threadIdx.x < kRadixDigits)
       status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
+    if constexpr (kNarrows) {
+      if (plan.narrow_src || plan.narrow_dst) {
+        return RunTile<Narrow>(s, b, sc, plan, pass, portion, tile, *sc.window, status);
+      }
+    }
+    RunTile<Bits>(s, b, sc, plan, pass, portion, tile, KeyWindow{}, status);
+  }
 
-    const int shift = pass * kRadixBits;
+  // W: the key as ranked and exchanged, Bits or (narrowed) Narrow. A narrowed key is the ordered,
+  // direction-masked key shifted down by window.shift; widening ORs window.fixed_bits back in.
+  template <typename W>
+  __device__ static void RunTile(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc,
+                                 const PassPlan plan, int pass, uint32_t portion, uint32_t tile,
+                                 const KeyWindow window, uint32_t* status) {
+    constexpr bool kNarrowed = !std::is_same_v<W, Bits>;
+    const uint32_t first_tile = portion * sc.portion_tiles;
+    const int shift = pass * kRadixBits - (kNarrowed ? static_cast<int>(window.shift) : 0);
     const Bits mask = static_cast<Bits>(b.mask);
     const size_t tile_start = static_cast<size_t>(tile) * kTile;
     const uint32_t valid = static_cast<uint32_t>(min(static_cast<size_t>(kTile), b.n - tile_start));
@@ -74,20 +104,42 @@ struct AgentOnesweep {
 
     // Load warp-striped; out-of-range slots get all-ones bits, so they rank last (digit 255,
     // after every real key) and land beyond `valid` in the tile.
-    Bits keys[kItems];
-    const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
-    if (valid == kTile) {
+    W keys[kItems];
+    if constexpr (kNarrowed) {
+      if (plan.narrow_src) {
+        const Narrow* src = Select<const Narrow>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) keys[j] = src[seg + j * 32];
+        for (int j = 0; j < kItems; ++j)
+          keys[j] = valid == kTile || seg + j * 32 < b.n ? src[seg + j * 32] : ~W{0};
+      } else {
+        const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+          if (valid == kTile || seg + j * 32 < b.n) {
+            const Bits k = src[seg + j * 32];
+            keys[j] = static_cast<W>((plan.first ? KeyTraits<Key>::ToOrdered(k) ^ mask : k) >>
+                                     window.shift);
+          } else {
+            keys[j] = ~W{0};
+          }
+        }
+      }
     } else {
+      const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
+      if (valid == kTile) {
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) keys[j] = seg + j * 32 < b.n ? src[seg + j * 32] : ~Bits{0};
-    }
-    if (plan.first) {
+        for (int j = 0; j < kItems; ++j) keys[j] = src[seg + j * 32];
+      } else {
 #pragma unroll
-      for (int j = 0; j < kItems; ++j) {
-        if (valid == kTile || seg + j * 32 < b.n)
-          keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
+        for (int j = 0; j < kItems; ++j)
+          keys[j] = seg + j * 32 < b.n ? src[seg + j * 32] : ~Bits{0};
+      }
+      if (plan.first) {
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+          if (valid == kTile || seg + j * 32 < b.n)
+            keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
+        }
       }
     }
 
@@ -107,8 +159,9 @@ struct AgentOnesweep {
     __syncthreads();
     block::PackedRanks<kItems> ranks;
     rank.RankInWarps(digit_of, ranks);
+    W* exchange = Exchange<W>(s);
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) s.exchange.keys[ranks.Get(j)] = keys[j];
+    for (int j = 0; j < kItems; ++j) exchange[ranks.Get(j)] = keys[j];
 
     // Values: loaded while the look-back and the key scatter run (kEarlyValues), or only after
     // the key scatter, when no key is held in registers any more (fewer registers).
@@ -140,18 +193,32 @@ struct AgentOnesweep {
       }
     }
     __syncthreads();
-    Bits* dst = Select<Bits>(plan.dst, b.keys_in, b.keys_alt, b.keys_out);
     uint32_t slot_digits[(kItems + 3) / 4] = {};  // 8-bit digits packed: they outlive the keys
+    const auto scatter_keys = [&](auto* dst, auto key_out) {
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const uint32_t i = threadIdx.x + k * kThreads;
-      if (valid == kTile || i < valid) {
-        const Bits key = s.exchange.keys[i];
-        const uint32_t d = Digit(key, shift);
-        slot_digits[k / 4] |= d << (8 * (k % 4));
-        dst[static_cast<Offset>(s.scatter_base[d] + i)] =
-            plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key;
+      for (int k = 0; k < kItems; ++k) {
+        const uint32_t i = threadIdx.x + k * kThreads;
+        if (valid == kTile || i < valid) {
+          const W key = exchange[i];
+          const uint32_t d = Digit(key, shift);
+          slot_digits[k / 4] |= d << (8 * (k % 4));
+          dst[static_cast<Offset>(s.scatter_base[d] + i)] = key_out(key);
+        }
       }
+    };
+    Bits* dst = Select<Bits>(plan.dst, b.keys_in, b.keys_alt, b.keys_out);
+    if constexpr (kNarrowed) {
+      if (plan.narrow_dst) {
+        scatter_keys(reinterpret_cast<Narrow*>(dst), [](W key) { return key; });
+      } else {
+        scatter_keys(dst, [&](W key) {
+          const Bits wide = static_cast<Bits>(key) << window.shift | window.fixed_bits;
+          return plan.last ? KeyTraits<Key>::FromOrdered(wide ^ mask) : wide;
+        });
+      }
+    } else {
+      scatter_keys(
+          dst, [&](W key) { return plan.last ? KeyTraits<Key>::FromOrdered(key ^ mask) : key; });
     }
     if (kValueBytes == 0) return;
 

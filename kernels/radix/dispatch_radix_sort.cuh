@@ -51,6 +51,7 @@ struct OnesweepLayout {
     scratch.done_blocks = reinterpret_cast<uint32_t*>(take(4));
     control_bytes = offset;
     scratch.plan = reinterpret_cast<PassPlan*>(take(kPasses * sizeof(PassPlan)));
+    scratch.window = reinterpret_cast<KeyWindow*>(take(sizeof(KeyWindow)));
     scratch.bases = reinterpret_cast<uint64_t*>(take(kPasses * (portions + 1) * kRadixDigits * 8));
     scratch.status = reinterpret_cast<uint32_t*>(take(2 * tiles * kRadixDigits * 4));
     keys_alt = take(n * sizeof(Bits));
@@ -84,8 +85,8 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t
       static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
   HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
   SORTD_CUDA_TRY_LAUNCH();
-  constexpr size_t kSmem =
-      sizeof(typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep>::TempStorage);
+  constexpr size_t kSmem = sizeof(
+      typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep, Policy::kNarrowKeys>::TempStorage);
   if (kSmem > 48 * 1024) {
     SORTD_CUDA_TRY(cudaFuncSetAttribute(OnesweepKernel<Key, kValueBytes, Offset, Policy>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));

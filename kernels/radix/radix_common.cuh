@@ -32,6 +32,17 @@ struct PassPlan {
   uint8_t last;   // undoes the transform and writes the caller's output
   uint8_t src;
   uint8_t dst;
+  uint8_t narrow_src;  // reads 32-bit narrowed keys (see KeyWindow)
+  uint8_t narrow_dst;  // writes 32-bit narrowed keys
+};
+
+// Where the active passes of 64-bit keys all fall in one 32-bit window of the ordered bits, the
+// bits outside it are the same in every key: the passes between the first and the last active one
+// then move only the window (a narrowed key), and the last pass puts the fixed bits back. Written
+// by the histogram kernel's last block, read by the passes that narrow or widen.
+struct KeyWindow {
+  uint64_t fixed_bits;  // every key's ordered bits outside the window (zero inside)
+  uint32_t shift;       // the window's lowest bit
 };
 
 // Status word of the decoupled look-back: flag in the top 2 bits, count below.
@@ -60,6 +71,7 @@ struct RadixScratch {
   uint32_t* tile_counters = nullptr;        // [passes][portions], zeroed by the same memset
   uint32_t* done_blocks = nullptr;          // histogram blocks finished, same memset
   PassPlan* plan = nullptr;                 // [passes]
+  KeyWindow* window = nullptr;              // written when a plan narrows keys
   uint64_t* bases = nullptr;                // [passes][portions + 1][256] digit offsets
   uint32_t* status =
       nullptr;  // [2][num_tiles][256]: [0] zeroed by the histogram kernel, [1] by pass 0

@@ -12,7 +12,7 @@ namespace sortd::kernels::radix {
 template <typename Key, typename Policy>
 __global__ void __launch_bounds__(Policy::Histogram::kBlockThreads)
     HistogramKernel(RadixBuffers buffers, RadixScratch scratch) {
-  using Agent = AgentHistogram<Key, typename Policy::Histogram>;
+  using Agent = AgentHistogram<Key, typename Policy::Histogram, Policy::kNarrowKeys>;
   __shared__ typename Agent::TempStorage temp;
   Agent::Run(temp, buffers, scratch);
 }
@@ -22,8 +22,8 @@ template <typename Key, int kValueBytes, typename Offset, typename Policy>
 __global__ void __launch_bounds__(Policy::template Onesweep<kValueBytes>::kBlockThreads,
                                   Policy::template Onesweep<kValueBytes>::kMinBlocks)
     OnesweepKernel(RadixBuffers buffers, RadixScratch scratch, int pass, uint32_t portion) {
-  using Agent =
-      AgentOnesweep<Key, kValueBytes, Offset, typename Policy::template Onesweep<kValueBytes>>;
+  using Agent = AgentOnesweep<Key, kValueBytes, Offset,
+                              typename Policy::template Onesweep<kValueBytes>, Policy::kNarrowKeys>;
   extern __shared__ __align__(16) unsigned char onesweep_smem[];
   Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(onesweep_smem), buffers, scratch, pass,
              portion);

@@ -40,6 +40,7 @@ struct RadixCommonPolicy;
 
 template <>
 struct RadixCommonPolicy<4> {
+  static constexpr bool kNarrowKeys = false;  // 64-bit keys only (KeyWindow)
   // Histogram: a few blocks per SM, each item costs one shared atomic per digit pass.
   using Histogram = TilePolicy<512, 16>;
   static constexpr int kHistogramBlocksPerSm = 2;
@@ -49,6 +50,9 @@ struct RadixCommonPolicy<4> {
 
 template <>
 struct RadixCommonPolicy<8> {
+  // Keys whose active passes fit one 32-bit window move as 32-bit words between their first and
+  // last active pass (radix_common.cuh, KeyWindow).
+  static constexpr bool kNarrowKeys = true;
   using Histogram = TilePolicy<512, 8>;
   static constexpr int kHistogramBlocksPerSm = 2;
   using SingleTile = TilePolicy<256, 8>;

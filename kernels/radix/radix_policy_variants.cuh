@@ -26,4 +26,13 @@ struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
   static constexpr size_t kSmallInputKeys = 0;
 };
 
+// The default schedule with 64-bit keys never narrowed: the A/B for KeyWindow.
+template <int kKeyBytes>
+struct WideKeysPolicy : RadixPolicy<kKeyBytes> {
+  static constexpr bool kNarrowKeys = false;
+  struct SmallInputs : RadixPolicy<kKeyBytes>::SmallInputs {
+    static constexpr bool kNarrowKeys = false;
+  };
+};
+
 }  // namespace sortd::kernels::radix

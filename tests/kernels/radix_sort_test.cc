@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "kernels/device_sort_args.h"
 #include "kernels/library_sort.h"
 #include "kernels/radix_sort.h"
+#include "kernels/util/key_traits.h"
 #include "tests/kernels/radix_sort_variants.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
@@ -269,6 +271,46 @@ TEST_P(GpuSortTest, LargeSizes) {
         for (Shape shape : {Shape{0, false}, Shape{4, true}}) {
           Check(type, (size_t{1} << 24) + 7, dist, desc, shape, seed + 2);
           if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// 64-bit keys whose ordered bits vary only in [lo, hi): where the active digits fit one 32-bit
+// window, the radix sort moves them narrowed between their first and last active pass and puts the
+// fixed bits back at the end (KeyWindow); windows at the bottom, middle and top, with fixed digits
+// inside the window, two active passes, and spans one bit too wide to narrow.
+TEST_P(GpuSortTest, NarrowKeyWindows) {
+  const uint64_t seed = testing::TestSeed();
+  struct Window {
+    int lo, hi;
+  };
+  const Window windows[] = {{0, 32}, {16, 48}, {24, 56}, {32, 64}, {40, 64},
+                            {8, 24}, {0, 33},  {31, 64}, {4, 36}};
+  for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    for (size_t n : {3 * t.onesweep_tile + 5, size_t{100003}, (size_t{1} << 20) + 3}) {
+      if (n > 100003 && IsVariant(GetParam())) continue;
+      for (const Window& w : windows) {
+        std::mt19937_64 rng(seed + n + w.lo * 64 + w.hi);
+        const uint64_t varying =
+            (w.hi - w.lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (w.hi - w.lo)) - 1)) << w.lo;
+        const uint64_t fixed = rng() & ~varying;
+        std::string keys(n * 8, '\0');
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t ordered = fixed | (rng() & varying);
+          uint64_t raw = ordered;
+          if (type == KeyType::kInt64) raw = KeyTraits<int64_t>::FromOrdered(ordered);
+          if (type == KeyType::kFloat64) raw = KeyTraits<double>::FromOrdered(ordered);
+          std::memcpy(&keys[i * 8], &raw, 8);
+        }
+        for (bool desc : {false, true}) {
+          for (Shape shape : {Shape{0, false}, Shape{8, false}, Shape{4, true}}) {
+            Check(type, keys, desc, shape,
+                  "bits " + std::to_string(w.lo) + ".." + std::to_string(w.hi) + " vary");
+            if (HasFailure()) return;
+          }
         }
       }
     }
