@@ -291,7 +291,8 @@ TEST_P(GpuSortTest, NarrowKeyWindows) {
   for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {
     const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
     for (size_t n : {3 * t.onesweep_tile + 5, size_t{100003}, (size_t{1} << 20) + 3}) {
-      if (n > 100003 && IsVariant(GetParam())) continue;
+      // The variants (small tiles: many of them) take the smallest size, which the sanitizers run.
+      if (n > 3 * t.onesweep_tile + 5 && IsVariant(GetParam())) continue;
       for (const Window& w : windows) {
         std::mt19937_64 rng(seed + n + w.lo * 64 + w.hi);
         const uint64_t varying =

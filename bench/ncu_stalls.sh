@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# ncu of odd-even merge's window, row and head kernels at 2^24 (the 3rd launch of each kernel that
-# network_bench --phases_only times): throughput, occupancy, pipe use and stall reasons. Runs on
-# the GPU machine from the checkout root with the bundle in $B (see oem_device_run.sh);
-# NCU_KERNELS narrows the kernels (a regex on mangled names).
+# ncu of chosen kernels: throughput, occupancy, pipe use and stall reasons, one summary line per
+# kernel. Runs on the GPU machine from the checkout root with a bundle in $B (gpu-bundle's env.sh);
+# NCU_KERNELS is a regex on mangled kernel names, NCU_LAUNCH the launch of each such kernel taken,
+# and the command to profile follows (default: odd-even merge's window, row and head kernels at
+# 2^24, the 3rd launch of each that `network_bench --phases_only` times).
+#   B=.gpu22 NCU_KERNELS='Onesweep' bash bench/ncu_stalls.sh radix_bench --dist random ...
 set -uo pipefail
 B=${B:-.gpuoem3}
 # shellcheck source=/dev/null  # made by gpu-bundle
 . "$B/env.sh"
-out=${OUT:-/tmp/oem-out}
+out=${OUT:-/tmp/ncu-out}
+mkdir -p "$out"
+cmd=("$@")
+[[ ${#cmd[@]} -eq 0 ]] && cmd=(network_bench --phases_only)
 st=""
 for r in barrier short_scoreboard long_scoreboard mio_throttle wait math_pipe_throttle lg_throttle not_selected selected no_instruction dispatch_stall drain membar branch_resolving; do
   st+="smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio,"
@@ -15,8 +20,8 @@ done
 timeout "${T_NCU:-150}" ncu --clock-control none --kernel-name-base mangled \
   --section SpeedOfLight --section Occupancy --section SchedulerStats --section LaunchStats \
   --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats --metrics "${st%,}" \
-  --kernel-id "::regex:${NCU_KERNELS:-OddEvenMerge(WindowRegs|Rows|Head)}:3" \
-  network_bench --phases_only >"$out/ncu.log" 2>&1
+  --kernel-id "::regex:${NCU_KERNELS:-OddEvenMerge(WindowRegs|Rows|Head)}:${NCU_LAUNCH:-3}" \
+  "${cmd[@]}" >"$out/ncu.log" 2>&1
 echo "ncu rc=$?"
 # One line per kernel: time, DRAM %, SM %, occupancy, no-eligible %, registers, and the largest
 # stall reasons (warps stalled per issued instruction).
@@ -24,7 +29,7 @@ python3 - "$out/ncu.log" <<'PY'
 import re, sys
 rows, cur = [], None
 for l in open(sys.argv[1]):
-    m = re.match(r'^  void (\w+)<(.*?)>\(', l)
+    m = re.match(r'^  (?:void )?([\w:]+)<(.*?)>\(', l) or re.match(r'^  (_Z\w+)', l)
     if m:
         cur = {'kernel': m.group(1) + '<' + m.group(2)[:70] + '>', 'stalls': {}}
         rows.append(cur)
