@@ -1,6 +1,6 @@
 // Tuning constants of the radix sort, in one place. Every figure cited here is from
-// bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 (docs/benchmarks.md, "Radix sort
-// vs CUB", has the tables).
+// bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 and 2026-11-27 (docs/benchmarks.md,
+// "Radix sort vs CUB", has the tables).
 #pragma once
 
 #include <cstddef>
@@ -29,8 +29,9 @@ struct TilePolicy {
 
 // Per key width: the up-front histogram, the one-sweep digit pass (per carried value width: 0,
 // 4 or 8 bytes), and the single-block path. One-sweep shapes are threads x items / minimum
-// blocks per SM (a register cap); the figures are radix_tune medians on one H200, 2026-11-21,
-// random keys, as a ratio to CUB in the same run (docs/benchmarks.md has the sweep).
+// blocks per SM (a register cap); the figures are radix_tune medians on one H200, 2026-11-27
+// (after the ballot match in PTX), random keys, as a ratio to CUB in the same run
+// (docs/benchmarks.md has the sweeps of both days).
 template <int kKeyBytes>
 struct RadixPolicy;
 
@@ -68,8 +69,8 @@ struct RadixSmallInputPolicy : RadixCommonPolicy<kKeyBytes> {
 
 template <>
 struct RadixPolicy<4> : RadixCommonPolicy<4> {
-  // u32 keys: 384x24/2 = 1.00x / 0.98x CUB at 2^24 / 2^28 (256x16/1: 0.85x / 0.80x; 28 items
-  // spill). u32/u32 pairs: 384x24/2 = 0.93x / 0.92x (384x20/2: 0.90x / 0.88x).
+  // u32 keys: 384x24/2 = 1.11x / 1.10x CUB at 2^24 / 2^28 (256x24/3: 1.09x / 1.08x, 384x28/2:
+  // 1.02x / 1.01x). u32/u32 pairs: 384x24/2 = 0.99x / 0.98x (384x20/2: 0.97x / 0.92x).
   // 8-byte values: 20 items, since 24 spilled 176 bytes.
   template <int kValueBytes>
   using Onesweep = TilePolicy<384, kValueBytes == 8 ? 20 : 24, 2>;
@@ -81,8 +82,8 @@ struct RadixPolicy<4> : RadixCommonPolicy<4> {
 
 template <>
 struct RadixPolicy<8> : RadixCommonPolicy<8> {
-  // u64 keys: 384x16/2 = 0.97x / 0.97x CUB at 2^24 / 2^28 (384x12/2: 0.89x / 0.86x; 256x24/3
-  // spills: 0.71x). u64/u64 pairs: 384x16/2 = 1.04x / 1.05x.
+  // u64 keys: 384x16/2 = 1.05x / 1.03x CUB at 2^24 / 2^28 (384x20/2 and 256x20/3: 0.99-1.00x).
+  // u64/u64 pairs: 384x16/2 = 1.06x / 1.06x (384x20/2: 0.89x / 0.85x).
   template <int kValueBytes>
   using Onesweep = TilePolicy<384, 16, 2>;
   // As for 4-byte keys: 2^16 u64/u64 pairs were 0.89x CUB with 384x16 tiles.
