@@ -34,21 +34,14 @@ using sortd::KeyType;
 using sortd::kernels::DeviceSortArgs;
 using sortd::kernels::DeviceSortFn;
 
-cudaError_t EarlyValuesSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
-                            cudaStream_t stream) {
+// The radix sort under a policy variant (kernels/radix/radix_policy_variants.cuh).
+template <template <int> class Policy>
+cudaError_t VariantSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                        cudaStream_t stream) {
   return sortd::VisitKeyType(args.key_type, [&](auto key) {
     using Key = decltype(key);
-    return sortd::kernels::radix::DispatchRadixSortWithPolicy<
-        Key, sortd::kernels::radix::EarlyValuesPolicy<sizeof(Key)>>(temp, temp_bytes, args, stream);
-  });
-}
-
-cudaError_t WideKeysSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
-                         cudaStream_t stream) {
-  return sortd::VisitKeyType(args.key_type, [&](auto key) {
-    using Key = decltype(key);
-    return sortd::kernels::radix::DispatchRadixSortWithPolicy<
-        Key, sortd::kernels::radix::WideKeysPolicy<sizeof(Key)>>(temp, temp_bytes, args, stream);
+    return sortd::kernels::radix::DispatchRadixSortWithPolicy<Key, Policy<sizeof(Key)>>(
+        temp, temp_bytes, args, stream);
   });
 }
 
@@ -236,10 +229,11 @@ int main(int argc, char** argv) {
     DeviceSortFn fn;
     bool pairs_only;
   };
-  const Engine engines[] = {{"cub", &sortd::kernels::LibrarySort, false},
-                            {"radix", &sortd::kernels::RadixSort, false},
-                            {"radix+early_values", &EarlyValuesSort, true},
-                            {"radix+wide_keys", &WideKeysSort, false}};
+  const Engine engines[] = {
+      {"cub", &sortd::kernels::LibrarySort, false},
+      {"radix", &sortd::kernels::RadixSort, false},
+      {"radix+early_values", &VariantSort<sortd::kernels::radix::EarlyValuesPolicy>, true},
+      {"radix+wide_keys", &VariantSort<sortd::kernels::radix::WideKeysPolicy>, false}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
@@ -270,7 +264,9 @@ int main(int argc, char** argv) {
       for (const Engine& engine : engines) {
         if (engine.pairs_only && c.value_width == 0) continue;
         // radix+wide_keys: 64-bit keys never narrowed (KeyWindow), the A/B for narrowing.
-        if (engine.fn == &WideKeysSort && c.key_bytes != 8) continue;
+        if (engine.fn == &VariantSort<sortd::kernels::radix::WideKeysPolicy> && c.key_bytes != 8) {
+          continue;
+        }
         DeviceSortArgs args;
         args.key_type = c.key_type;
         args.n = n;
