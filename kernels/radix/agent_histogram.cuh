@@ -108,7 +108,8 @@ struct AgentHistogram {
       s.active[kPasses - 1] = 1;
       active = 1;
     }
-    // A narrowed key costs its first and last pass 4 of 16 bytes per key, the passes between half.
+    // Narrowed keys save the first and last active pass 4 of their 16 bytes a key, the passes
+    // between half of theirs.
     constexpr int kWindowPasses = 32 / kRadixBits;
     const bool narrow =
         kNarrowKeys && sizeof(Bits) == 8 && active >= 2 && highest - lowest < kWindowPasses;
