@@ -103,7 +103,16 @@ seq 100000 -1 1 >"$work/desc.txt"
 "$sortctl" sort --target="unix:$work/shm.sock" "${shm_flags[@]}" --input="$work/desc.txt" \
   >"$work/drained.txt" &
 client=$!
-sleep 0.5
+# SIGTERM once sortd has taken the region request (counted by transport on arrival): a fixed
+# sleep sent it before the request was in on a busy (sanitizer) CI machine, and the drain then
+# refused it.
+region_request_in() {
+  scrape 2>/dev/null | grep -q 'sortd_sort_requests_by_transport_total{transport="shared_memory"} 1'
+}
+for _ in $(seq 400); do
+  region_request_in && break
+  sleep 0.05
+done
 kill -TERM "$pid"
 check "SIGTERM: the region request in flight completes" wait "$client"
 check "SIGTERM: its result is sorted" cmp -s "$work/drained.txt" <(seq 1 100000)
