@@ -104,16 +104,20 @@ void SortWordsAscending(const hwy::Sorter& sorter, Word* words, size_t n, int wo
 #else
 #define SORTD_VECTORIZE
 #endif
-// Float keys as their order-preserving bits, copied from the input, and back in place.
+// Float keys as their order-preserving bits with the top bit flipped, which order alike as signed
+// integers, copied from the input, and back in place. vqsort sorts signed integers 1.1-1.25x
+// faster where vectors lack unsigned compares (AVX2), and as fast elsewhere.
+template <typename Bits>
+constexpr Bits kTopBit = Bits{1} << (sizeof(Bits) * 8 - 1);
 template <typename Key, typename Bits>
-SORTD_VECTORIZE void CopyToOrdered(const unsigned char* src, Bits* dst, size_t n) {
+SORTD_VECTORIZE void CopyToSignedOrdered(const unsigned char* src, Bits* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    dst[i] = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits)));
+    dst[i] = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ kTopBit<Bits>;
   }
 }
 template <typename Key, typename Bits>
-SORTD_VECTORIZE void FromOrderedInPlace(Bits* bits, size_t n) {
-  for (size_t i = 0; i < n; ++i) bits[i] = KeyTraits<Key>::FromOrdered(bits[i]);
+SORTD_VECTORIZE void FromSignedOrderedInPlace(Bits* bits, size_t n) {
+  for (size_t i = 0; i < n; ++i) bits[i] = KeyTraits<Key>::FromOrdered(bits[i] ^ kTopBit<Bits>);
 }
 
 // Float keys copied for VqSortFloats, -0 made +0, counting what a sort by value cannot order: NaNs,
@@ -351,8 +355,8 @@ size_t* CpuSorter::Counts(size_t entries) {
 // Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
 // Floats sort by value with our own build of vqsort (worker/cpu/float_sort.h: the library's float
 // sort leaves arrays with repeated values unsorted) where it is the faster way, when they hold no
-// NaN; the zeros' signs are then put in order after. Otherwise they sort as their ordered bits (a
-// transform pass each way).
+// NaN; the zeros' signs are then put in order after. Otherwise they sort as their ordered bits,
+// signed (a transform pass each way).
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Bits = typename KeyTraits<Key>::Bits;
@@ -368,9 +372,9 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
       VqSortFloats(keys, n, spec.descending);
       OrderZeroSigns(keys, n, census, spec.descending);
     } else {
-      CopyToOrdered<Key>(src, buf, n);
-      VqSort(*sorters_[0], buf, n, spec.descending);
-      FromOrderedInPlace<Key>(buf, n);
+      CopyToSignedOrdered<Key>(src, buf, n);
+      VqSort(*sorters_[0], reinterpret_cast<std::make_signed_t<Bits>*>(buf), n, spec.descending);
+      FromSignedOrderedInPlace<Key>(buf, n);
     }
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
