@@ -17,6 +17,7 @@
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_sort.h"
 #include "worker/cpu/radix_words.h"
+#include "worker/cpu/small_sort.h"
 
 namespace sortd {
 namespace {
@@ -245,6 +246,30 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
         for (testing::Distribution dist :
              {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
               testing::Distribution::kFewUnique}) {
+          SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
+                                            << " dist=" << testing::DistributionName(dist));
+          CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));
+        }
+      }
+    }
+  });
+}
+
+// 64-bit keys alone, and the 64-bit words of keys with a payload, sort by buckets from
+// SmallSortPolicy::kMinKeys to kMaxKeys (where vqsort lacks AVX-512: the AVX2 path of
+// ForEachSortPath), by vqsort on either side and when the keys crowd few buckets (few values, one
+// byte varying): both cut-overs, every 64-bit key type and request shape.
+TEST_P(CpuSortPathsTest, SixtyFourBitWordsAtTheSmallSortCutovers) {
+  if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
+  const uint64_t seed = testing::TestSeed();
+  ForEachSortPath([&] {
+    for (size_t n : {SmallSortPolicy::kMinKeys - 1, SmallSortPolicy::kMinKeys,
+                     SmallSortPolicy::kMaxKeys, SmallSortPolicy::kMaxKeys + 1}) {
+      for (KeyType type :
+           {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64, KeyType::kUint32}) {
+        for (testing::Distribution dist :
+             {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
+              testing::Distribution::kFewUnique, testing::Distribution::kReversed}) {
           SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
                                             << " dist=" << testing::DistributionName(dist));
           CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));

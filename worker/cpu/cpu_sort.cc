@@ -11,6 +11,7 @@
 #include "worker/cpu/bucket_partition.h"
 #include "worker/cpu/float_sort.h"
 #include "worker/cpu/radix_words.h"
+#include "worker/cpu/small_sort.h"
 #include "worker/cpu/sort_words.h"
 
 namespace sortd {
@@ -73,8 +74,15 @@ bool IsAligned(const void* p, size_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
+// Whether a few thousand 64-bit integers sort faster by buckets (worker/cpu/small_sort.h) than by
+// vqsort: where vqsort does not have AVX-512, on which it was not measured to lose.
+bool SmallBucketSortPays(size_t n) { return SmallSortPolicy::Covers(n) && !VqSortFloatsPays(); }
+
 template <typename T>
 void VqSort(const hwy::Sorter& sorter, T* data, size_t n, bool descending = false) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) == 8) {
+    if (SmallBucketSortPays(n) && SmallBucketSort(data, n, descending)) return;
+  }
   if (descending) {
     sorter(data, n, hwy::SortDescending());
   } else {

@@ -1,0 +1,80 @@
+// A sort of at most a few thousand 64-bit integers for CPUs where vqsort's 64-bit sort is slow
+// (AVX2: four lanes, and no unsigned 64-bit compare): a pass for the range, a count and a scatter
+// into about n/4 buckets by the top bits of each key's offset from the smallest, then an insertion
+// sort of each bucket. Keys that crowd into few buckets (repeats, clusters) are found by the count,
+// before anything moves, and left to the caller's sort, which handles them well
+// (docs/benchmarks.md, "small 64-bit sorts").
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "worker/cpu/sort_words.h"
+
+namespace sortd {
+
+struct SmallSortPolicy {
+  // 1.7x vqsort's time for 1K random u64 keys on AMD EPYC (AVX2), 1.3-1.6x at 2K-4K; below 64
+  // keys vqsort's sorting networks are as fast.
+  static constexpr size_t kMinKeys = 64;
+  static constexpr size_t kMaxKeys = 4096;
+  // Buckets hold about this many keys each when the keys spread evenly over their range.
+  static constexpr int kLogKeysPerBucket = 2;
+  static constexpr int kMaxLogBuckets = 10;
+  // A bucket with more keys than this means crowded keys: insertion sorts would go quadratic.
+  static constexpr uint32_t kMaxKeysPerBucket = 32;
+  static constexpr bool Covers(size_t n) { return n >= kMinKeys && n <= kMaxKeys; }
+};
+
+// Sorts keys[0, n) (SmallSortPolicy::Covers(n)) ascending or descending and returns true, or, when
+// the keys crowd into few buckets, leaves them untouched and returns false.
+template <typename T>
+bool SmallBucketSort(T* keys, size_t n, bool descending) {
+  static_assert(std::is_integral_v<T> && sizeof(T) == 8, "64-bit integers");
+  using Policy = SmallSortPolicy;
+  T lo = keys[0], hi = keys[0];
+  for (size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, keys[i]);
+    hi = std::max(hi, keys[i]);
+  }
+  if (lo == hi) return true;
+  // Offsets from lo in unsigned arithmetic order signed keys too.
+  const auto offset = [lo](T x) { return static_cast<uint64_t>(x) - static_cast<uint64_t>(lo); };
+  const int log_buckets =
+      std::min(Policy::kMaxLogBuckets, BitWidth(n - 1) - Policy::kLogKeysPerBucket);
+  const int shift = std::max(0, BitWidth(offset(hi)) - log_buckets);
+  const size_t buckets = size_t{1} << log_buckets;
+  uint32_t starts[(size_t{1} << Policy::kMaxLogBuckets) + 1] = {};
+  for (size_t i = 0; i < n; ++i) ++starts[offset(keys[i]) >> shift];
+  uint32_t sum = 0;
+  for (size_t b = 0; b < buckets; ++b) {
+    const uint32_t count = starts[b];
+    if (count > Policy::kMaxKeysPerBucket) return false;
+    starts[b] = sum;
+    sum += count;
+  }
+  starts[buckets] = sum;
+  T sorted[Policy::kMaxKeys];
+  uint32_t next[size_t{1} << Policy::kMaxLogBuckets];
+  std::memcpy(next, starts, buckets * sizeof(uint32_t));
+  for (size_t i = 0; i < n; ++i) sorted[next[offset(keys[i]) >> shift]++] = keys[i];
+  for (size_t b = 0; b < buckets; ++b) {
+    for (uint32_t i = starts[b] + 1; i < starts[b + 1]; ++i) {
+      const T x = sorted[i];
+      uint32_t j = i;
+      for (; j > starts[b] && sorted[j - 1] > x; --j) sorted[j] = sorted[j - 1];
+      sorted[j] = x;
+    }
+  }
+  if (descending) {
+    std::reverse_copy(sorted, sorted + n, keys);
+  } else {
+    std::memcpy(keys, sorted, n * sizeof(T));
+  }
+  return true;
+}
+
+}  // namespace sortd
