@@ -35,11 +35,16 @@ template <typename T>
 bool SmallBucketSort(T* keys, size_t n, bool descending) {
   static_assert(std::is_integral_v<T> && sizeof(T) == 8, "64-bit integers");
   using Policy = SmallSortPolicy;
-  T lo = keys[0], hi = keys[0];
-  for (size_t i = 1; i < n; ++i) {
+  // Two minima and maxima at once: one pair would make each compare wait for the last.
+  T lo = keys[0], hi = keys[0], lo2 = keys[1], hi2 = keys[1];
+  for (size_t i = 2; i + 2 <= n; i += 2) {
     lo = std::min(lo, keys[i]);
     hi = std::max(hi, keys[i]);
+    lo2 = std::min(lo2, keys[i + 1]);
+    hi2 = std::max(hi2, keys[i + 1]);
   }
+  lo = std::min({lo, lo2, keys[n - 1]});
+  hi = std::max({hi, hi2, keys[n - 1]});
   if (lo == hi) return true;
   // Offsets from lo in unsigned arithmetic order signed keys too.
   const auto offset = [lo](T x) { return static_cast<uint64_t>(x) - static_cast<uint64_t>(lo); };
@@ -48,11 +53,14 @@ bool SmallBucketSort(T* keys, size_t n, bool descending) {
   const int shift = std::max(0, BitWidth(offset(hi)) - log_buckets);
   const size_t buckets = size_t{1} << log_buckets;
   uint32_t starts[(size_t{1} << Policy::kMaxLogBuckets) + 1] = {};
-  for (size_t i = 0; i < n; ++i) ++starts[offset(keys[i]) >> shift];
+  // Checked as it counts: crowded keys stop the count early, where each increment of one count
+  // would wait for the last.
+  for (size_t i = 0; i < n; ++i) {
+    if (++starts[offset(keys[i]) >> shift] > Policy::kMaxKeysPerBucket) return false;
+  }
   uint32_t sum = 0;
   for (size_t b = 0; b < buckets; ++b) {
     const uint32_t count = starts[b];
-    if (count > Policy::kMaxKeysPerBucket) return false;
     starts[b] = sum;
     sum += count;
   }
