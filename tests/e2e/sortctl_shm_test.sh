@@ -113,6 +113,10 @@ for _ in $(seq 400); do
   region_request_in && break
   sleep 0.05
 done
+check "SIGTERM: sortd has the region request first" region_request_in
+# The count comes just before the job goes to the engine; --test_delay_per_job holds it there
+# long after that.
+sleep 0.2
 kill -TERM "$pid"
 check "SIGTERM: the region request in flight completes" wait "$client"
 check "SIGTERM: its result is sorted" cmp -s "$work/drained.txt" <(seq 1 100000)
