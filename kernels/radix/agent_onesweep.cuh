@@ -87,6 +87,29 @@ struct AgentOnesweep {
     RunTile<Bits>(s, b, sc, plan, pass, portion, tile, KeyWindow{}, status);
   }
 
+  // Loads a tile's keys warp-striped, ordered and direction-masked on the first pass; out-of-range
+  // slots get all-ones bits, so they rank last (digit 255, after every real key) and land beyond
+  // `valid` in the tile.
+  __device__ static void LoadBits(Bits (&keys)[kItems], const RadixBuffers& b, const PassPlan& plan,
+                                  uint32_t valid, size_t seg) {
+    const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
+    if (valid == kTile) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) keys[j] = src[seg + j * 32];
+    } else {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) keys[j] = seg + j * 32 < b.n ? src[seg + j * 32] : ~Bits{0};
+    }
+    if (plan.first) {
+      const Bits mask = static_cast<Bits>(b.mask);
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        if (valid == kTile || seg + j * 32 < b.n)
+          keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
+      }
+    }
+  }
+
   // W: the key as ranked and exchanged, Bits or (narrowed) Narrow. A narrowed key is the ordered,
   // direction-masked key shifted down by window.shift; widening ORs window.fixed_bits back in.
   template <typename W>
@@ -102,8 +125,6 @@ struct AgentOnesweep {
     const uint32_t lane = warp::LaneId();
     const size_t seg = tile_start + (threadIdx.x / 32) * kWarpItems + lane;
 
-    // Load warp-striped; out-of-range slots get all-ones bits, so they rank last (digit 255,
-    // after every real key) and land beyond `valid` in the tile.
     W keys[kItems];
     if constexpr (kNarrowed) {
       if (plan.narrow_src) {
@@ -112,35 +133,14 @@ struct AgentOnesweep {
         for (int j = 0; j < kItems; ++j)
           keys[j] = valid == kTile || seg + j * 32 < b.n ? src[seg + j * 32] : ~W{0};
       } else {
-        const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
+        Bits wide[kItems];
+        LoadBits(wide, b, plan, valid, seg);
+        // Padding stays all ones: the window's 32 bits lie inside the key's 64 (shift <= 32).
 #pragma unroll
-        for (int j = 0; j < kItems; ++j) {
-          if (valid == kTile || seg + j * 32 < b.n) {
-            const Bits k = src[seg + j * 32];
-            keys[j] = static_cast<W>((plan.first ? KeyTraits<Key>::ToOrdered(k) ^ mask : k) >>
-                                     window.shift);
-          } else {
-            keys[j] = ~W{0};
-          }
-        }
+        for (int j = 0; j < kItems; ++j) keys[j] = static_cast<W>(wide[j] >> window.shift);
       }
     } else {
-      const Bits* src = Select<const Bits>(plan.src, b.keys_in, b.keys_alt, b.keys_out);
-      if (valid == kTile) {
-#pragma unroll
-        for (int j = 0; j < kItems; ++j) keys[j] = src[seg + j * 32];
-      } else {
-#pragma unroll
-        for (int j = 0; j < kItems; ++j)
-          keys[j] = seg + j * 32 < b.n ? src[seg + j * 32] : ~Bits{0};
-      }
-      if (plan.first) {
-#pragma unroll
-        for (int j = 0; j < kItems; ++j) {
-          if (valid == kTile || seg + j * 32 < b.n)
-            keys[j] = KeyTraits<Key>::ToOrdered(keys[j]) ^ mask;
-        }
-      }
+      LoadBits(keys, b, plan, valid, seg);
     }
 
     const auto digit_of = [&](int j) { return Digit(keys[j], shift); };
