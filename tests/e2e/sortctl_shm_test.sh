@@ -106,8 +106,9 @@ client=$!
 # SIGTERM once sortd has taken the region request (counted by transport on arrival): a fixed
 # sleep sent it before the request was in on a busy (sanitizer) CI machine, and the drain then
 # refused it.
+# (Not `scrape | grep -q`: under pipefail, grep's early exit can fail the scrape's write.)
 region_request_in() {
-  scrape 2>/dev/null | grep -q 'sortd_sort_requests_by_transport_total{transport="shared_memory"} 1'
+  [[ $(scrape 2>/dev/null) == *'sortd_sort_requests_by_transport_total{transport="shared_memory"} 1'* ]]
 }
 for _ in $(seq 400); do
   region_request_in && break
