@@ -5,6 +5,7 @@
 // bucket range with outliers the sample misses, and integer extremes.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -136,6 +137,24 @@ class CpuSortPathsTest : public ::testing::TestWithParam<bool> {  // param: thre
   CpuSorter sorter_{GetParam() ? &pool_ : nullptr};
   // Past the parallel cut-over when threaded; the single-thread paths otherwise.
   size_t big() const { return GetParam() ? (size_t{1} << 17) + 3 : 3001; }
+
+  // Every type and distribution at one below, at, and one above a strategy's smallest and largest
+  // sizes, on every sort path.
+  void CheckAtCutovers(size_t min_keys, size_t max_keys, std::initializer_list<KeyType> types,
+                       std::initializer_list<testing::Distribution> dists) {
+    const uint64_t seed = testing::TestSeed();
+    ForEachSortPath([&] {
+      for (size_t n : {min_keys - 1, min_keys, max_keys, max_keys + 1}) {
+        for (KeyType type : types) {
+          for (testing::Distribution dist : dists) {
+            SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
+                                              << " dist=" << testing::DistributionName(dist));
+            CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));
+          }
+        }
+      }
+    });
+  }
 };
 
 TEST_P(CpuSortPathsTest, FloatsWithSignedZeros) {
@@ -238,21 +257,10 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
 // not).
 TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
   if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
-  const uint64_t seed = testing::TestSeed();
-  ForEachSortPath([&] {
-    for (size_t n : {RadixWordsPolicy::kMinWords - 1, RadixWordsPolicy::kMinWords,
-                     RadixWordsPolicy::kMaxWords, RadixWordsPolicy::kMaxWords + 1}) {
-      for (KeyType type : {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32}) {
-        for (testing::Distribution dist :
-             {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
-              testing::Distribution::kFewUnique}) {
-          SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
-                                            << " dist=" << testing::DistributionName(dist));
-          CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));
-        }
-      }
-    }
-  });
+  CheckAtCutovers(RadixWordsPolicy::kMinWords, RadixWordsPolicy::kMaxWords,
+                  {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32},
+                  {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
+                   testing::Distribution::kFewUnique});
 }
 
 // 64-bit keys alone, and the 64-bit words of keys with a payload, sort by buckets from
@@ -261,22 +269,10 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
 // byte varying): both cut-overs, every 64-bit key type and request shape.
 TEST_P(CpuSortPathsTest, SixtyFourBitWordsAtTheSmallSortCutovers) {
   if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
-  const uint64_t seed = testing::TestSeed();
-  ForEachSortPath([&] {
-    for (size_t n : {SmallSortPolicy::kMinKeys - 1, SmallSortPolicy::kMinKeys,
-                     SmallSortPolicy::kMaxKeys, SmallSortPolicy::kMaxKeys + 1}) {
-      for (KeyType type :
-           {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64, KeyType::kUint32}) {
-        for (testing::Distribution dist :
-             {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
-              testing::Distribution::kFewUnique, testing::Distribution::kReversed}) {
-          SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type)
-                                            << " dist=" << testing::DistributionName(dist));
-          CheckAll(sorter_, type, testing::MakeKeys(type, n, dist, seed + n));
-        }
-      }
-    }
-  });
+  CheckAtCutovers(SmallSortPolicy::kMinKeys, SmallSortPolicy::kMaxKeys,
+                  {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64, KeyType::kUint32},
+                  {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
+                   testing::Distribution::kFewUnique, testing::Distribution::kReversed});
 }
 
 // 1024 keys need 10 index bits: a 64-bit key range of 22 bits packs into 32-bit words, 23 bits

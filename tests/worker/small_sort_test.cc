@@ -71,7 +71,9 @@ TYPED_TEST(SmallSortTest, NarrowRanges) {
       for (T& k : keys) k = static_cast<T>(base + rng() % span);
       std::vector<T> sorted = keys;
       const bool took = SmallBucketSort(sorted.data(), n, false);
-      if (span >= 4 * n) EXPECT_TRUE(took);
+      if (span >= 4 * n) {
+        EXPECT_TRUE(took);
+      }
       // Ranges too narrow for n keys leave buckets crowded: then the keys come back untouched.
       if (took) {
         std::vector<T> expected = keys;

@@ -210,12 +210,7 @@ void OrderTiedRunAt(const TruncatedCodec& codec, const unsigned char* src, uint6
   if (last - first > CpuSortPolicy::kInsertionMaxTies) {
     VqSort(sorter, words + first, last - first);
   } else {
-    for (size_t k = first + 1; k < last; ++k) {
-      const uint64_t w = words[k];
-      size_t m = k;
-      for (; m > first && words[m - 1] > w; --m) words[m] = words[m - 1];
-      words[m] = w;
-    }
+    InsertionSort(words + first, words + last);
   }
   // words[last] starts another prefix (or is the end); it is not compared with words[last - 1],
   // which now holds a tie word.

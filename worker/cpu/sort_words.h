@@ -28,6 +28,17 @@ void StoreUnaligned(unsigned char* p, T v) {
 // Bits needed to write x (0 for 0).
 inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
 
+// Sorts [first, last) ascending by insertion: for the few keys of one bucket or one tied run.
+template <typename T>
+void InsertionSort(T* first, T* last) {
+  for (T* i = first + (first != last); i < last; ++i) {
+    const T x = *i;
+    T* j = i;
+    for (; j > first && *(j - 1) > x; --j) *j = *(j - 1);
+    *j = x;
+  }
+}
+
 // Bits (ordered key bits) into a Word of 32 or 64 bits. With the index, the key is stored as its
 // offset from `lo`, so a key range of r bits and n positions fit a word when r + bits(n - 1) <= its
 // width: 32-bit keys with an index always fit 64 bits (lo = 0), 64-bit keys do when their range
