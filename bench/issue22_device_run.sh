@@ -3,7 +3,9 @@
 # sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
 # random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
 # checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
-#   bash .gpu22/run.sh [all|tests|bench|ncu|final|check] [extra radix_bench args...]
+#   bash .gpu22/run.sh [all|tests|bench|ncu|hist|tune|final|check] [extra radix_bench args...]
+# hist = ncu of the up-front histogram kernels, ours and CUB's, per HIST_CASES; tune = radix_tune
+# (TUNE_LOG2) and ncu of its candidates' histograms at 2^24.
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
 #         + sanitizers + tests, in that order, for the record.
 # check = radix_bench (no study, no network_bench) + sanitizers + tests: a radix change's run.
@@ -60,6 +62,31 @@ if [[ $mode == ncu || $mode == final ]]; then
   done
   grep -E "$ncu_lines" "$out/ncu.log" | head -90
 fi
+if [[ $mode == hist ]]; then
+  # The up-front histogram alone, ours and CUB's (the third launch of each), per key shape and size:
+  # HIST_CASES is "dist:only:log2;..." (radix_bench's --dist, --only and size).
+  IFS=';' read -ra cases <<<"${HIST_CASES:-random:u32:24;random:u64:24;random:u32:28;random:u64:28;narrow:u32 < 2^16:24;narrow:u64 2^32 window:24}"
+  for case in "${cases[@]}"; do
+    IFS=: read -r dist only lg <<<"$case"
+    timeout "${T_NCU:-100}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section SchedulerStats --kernel-id "::regex:Histogram:3" \
+      radix_bench --runs 10 --dist "$dist" --only "$only" --min_log2 "$lg" --max_log2 "$lg" \
+      >"$out/ncu_hist.log" 2>&1
+    echo "ncu histogram $dist $only 2^$lg rc=$?"
+    grep -E "$ncu_lines" "$out/ncu_hist.log" | grep -E "^  [A-Za-z_]|Duration|DRAM|Occupancy|Registers"
+  done
+fi
+if [[ $mode == tune ]]; then
+  # radix_tune's candidates (ratio to CUB per size), then ncu of each candidate's histogram at 2^24.
+  echo "== radix_tune"
+  timeout "${T_TUNE:-300}" radix_tune --log2 "${TUNE_LOG2:-24,28}" >"$out/radix_tune.log" 2>&1
+  echo "radix_tune rc=$?"
+  cat "$out/radix_tune.log"
+  timeout "${T_NCU:-200}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+    --kernel-id "::regex:Histogram:3" radix_tune --log2 24 >"$out/ncu_hist.log" 2>&1
+  echo "ncu histogram rc=$?"
+  grep -E "$ncu_lines" "$out/ncu_hist.log" | grep -E "^  [A-Za-z_]|Duration|DRAM|Occupancy|Registers"
+fi
 if [[ $mode == final ]]; then
   # Odd-even merge's kernels (the first 2^20 sort of network_bench --quick; per-tile work is the
   # same at 2^24): what bounds them.
@@ -72,7 +99,7 @@ fi
 if [[ $mode == all || $mode == tests || $mode == final || $mode == check ]]; then
   for tool in ${SAN_TOOLS-memcheck racecheck}; do
     echo "== compute-sanitizer --tool $tool"
-    timeout "${T_SAN:-100}" compute-sanitizer --tool "$tool" --error-exitcode 3 gpu_tests \
+    timeout "${T_SAN:-200}" compute-sanitizer --tool "$tool" --error-exitcode 3 gpu_tests \
       --gtest_filter="${SAN_FILTER:-GpuSort/GpuSortTest.Sanitize/radix:SegmentedSortSanitizerTest.*}" \
       --gtest_brief=1 >"$out/$tool.log" 2>&1
     echo "$tool rc=$?"

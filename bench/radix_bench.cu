@@ -223,7 +223,8 @@ int main(int argc, char** argv) {
 
   // CUB first, so each radix row can carry its speed-up over CUB measured in the same run.
   // "radix+early_values" (pairs only) is the default tiles with values loaded before the
-  // look-back (kernels/radix/radix_policy_variants.cuh).
+  // look-back, "radix+one_histogram" the histogram with one copy of its counters at every size
+  // (kernels/radix/radix_policy_variants.cuh).
   struct Engine {
     const char* name;
     DeviceSortFn fn;
@@ -233,7 +234,8 @@ int main(int argc, char** argv) {
       {"cub", &sortd::kernels::LibrarySort, false},
       {"radix", &sortd::kernels::RadixSort, false},
       {"radix+early_values", &VariantSort<sortd::kernels::radix::EarlyValuesPolicy>, true},
-      {"radix+wide_keys", &VariantSort<sortd::kernels::radix::WideKeysPolicy>, false}};
+      {"radix+wide_keys", &VariantSort<sortd::kernels::radix::WideKeysPolicy>, false},
+      {"radix+one_histogram", &VariantSort<sortd::kernels::radix::OneCopyHistogramPolicy>, false}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;

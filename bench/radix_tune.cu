@@ -24,25 +24,50 @@ using sortd::kernels::DeviceSortArgs;
 using sortd::kernels::DeviceSortFn;
 namespace radix = sortd::kernels::radix;
 
-// kVariant 1: values loaded before the look-back; 2: histogram of 256 threads x 16, 6 per SM.
-template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, int kVariant = 0>
-struct SweepPolicy {
-  using Histogram = std::conditional_t<kVariant == 2, radix::TilePolicy<256, 16>,
-                                       typename radix::RadixPolicy<kKeyBytes>::Histogram>;
-  static constexpr int kHistogramBlocksPerSm =
-      kVariant == 2 ? 6 : radix::RadixPolicy<kKeyBytes>::kHistogramBlocksPerSm;
+// Histogram shapes: the default, or threads x items per thread, blocks per SM, counter copies.
+template <int kThreads = 0, int kItems = 0, int kBlocksPerSm = 0, int kParts = 0>
+struct HistogramShape {};
+
+// kEarlyValues: values loaded before the look-back.
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, bool kEarlyValues = false,
+          typename Hist = HistogramShape<>>
+struct SweepPolicy;
+
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, bool kEarlyValues, int kHT,
+          int kHI, int kHB, int kHP>
+struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kEarlyValues,
+                   HistogramShape<kHT, kHI, kHB, kHP>> {
+  using Default = radix::RadixPolicy<kKeyBytes>;
+  using Histogram = std::conditional_t<kHT == 0, typename Default::Histogram,
+                                       radix::TilePolicy<kHT ? kHT : 256, kHI ? kHI : 1>>;
+  static constexpr int kHistogramBlocksPerSm = kHB ? kHB : Default::kHistogramBlocksPerSm;
+  static constexpr int kHistogramParts = kHP ? kHP : Default::kHistogramParts;
+  // A candidate's histogram shape serves every size; the default switches at its size.
+  using LargeHistogram =
+      std::conditional_t<kHT == 0, typename Default::LargeHistogram, SweepPolicy>;
+  static constexpr size_t kLargeHistogramKeys =
+      kHT == 0 ? Default::kLargeHistogramKeys : ~size_t{0};
   template <int kValueBytes>
-  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kVariant == 1>;
-  using SingleTile = typename radix::RadixPolicy<kKeyBytes>::SingleTile;
-  static constexpr bool kNarrowKeys = radix::RadixPolicy<kKeyBytes>::kNarrowKeys;
+  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kEarlyValues>;
+  using SingleTile = typename Default::SingleTile;
+  static constexpr bool kNarrowKeys = Default::kNarrowKeys;
   static constexpr size_t kSmallInputKeys = 0;
 };
 
-template <typename Key, int T, int I, int M, int V = 0>
+template <typename Key, int T, int I, int M, bool E = false, typename H = HistogramShape<>>
 cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStream_t stream) {
-  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, V>>(
+  return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, E, H>>(
       temp, bytes, args, stream);
 }
+
+// Histogram candidates against the default (radix_policy.h: one copy of the counters, 512
+// threads, 2 per SM; copies per lane from kLargeHistogramKeys), each at every size: 256x16, 6 per
+// SM; 8 copies; a copy per lane (16 for 8-byte keys) in 1024-thread blocks, 1 per SM.
+using Hist6 = HistogramShape<256, 16, 6, 1>;
+using HistLanes32 = HistogramShape<1024, 16, 1, 32>;
+using HistLanes16 = HistogramShape<1024, 8, 1, 16>;
+using HistParts8U32 = HistogramShape<512, 16, 2, 8>;
+using HistParts8U64 = HistogramShape<512, 8, 2, 8>;
 
 struct Candidate {
   std::string name;
@@ -73,7 +98,9 @@ int main(int argc, char** argv) {
     std::vector<Candidate> candidates;
   };
   // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__).
-  // "+early": values loaded before the look-back; "+hist6": 256x16 histogram blocks, 6 per SM.
+  // "+early": values loaded before the look-back; "+hist6": 256x16 histogram blocks, 6 per SM;
+  // "+lanes": a copy of the histogram's counters per lane (16 for 8-byte keys); "+parts8": 8
+  // copies.
   std::vector<Config> configs = {
       {"u32",
        KeyType::kUint32,
@@ -84,7 +111,9 @@ int main(int argc, char** argv) {
         {"384x32/2", &Sort<uint32_t, 384, 32, 2>},
         {"256x32/3", &Sort<uint32_t, 256, 32, 3>},
         {"256x24/3", &Sort<uint32_t, 256, 24, 3>},
-        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>}}},
+        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, false, Hist6>},
+        {"384x24/2+lanes", &Sort<uint32_t, 384, 24, 2, false, HistLanes32>},
+        {"384x24/2+parts8", &Sort<uint32_t, 384, 24, 2, false, HistParts8U32>}}},
       {"u32/u32",
        KeyType::kUint32,
        4,
@@ -93,8 +122,9 @@ int main(int argc, char** argv) {
         {"384x20/2", &Sort<uint32_t, 384, 20, 2>},
         {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
         {"256x24/3", &Sort<uint32_t, 256, 24, 3>},
-        {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, 1>},
-        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, 2>}}},
+        {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, true>},
+        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, false, Hist6>},
+        {"384x24/2+lanes", &Sort<uint32_t, 384, 24, 2, false, HistLanes32>}}},
       {"u64",
        KeyType::kUint64,
        8,
@@ -102,15 +132,18 @@ int main(int argc, char** argv) {
        {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
         {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
         {"256x20/3", &Sort<uint64_t, 256, 20, 3>},
-        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, 2>}}},
+        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, false, Hist6>},
+        {"384x16/2+lanes", &Sort<uint64_t, 384, 16, 2, false, HistLanes16>},
+        {"384x16/2+parts8", &Sort<uint64_t, 384, 16, 2, false, HistParts8U64>}}},
       {"u64/u64",
        KeyType::kUint64,
        8,
        8,
        {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
         {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
-        {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, 1>},
-        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, 2>}}},
+        {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, true>},
+        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, false, Hist6>},
+        {"384x16/2+lanes", &Sort<uint64_t, 384, 16, 2, false, HistLanes16>}}},
   };
   for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
 

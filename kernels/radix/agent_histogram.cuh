@@ -11,18 +11,21 @@
 namespace sortd::kernels::radix {
 
 // kNarrowKeys: 64-bit keys whose active passes fit one 32-bit window are narrowed between their
-// first and last active pass (KeyWindow in radix_common.cuh).
-template <typename Key, typename Policy, bool kNarrowKeys>
+// first and last active pass (KeyWindow in radix_common.cuh). kParts: copies of the counters, lane
+// l counting into copy l % kParts, so that lanes whose digits share a bank add in different banks.
+template <typename Key, typename Policy, bool kNarrowKeys, int kParts = 1>
 struct AgentHistogram {
   using Bits = typename KeyTraits<Key>::Bits;
   static constexpr int kPasses = sizeof(Bits) * 8 / kRadixBits;
   static constexpr int kThreads = Policy::kBlockThreads;
   static constexpr int kItems = Policy::kItemsPerThread;
   static constexpr int kTile = Policy::kTileItems;
+  static constexpr int kCounters = kPasses * kRadixDigits * kParts;
+  static_assert(kParts >= 1 && kParts <= 32 && (kParts & (kParts - 1)) == 0, "a power of two");
   using Scan = block::BlockExclusiveSum<unsigned long long, kThreads>;
 
   struct TempStorage {
-    uint32_t counts[kPasses][kRadixDigits];
+    uint32_t counts[kPasses][kRadixDigits][kParts];
     typename Scan::TempStorage scan;
     uint8_t active[kPasses];
     uint8_t fixed_digit[kPasses];  // of a pass that is not active: every key's digit
@@ -30,8 +33,9 @@ struct AgentHistogram {
   };
 
   __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
-    for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) (&s.counts[0][0])[i] = 0;
+    for (int i = threadIdx.x; i < kCounters; i += kThreads) (&s.counts[0][0][0])[i] = 0;
     __syncthreads();
+    const int part = static_cast<int>(threadIdx.x) % kParts;
     const Bits* keys = static_cast<const Bits*>(b.keys_in);
     const Bits mask = static_cast<Bits>(b.mask);
     for (size_t base = static_cast<size_t>(blockIdx.x) * kTile; base < b.n;
@@ -50,12 +54,16 @@ struct AgentHistogram {
         const Bits ordered = KeyTraits<Key>::ToOrdered(k[j]) ^ mask;
 #pragma unroll
         for (int p = 0; p < kPasses; ++p)
-          atomicAdd(&s.counts[p][Digit(ordered, p * kRadixBits)], 1u);
+          atomicAdd(&s.counts[p][Digit(ordered, p * kRadixBits)][part], 1u);
       }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < kPasses * kRadixDigits; i += kThreads) {
-      const uint32_t c = (&s.counts[0][0])[i];
+      const uint32_t* parts = s.counts[0][0] + static_cast<size_t>(i) * kParts;
+      uint32_t c = 0;
+      // Each lane starts at another copy: neighbouring lanes' counters would share a bank.
+#pragma unroll
+      for (int j = 0; j < kParts; ++j) c += parts[(j + threadIdx.x) % kParts];
       if (c != 0) atomicAdd(&sc.histogram[i], static_cast<unsigned long long>(c));
     }
 
@@ -78,12 +86,17 @@ struct AgentHistogram {
   }
 
   __device__ static void Plan(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
+    // Every pass's counts are loaded before the first scan: one trip to L2, not one per pass.
+    unsigned long long counts[kPasses];
+#pragma unroll
     for (int p = 0; p < kPasses; ++p) {
-      unsigned long long c = 0;
-      if (threadIdx.x < kRadixDigits) {
-        c = *static_cast<volatile unsigned long long*>(
-            &sc.histogram[p * kRadixDigits + threadIdx.x]);
-      }
+      counts[p] = threadIdx.x < kRadixDigits ? *static_cast<volatile unsigned long long*>(
+                                                   &sc.histogram[p * kRadixDigits + threadIdx.x])
+                                             : 0;
+    }
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) {
+      const unsigned long long c = counts[p];
       unsigned long long total;
       const unsigned long long exclusive = Scan(s.scan).Scan(c, &total);
       if (threadIdx.x < kRadixDigits) {

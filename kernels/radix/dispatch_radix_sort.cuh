@@ -70,21 +70,41 @@ cudaError_t LaunchSingleTile(const RadixBuffers& b, cudaStream_t stream) {
   return cudaSuccess;
 }
 
+// Shape: the histogram's tile, blocks per SM and copies of its counters (OneCopyHistogram, ...).
+template <typename Key, bool kNarrowKeys, typename Shape>
+cudaError_t LaunchHistogram(const RadixBuffers& b, const RadixScratch& sc, int sms,
+                            cudaStream_t stream) {
+  using Tile = typename Shape::Histogram;
+  constexpr int kParts = Shape::kHistogramParts;
+  const size_t tiles = (b.n + Tile::kTileItems - 1) / Tile::kTileItems;
+  const size_t max_blocks = static_cast<size_t>(sms) * Shape::kHistogramBlocksPerSm;
+  const unsigned blocks = static_cast<unsigned>(tiles < max_blocks ? tiles : max_blocks);
+  constexpr size_t kSmem =
+      sizeof(typename AgentHistogram<Key, Tile, kNarrowKeys, kParts>::TempStorage);
+  auto* kernel = HistogramKernel<Key, Tile, kNarrowKeys, kParts>;
+  if (kSmem > 48 * 1024) {
+    SORTD_CUDA_TRY(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  }
+  kernel<<<blocks, Tile::kBlockThreads, kSmem, stream>>>(b, sc);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
 template <typename Key, int kValueBytes, typename Offset, typename Policy>
 cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
                            cudaStream_t stream) {
-  using Histogram = typename Policy::Histogram;
   using Onesweep = typename Policy::template Onesweep<kValueBytes>;
   SORTD_CUDA_TRY(cudaMemsetAsync(sc.histogram, 0, control_bytes, stream));
   int device = 0, sms = 0;
   SORTD_CUDA_TRY(cudaGetDevice(&device));
   SORTD_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const size_t hist_tiles = (b.n + Histogram::kTileItems - 1) / Histogram::kTileItems;
-  const size_t max_blocks = static_cast<size_t>(sms) * Policy::kHistogramBlocksPerSm;
-  const unsigned hist_blocks =
-      static_cast<unsigned>(hist_tiles < max_blocks ? hist_tiles : max_blocks);
-  HistogramKernel<Key, Policy><<<hist_blocks, Histogram::kBlockThreads, 0, stream>>>(b, sc);
-  SORTD_CUDA_TRY_LAUNCH();
+  using LargeHistogram = typename Policy::LargeHistogram;
+  const cudaError_t histogram =
+      b.n >= Policy::kLargeHistogramKeys
+          ? LaunchHistogram<Key, Policy::kNarrowKeys, LargeHistogram>(b, sc, sms, stream)
+          : LaunchHistogram<Key, Policy::kNarrowKeys, Policy>(b, sc, sms, stream);
+  SORTD_CUDA_TRY(histogram);
   constexpr size_t kSmem = sizeof(
       typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep, Policy::kNarrowKeys>::TempStorage);
   if (kSmem > 48 * 1024) {

@@ -9,12 +9,13 @@
 
 namespace sortd::kernels::radix {
 
-template <typename Key, typename Policy>
-__global__ void __launch_bounds__(Policy::Histogram::kBlockThreads)
+// Shared memory is dynamic: copies of the counters can pass the static 48 KB.
+template <typename Key, typename Tile, bool kNarrowKeys, int kParts>
+__global__ void __launch_bounds__(Tile::kBlockThreads)
     HistogramKernel(RadixBuffers buffers, RadixScratch scratch) {
-  using Agent = AgentHistogram<Key, typename Policy::Histogram, Policy::kNarrowKeys>;
-  __shared__ typename Agent::TempStorage temp;
-  Agent::Run(temp, buffers, scratch);
+  using Agent = AgentHistogram<Key, Tile, kNarrowKeys, kParts>;
+  extern __shared__ __align__(16) unsigned char histogram_smem[];
+  Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(histogram_smem), buffers, scratch);
 }
 
 // Shared memory is dynamic: large tiles with 8-byte values need more than the static 48 KB.

@@ -1,6 +1,7 @@
 // Tuning constants of the radix sort, in one place. Every figure cited here is from
-// bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 and 2026-11-27 (docs/benchmarks.md,
-// "Radix sort vs CUB", has the tables).
+// bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 and 2026-11-27, except the
+// histogram's (ncu and radix_bench on an H100, 2026-11-27); docs/benchmarks.md, "Radix sort vs CUB"
+// and "Kernels past CUB", has the tables.
 #pragma once
 
 #include <cstddef>
@@ -39,23 +40,44 @@ struct RadixPolicy;
 template <int kKeyBytes>
 struct RadixCommonPolicy;
 
-template <>
-struct RadixCommonPolicy<4> {
-  static constexpr bool kNarrowKeys = false;  // 64-bit keys only (KeyWindow)
-  // Histogram: a few blocks per SM, each item costs one shared atomic per digit pass.
-  using Histogram = TilePolicy<512, 16>;
+// The up-front histogram's shapes. Each item costs one shared atomic per digit pass, and the
+// atomics, not the reads, bound it. One copy of the counters in 512-thread blocks, 2 per SM: the
+// shape for most inputs. A copy per lane (16 copies, two lanes to a bank, for 8-byte keys' 8
+// passes: 128 KB either way) in 1024-thread blocks, one per SM: 41.2 against 42.3 us for 2^24 u32
+// keys and 68.3 against 73.1 for u64 (ncu, H100), and whole random-key sorts 0.9-1.8% faster at
+// 2^28; but its tiles are twice as large, so up to 2^20 keys it leaves more SMs idle (4-10 us
+// slower), and at 2^24 it was within 1% either way. So inputs take it from kLargeHistogramKeys.
+template <int kKeyBytes>
+struct OneCopyHistogram {
+  using Histogram = TilePolicy<512, kKeyBytes == 4 ? 16 : 8>;
   static constexpr int kHistogramBlocksPerSm = 2;
+  static constexpr int kHistogramParts = 1;
+};
+template <int kKeyBytes>
+struct LaneCopiesHistogram {
+  using Histogram = TilePolicy<1024, kKeyBytes == 4 ? 16 : 8>;
+  static constexpr int kHistogramBlocksPerSm = 1;
+  static constexpr int kHistogramParts = kKeyBytes == 4 ? 32 : 16;
+};
+
+template <int kKeyBytes>
+struct RadixHistogramPolicy : OneCopyHistogram<kKeyBytes> {
+  using LargeHistogram = LaneCopiesHistogram<kKeyBytes>;
+  static constexpr size_t kLargeHistogramKeys = size_t{1} << 25;
+};
+
+template <>
+struct RadixCommonPolicy<4> : RadixHistogramPolicy<4> {
+  static constexpr bool kNarrowKeys = false;  // 64-bit keys only (KeyWindow)
   // Single block: the whole input sorted in shared memory in one launch.
   using SingleTile = TilePolicy<256, 16>;
 };
 
 template <>
-struct RadixCommonPolicy<8> {
+struct RadixCommonPolicy<8> : RadixHistogramPolicy<8> {
   // Keys whose active passes fit one 32-bit window move as 32-bit words between their first and
   // last active pass (radix_common.cuh, KeyWindow).
   static constexpr bool kNarrowKeys = true;
-  using Histogram = TilePolicy<512, 8>;
-  static constexpr int kHistogramBlocksPerSm = 2;
   using SingleTile = TilePolicy<256, 8>;
 };
 

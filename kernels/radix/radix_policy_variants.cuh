@@ -17,13 +17,25 @@ struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
   static constexpr size_t kSmallInputKeys = 0;  // measure the big tiles at every size
 };
 
-// Small tiles (many look-back steps per pass) and early values: a test schedule only.
+// Small tiles (many look-back steps per pass) and early values, and histograms of 4 copies in many
+// small blocks and, from 2048 keys, of the large inputs' shape: a test schedule only.
 template <int kKeyBytes>
 struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
   template <int kValueBytes>
   using Onesweep = TilePolicy<256, 3, 1, true>;
   using SingleTile = TilePolicy<256, 2>;
+  using Histogram = TilePolicy<256, 3>;
+  static constexpr int kHistogramBlocksPerSm = 4;
+  static constexpr int kHistogramParts = 4;
+  static constexpr size_t kLargeHistogramKeys = 2048;
   static constexpr size_t kSmallInputKeys = 0;
+};
+
+// The histogram with one copy of its counters at every size: the A/B for the large inputs' copies
+// per lane (radix_policy.h).
+template <int kKeyBytes>
+struct OneCopyHistogramPolicy : RadixPolicy<kKeyBytes> {
+  static constexpr size_t kLargeHistogramKeys = ~size_t{0};
 };
 
 // The default schedule with 64-bit keys never narrowed: the A/B for KeyWindow.
