@@ -14,6 +14,7 @@
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
 #   /work/shared/tools/gpu-bundle B build22/tests/gpu_tests build22/bench/radix_bench \
 #     build22/bench/network_bench
+#   (tune mode: a bundle of build22/bench/radix_tune, with .gpu22 in this script renamed to it)
 #   strip --strip-debug B/bin/* && tar -C B -cf - bin | xz -6 -T2 >B/bin.tar.xz && rm -r B/bin
 #   cp bench/issue22_device_run.sh B/run.sh
 set -uo pipefail
