@@ -5,7 +5,7 @@
 # checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
 #   bash .gpu22/run.sh [all|tests|bench|ncu|hist|tune|final|check] [extra radix_bench args...]
 # hist = ncu of the up-front histogram kernels, ours and CUB's, per HIST_CASES; tune = radix_tune
-# (TUNE_LOG2) and ncu of its candidates' histograms at 2^24.
+# (TUNE_LOG2, TUNE_ONLY: one config) and ncu of its candidates' kernels named by TUNE_NCU at 2^24.
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
 #         + sanitizers + tests, in that order, for the record.
 # check = radix_bench (no study, no network_bench) + sanitizers + tests: a radix change's run.
@@ -78,15 +78,19 @@ if [[ $mode == hist ]]; then
   done
 fi
 if [[ $mode == tune ]]; then
-  # radix_tune's candidates (ratio to CUB per size), then ncu of each candidate's histogram at 2^24.
+  # radix_tune's candidates (ratio to CUB per size), then ncu at 2^24 of the third launch of each
+  # candidate's kernels named by TUNE_NCU (a regex; default Histogram, empty: no ncu).
   echo "== radix_tune"
-  timeout "${T_TUNE:-300}" radix_tune --log2 "${TUNE_LOG2:-24,28}" >"$out/radix_tune.log" 2>&1
+  timeout "${T_TUNE:-300}" radix_tune --log2 "${TUNE_LOG2:-24,28}" ${TUNE_ONLY:+--only "$TUNE_ONLY"} >"$out/radix_tune.log" 2>&1
   echo "radix_tune rc=$?"
   cat "$out/radix_tune.log"
-  timeout "${T_NCU:-200}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
-    --kernel-id "::regex:Histogram:3" radix_tune --log2 24 >"$out/ncu_hist.log" 2>&1
-  echo "ncu histogram rc=$?"
-  grep -E "$ncu_lines" "$out/ncu_hist.log" | grep -E "^  [A-Za-z_]|Duration|DRAM|Occupancy|Registers"
+  if [[ -n ${TUNE_NCU-Histogram} ]]; then
+    timeout "${T_NCU:-200}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --kernel-name-base mangled --kernel-id "::regex:${TUNE_NCU-Histogram}:3" \
+      radix_tune --log2 24 >"$out/ncu_tune.log" 2>&1
+    echo "ncu ${TUNE_NCU-Histogram} rc=$?"
+    grep -E "$ncu_lines" "$out/ncu_tune.log" | grep -E "^  [A-Za-z_]|Duration|DRAM|Occupancy|Registers"
+  fi
 fi
 if [[ $mode == final ]]; then
   # Odd-even merge's kernels (the first 2^20 sort of network_bench --quick; per-tile work is the

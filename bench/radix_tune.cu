@@ -1,7 +1,7 @@
 // Policy sweep for kernels/radix/radix_policy.h: times the radix sort with other one-sweep tile
 // shapes (threads x items per thread) next to CUB, in one binary, so a single device run picks
 // the constants. Not a benchmark of record (that is radix_bench).
-//   radix_tune [--log2 24,28]
+//   radix_tune [--log2 24,28] [--only u64/u64]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -52,6 +52,7 @@ struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kEarlyValues,
   using SingleTile = typename Default::SingleTile;
   static constexpr bool kNarrowKeys = Default::kNarrowKeys;
   static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = 0;
 };
 
 template <typename Key, int T, int I, int M, bool E = false, typename H = HistogramShape<>>
@@ -59,15 +60,6 @@ cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStre
   return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, E, H>>(
       temp, bytes, args, stream);
 }
-
-// Histogram candidates against the default (radix_policy.h: one copy of the counters, 512
-// threads, 2 per SM; copies per lane from kLargeHistogramKeys), each at every size: 256x16, 6 per
-// SM; 8 copies; a copy per lane (16 for 8-byte keys) in 1024-thread blocks, 1 per SM.
-using Hist6 = HistogramShape<256, 16, 6, 1>;
-using HistLanes32 = HistogramShape<1024, 16, 1, 32>;
-using HistLanes16 = HistogramShape<1024, 8, 1, 16>;
-using HistParts8U32 = HistogramShape<512, 16, 2, 8>;
-using HistParts8U64 = HistogramShape<512, 8, 2, 8>;
 
 struct Candidate {
   std::string name;
@@ -78,10 +70,18 @@ struct Candidate {
 
 int main(int argc, char** argv) {
   std::vector<int> log2s = {20, 24, 28};
-  if (argc == 3 && !std::strcmp(argv[1], "--log2")) {
-    log2s.clear();
-    for (char* p = std::strtok(argv[2], ","); p; p = std::strtok(nullptr, ","))
-      log2s.push_back(std::atoi(p));
+  std::string only;  // run only the configs whose name is this
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--log2") && i + 1 < argc) {
+      log2s.clear();
+      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ","))
+        log2s.push_back(std::atoi(p));
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--log2 20,24,28] [--only u64/u64]\n", argv[0]);
+      return 2;
+    }
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -97,59 +97,68 @@ int main(int argc, char** argv) {
     uint32_t value_width;
     std::vector<Candidate> candidates;
   };
-  // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__).
-  // "+early": values loaded before the look-back; "+hist6": 256x16 histogram blocks, 6 per SM;
-  // "+lanes": a copy of the histogram's counters per lane (16 for 8-byte keys); "+parts8": 8
-  // copies.
+  // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__; /1
+  // leaves the registers to the compiler, as CUB's one-sweep does). "+early": values loaded before
+  // the look-back. The default shape runs first and again last: the two say how noisy the run is.
   std::vector<Config> configs = {
       {"u32",
        KeyType::kUint32,
        4,
        0,
        {{"384x24/2", &Sort<uint32_t, 384, 24, 2>},
-        {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
-        {"384x32/2", &Sort<uint32_t, 384, 32, 2>},
-        {"256x32/3", &Sort<uint32_t, 256, 32, 3>},
-        {"256x24/3", &Sort<uint32_t, 256, 24, 3>},
-        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, false, Hist6>},
-        {"384x24/2+lanes", &Sort<uint32_t, 384, 24, 2, false, HistLanes32>},
-        {"384x24/2+parts8", &Sort<uint32_t, 384, 24, 2, false, HistParts8U32>}}},
+        {"384x22/2", &Sort<uint32_t, 384, 22, 2>},
+        {"320x28/2", &Sort<uint32_t, 320, 28, 2>},
+        {"448x20/2", &Sort<uint32_t, 448, 20, 2>},
+        {"512x16/2", &Sort<uint32_t, 512, 16, 2>},
+        {"384x24/2 again", &Sort<uint32_t, 384, 24, 2>}}},
       {"u32/u32",
        KeyType::kUint32,
        4,
        4,
        {{"384x24/2", &Sort<uint32_t, 384, 24, 2>},
-        {"384x20/2", &Sort<uint32_t, 384, 20, 2>},
-        {"384x28/2", &Sort<uint32_t, 384, 28, 2>},
-        {"256x24/3", &Sort<uint32_t, 256, 24, 3>},
-        {"384x24/2+early", &Sort<uint32_t, 384, 24, 2, true>},
-        {"384x24/2+hist6", &Sort<uint32_t, 384, 24, 2, false, Hist6>},
-        {"384x24/2+lanes", &Sort<uint32_t, 384, 24, 2, false, HistLanes32>}}},
+        {"384x22/2", &Sort<uint32_t, 384, 22, 2>},
+        {"320x24/2", &Sort<uint32_t, 320, 24, 2>},
+        {"448x20/2", &Sort<uint32_t, 448, 20, 2>},
+        {"384x24/2 again", &Sort<uint32_t, 384, 24, 2>}}},
       {"u64",
        KeyType::kUint64,
        8,
        0,
        {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
-        {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
-        {"256x20/3", &Sort<uint64_t, 256, 20, 3>},
-        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, false, Hist6>},
-        {"384x16/2+lanes", &Sort<uint64_t, 384, 16, 2, false, HistLanes16>},
-        {"384x16/2+parts8", &Sort<uint64_t, 384, 16, 2, false, HistParts8U64>}}},
+        {"320x16/2", &Sort<uint64_t, 320, 16, 2>},
+        {"256x16/3", &Sort<uint64_t, 256, 16, 3>},
+        {"512x12/2", &Sort<uint64_t, 512, 12, 2>},
+        {"384x14/2", &Sort<uint64_t, 384, 14, 2>},
+        {"384x16/2 again", &Sort<uint64_t, 384, 16, 2>}}},
       {"u64/u64",
        KeyType::kUint64,
        8,
        8,
+       {{"512x24/1", &Sort<uint64_t, 512, 24, 1>},
+        {"384x16/2", &Sort<uint64_t, 384, 16, 2>},
+        {"384x24/1", &Sort<uint64_t, 384, 24, 1>},
+        {"384x32/1", &Sort<uint64_t, 384, 32, 1>},
+        {"512x20/1", &Sort<uint64_t, 512, 20, 1>},
+        {"512x24/1 again", &Sort<uint64_t, 512, 24, 1>}}},
+      {"u64/u32",
+       KeyType::kUint64,
+       8,
+       4,
        {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
-        {"384x20/2", &Sort<uint64_t, 384, 20, 2>},
-        {"384x16/2+early", &Sort<uint64_t, 384, 16, 2, true>},
-        {"384x16/2+hist6", &Sort<uint64_t, 384, 16, 2, false, Hist6>},
-        {"384x16/2+lanes", &Sort<uint64_t, 384, 16, 2, false, HistLanes16>}}},
+        {"512x24/1", &Sort<uint64_t, 512, 24, 1>},
+        {"384x24/1", &Sort<uint64_t, 384, 24, 1>},
+        {"384x16/2 again", &Sort<uint64_t, 384, 16, 2>}}},
   };
-  for (Config& c : configs) c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
+  // CUB runs first and last: the ratios are to the last; the first says what coming first costs.
+  for (Config& c : configs) {
+    c.candidates.insert(c.candidates.begin(), {"cub first", &sortd::kernels::LibrarySort});
+    c.candidates.push_back({"cub", &sortd::kernels::LibrarySort});
+  }
 
   std::printf(
       "| keys | n | candidate | median ms | Gkeys/s | vs cub |\n|---|---|---|---:|---:|---:|\n");
   for (const Config& c : configs) {
+    if (!only.empty() && only != c.name) continue;
     for (int lg : log2s) {
       const size_t n = size_t{1} << lg;
       const size_t set_bytes = n * (c.key_bytes + c.value_width);

@@ -24,13 +24,16 @@ cudaError_t RadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args
 // Tile sizes of the paths for one key type, so tests can aim at their edges: inputs of at most
 // single_tile_max keys take the one-block path; up to small_input_keys - 1 keys, one-sweep passes
 // whose tiles hold onesweep_tile keys (onesweep_pairs_tile with 4-byte values or indices);
-// larger inputs, tiles of large_onesweep_tile keys (keys only).
+// larger inputs, tiles of large_onesweep_tile keys (keys only); from large_input_keys (0: never),
+// pairs and indices move in tiles of large_input_pairs_tile keys.
 struct RadixSortTiles {
   size_t single_tile_max = 0;
   size_t onesweep_tile = 0;
   size_t onesweep_pairs_tile = 0;
   size_t small_input_keys = 0;
   size_t large_onesweep_tile = 0;
+  size_t large_input_keys = 0;
+  size_t large_input_pairs_tile = 0;
 };
 RadixSortTiles GetRadixSortTiles(KeyType key_type);
 

@@ -140,12 +140,19 @@ template <typename Key, typename Policy>
 cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                         cudaStream_t stream) {
   using Bits = typename KeyTraits<Key>::Bits;
-  // Small multi-pass inputs switch to the policy's small-tile schedule; the query call takes the
-  // same branch (it depends on n only), so the scratch size always matches.
+  // Small multi-pass inputs switch to the policy's small-tile schedule, large ones to its
+  // large-input schedule; the query call takes the same branch (it depends on n only), so the
+  // scratch size always matches.
   if constexpr (Policy::kSmallInputKeys != 0) {
     if (args.n > static_cast<size_t>(Policy::SingleTile::kTileItems) &&
         args.n < Policy::kSmallInputKeys) {
       return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args,
+                                                                            stream);
+    }
+  }
+  if constexpr (Policy::kLargeInputKeys != 0) {
+    if (args.n >= Policy::kLargeInputKeys) {
+      return DispatchRadixSortWithPolicy<Key, typename Policy::LargeInputs>(temp, temp_bytes, args,
                                                                             stream);
     }
   }
@@ -207,10 +214,20 @@ template <typename Key>
 RadixSortTiles Tiles() {
   using Policy = RadixPolicy<sizeof(typename KeyTraits<Key>::Bits)>;
   using Small = typename Policy::SmallInputs;
-  return {static_cast<size_t>(Policy::SingleTile::kTileItems),
-          static_cast<size_t>(Small::template Onesweep<0>::kTileItems),
-          static_cast<size_t>(Small::template Onesweep<4>::kTileItems), Policy::kSmallInputKeys,
-          static_cast<size_t>(Policy::template Onesweep<0>::kTileItems)};
+  RadixSortTiles tiles{static_cast<size_t>(Policy::SingleTile::kTileItems),
+                       static_cast<size_t>(Small::template Onesweep<0>::kTileItems),
+                       static_cast<size_t>(Small::template Onesweep<4>::kTileItems),
+                       Policy::kSmallInputKeys,
+                       static_cast<size_t>(Policy::template Onesweep<0>::kTileItems)};
+  if constexpr (Policy::kLargeInputKeys != 0) {
+    using Large = typename Policy::LargeInputs;
+    static_assert(
+        Large::template Onesweep<4>::kTileItems == Large::template Onesweep<8>::kTileItems,
+        "one large pairs tile for the tests to aim at");
+    tiles.large_input_keys = Policy::kLargeInputKeys;
+    tiles.large_input_pairs_tile = Large::template Onesweep<8>::kTileItems;
+  }
+  return tiles;
 }
 
 }  // namespace sortd::kernels::radix

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace sortd::kernels::radix {
 
@@ -87,6 +88,17 @@ struct RadixSmallInputPolicy : RadixCommonPolicy<kKeyBytes> {
   template <int kValueBytes>
   using Onesweep = SmallOnesweep;
   static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = 0;
+};
+
+// The large-input schedule: keys alone keep their tiles, pairs (and argsort's indices) take
+// larger ones; no further switch.
+template <int kKeyBytes, typename KeysOnesweep, typename PairsOnesweep>
+struct RadixLargeInputPolicy : RadixCommonPolicy<kKeyBytes> {
+  template <int kValueBytes>
+  using Onesweep = std::conditional_t<kValueBytes == 0, KeysOnesweep, PairsOnesweep>;
+  static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = 0;
 };
 
 template <>
@@ -100,17 +112,25 @@ struct RadixPolicy<4> : RadixCommonPolicy<4> {
   // 384x24, 1.02x with 256x16 tiles in the first sweep), so small inputs take small tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
   using SmallInputs = RadixSmallInputPolicy<4, TilePolicy<256, 16, 1>>;
+  static constexpr size_t kLargeInputKeys = 0;  // no large-input schedule
 };
 
 template <>
 struct RadixPolicy<8> : RadixCommonPolicy<8> {
-  // u64 keys: 384x16/2 = 1.05x / 1.03x CUB at 2^24 / 2^28 (384x20/2 and 256x20/3: 0.99-1.00x).
-  // u64/u64 pairs: 384x16/2 = 1.06x / 1.06x (384x20/2: 0.89x / 0.85x).
+  // u64 keys: 384x16/2 = 1.05x / 1.03x CUB at 2^24 / 2^28 (384x20/2 and 256x20/3: 0.99-1.00x);
+  // on an H100 no shape beat it (512x12/2 equal, 384x30/1 0.93x at 2^28).
+  // Pairs below kLargeInputKeys: 384x16/2 (u64/u64 1.08x / 1.06x CUB at 2^20 / 2^22 on an H100).
   template <int kValueBytes>
   using Onesweep = TilePolicy<384, 16, 2>;
   // As for 4-byte keys: 2^16 u64/u64 pairs were 0.89x CUB with 384x16 tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
   using SmallInputs = RadixSmallInputPolicy<8, TilePolicy<256, 12, 1>>;
+  // From 2^24 keys, pairs take 512x24 tiles with the registers uncapped (one block per SM): on an
+  // H100, u64/u64 1.07x / 1.09x CUB at 2^24 / 2^28 against 1.00x / 0.99x with 384x16/2, u64/u32
+  // 1.00x / 1.06x against 1.00x / 0.99x; but below 2^24 their tiles are too few (u64/u64 at
+  // 2^22: 1.00x against 1.06x).
+  static constexpr size_t kLargeInputKeys = size_t{1} << 24;
+  using LargeInputs = RadixLargeInputPolicy<8, TilePolicy<384, 16, 2>, TilePolicy<512, 24, 1>>;
 };
 
 }  // namespace sortd::kernels::radix

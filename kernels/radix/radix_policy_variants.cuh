@@ -14,7 +14,8 @@ struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
       TilePolicy<RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kBlockThreads,
                  RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kItemsPerThread,
                  RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks, true>;
-  static constexpr size_t kSmallInputKeys = 0;  // measure the big tiles at every size
+  static constexpr size_t kSmallInputKeys = 0;  // measure the default tiles at every size
+  static constexpr size_t kLargeInputKeys = 0;
 };
 
 // Small tiles (many look-back steps per pass) and early values, and histograms of 4 copies in many
@@ -29,6 +30,7 @@ struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
   static constexpr int kHistogramParts = 4;
   static constexpr size_t kLargeHistogramKeys = 2048;
   static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = 0;
 };
 
 // The histogram with one copy of its counters at every size: the A/B for the large inputs' copies
@@ -36,6 +38,9 @@ struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
 template <int kKeyBytes>
 struct OneCopyHistogramPolicy : RadixPolicy<kKeyBytes> {
   static constexpr size_t kLargeHistogramKeys = ~size_t{0};
+  struct LargeInputs : RadixPolicy<kKeyBytes>::LargeInputs {
+    static constexpr size_t kLargeHistogramKeys = ~size_t{0};
+  };
 };
 
 // The default schedule with 64-bit keys never narrowed: the A/B for KeyWindow.
@@ -45,6 +50,18 @@ struct WideKeysPolicy : RadixPolicy<kKeyBytes> {
   struct SmallInputs : RadixPolicy<kKeyBytes>::SmallInputs {
     static constexpr bool kNarrowKeys = false;
   };
+  struct LargeInputs : RadixPolicy<kKeyBytes>::LargeInputs {
+    static constexpr bool kNarrowKeys = false;
+  };
+};
+
+// The large-input schedule of 8-byte keys at every size (4-byte keys, which have none, take the
+// default's tiles at every size): the tests' way to its pairs tiles on small inputs, under the
+// sanitizers.
+template <int kKeyBytes>
+struct LargeInputTilePolicy : RadixPolicy<kKeyBytes> {
+  static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = RadixPolicy<kKeyBytes>::kLargeInputKeys != 0 ? 1 : 0;
 };
 
 }  // namespace sortd::kernels::radix

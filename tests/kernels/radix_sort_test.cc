@@ -39,12 +39,14 @@ struct Engine {
   const char* name;
   DeviceSortFn fn;
 };
-// radix_small_tiles and radix_early_values: the same kernels under other policies; they skip the
-// large sizes, which add nothing for them but time.
-const Engine kEngines[] = {{"radix", &kernels::RadixSort},
-                           {"library", &kernels::LibrarySort},
-                           {"radix_small_tiles", &kernels::testing::RadixSortSmallTiles},
-                           {"radix_early_values", &kernels::testing::RadixSortEarlyValues}};
+// radix_small_tiles, radix_early_values and radix_large_input_tiles: the same kernels under other
+// policies; they skip the large sizes, which add nothing for them but time.
+const Engine kEngines[] = {
+    {"radix", &kernels::RadixSort},
+    {"library", &kernels::LibrarySort},
+    {"radix_small_tiles", &kernels::testing::RadixSortSmallTiles},
+    {"radix_early_values", &kernels::testing::RadixSortEarlyValues},
+    {"radix_large_input_tiles", &kernels::testing::RadixSortLargeInputTiles}};
 
 bool IsVariant(const Engine& e) { return std::string(e.name).rfind("radix_", 0) == 0; }
 
@@ -191,6 +193,10 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
       sizes.insert(sizes.end(),
                    {t.onesweep_pairs_tile - 1, t.onesweep_pairs_tile, t.onesweep_pairs_tile + 1});
     }
+    if (t.large_input_pairs_tile != 0) {  // radix_large_input_tiles' edges
+      sizes.insert(sizes.end(), {t.large_input_pairs_tile - 1, t.large_input_pairs_tile,
+                                 t.large_input_pairs_tile + 1});
+    }
     return sizes;
   }
 
@@ -249,6 +255,20 @@ TEST_P(GpuSortTest, LargeSizes) {
             if (HasFailure()) return;
           }
         }
+      }
+    }
+  }
+  // Around the switch of pairs and indices to the large-input tiles (8-byte keys), and one past a
+  // multiple of those tiles.
+  for (KeyType type : kAllKeyTypes) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    if (t.large_input_keys == 0) continue;
+    const size_t past =
+        (t.large_input_keys / t.large_input_pairs_tile + 1) * t.large_input_pairs_tile + 1;
+    for (size_t n : {t.large_input_keys - 1, t.large_input_keys, past}) {
+      for (Shape shape : {Shape{8, false}, Shape{4, false}, Shape{0, true}}) {
+        Check(type, n, Distribution::kRandom, /*descending=*/n % 2 == 1, shape, seed + n);
+        if (HasFailure()) return;
       }
     }
   }

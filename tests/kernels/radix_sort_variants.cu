@@ -5,23 +5,33 @@
 #include "tests/kernels/radix_sort_variants.h"
 
 namespace sortd::kernels::testing {
+namespace {
+
+template <template <int> class Policy>
+cudaError_t SortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                           cudaStream_t stream) {
+  return VisitKeyType(args.key_type, [&](auto key) {
+    using Key = decltype(key);
+    return radix::DispatchRadixSortWithPolicy<Key, Policy<sizeof(Key)>>(temp, temp_bytes, args,
+                                                                        stream);
+  });
+}
+
+}  // namespace
 
 cudaError_t RadixSortSmallTiles(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                 cudaStream_t stream) {
-  return VisitKeyType(args.key_type, [&](auto key) {
-    using Key = decltype(key);
-    return radix::DispatchRadixSortWithPolicy<Key, radix::SmallTilePolicy<sizeof(Key)>>(
-        temp, temp_bytes, args, stream);
-  });
+  return SortWithPolicy<radix::SmallTilePolicy>(temp, temp_bytes, args, stream);
 }
 
 cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                  cudaStream_t stream) {
-  return VisitKeyType(args.key_type, [&](auto key) {
-    using Key = decltype(key);
-    return radix::DispatchRadixSortWithPolicy<Key, radix::EarlyValuesPolicy<sizeof(Key)>>(
-        temp, temp_bytes, args, stream);
-  });
+  return SortWithPolicy<radix::EarlyValuesPolicy>(temp, temp_bytes, args, stream);
+}
+
+cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                     cudaStream_t stream) {
+  return SortWithPolicy<radix::LargeInputTilePolicy>(temp, temp_bytes, args, stream);
 }
 
 }  // namespace sortd::kernels::testing

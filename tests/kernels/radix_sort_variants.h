@@ -12,5 +12,8 @@ cudaError_t RadixSortSmallTiles(void* temp, size_t* temp_bytes, const DeviceSort
 // Default tiles, values loaded before the look-back.
 cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                  cudaStream_t stream);
+// The large-input schedule (8-byte keys' pairs tiles) at every size.
+cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                     cudaStream_t stream);
 
 }  // namespace sortd::kernels::testing
