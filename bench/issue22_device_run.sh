@@ -115,7 +115,7 @@ if [[ $mode == all || $mode == tests || $mode == final || $mode == check ]]; the
   # line-buffered so a run cut by the timeout still shows how far it got.
   pids=()
   for shard in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard timeout "${T_TESTS:-240}" stdbuf -oL gpu_tests \
+    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard timeout "${T_TESTS:-420}" stdbuf -oL gpu_tests \
       --gtest_filter="${GTEST_FILTER:-GpuSort*:Segmented*:Network*}" >"/tmp/gpu_tests_$shard.log" 2>&1 &
     pids+=($!)
   done
