@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
     std::vector<Candidate> candidates;
   };
   // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__; /1
-  // leaves the registers to the compiler, as CUB's one-sweep does). "+early": values loaded before
-  // the look-back. The default shape runs first and again last: the two say how noisy the run is.
+  // leaves the registers to the compiler, as CUB's one-sweep does). One of radix_policy.h's shapes
+  // runs first and again last ("again"): the two say how noisy the run is.
   std::vector<Config> configs = {
       {"u32",
        KeyType::kUint32,
