@@ -51,6 +51,9 @@ struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kEarlyValues,
   using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kEarlyValues>;
   using SingleTile = typename Default::SingleTile;
   static constexpr bool kNarrowKeys = Default::kNarrowKeys;
+  using KeyCount = typename Default::KeyCount;
+  static constexpr size_t kCountKeys = Default::kCountKeys;
+  static constexpr size_t kCountChunkKeys = Default::kCountChunkKeys;
   static constexpr size_t kSmallInputKeys = 0;
   static constexpr size_t kLargeInputKeys = 0;
 };

@@ -25,7 +25,8 @@ cudaError_t RadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args
 // single_tile_max keys take the one-block path; up to small_input_keys - 1 keys, one-sweep passes
 // whose tiles hold onesweep_tile keys (onesweep_pairs_tile with 4-byte values or indices);
 // larger inputs, tiles of large_onesweep_tile keys (keys only); from large_input_keys (0: never),
-// pairs and indices move in tiles of large_input_pairs_tile keys.
+// pairs and indices move in tiles of large_input_pairs_tile keys. From counted_keys, keys alone
+// whose ordered bits vary in at most two 8-bit digits are counted instead of sorted by passes.
 struct RadixSortTiles {
   size_t single_tile_max = 0;
   size_t onesweep_tile = 0;
@@ -34,6 +35,7 @@ struct RadixSortTiles {
   size_t large_onesweep_tile = 0;
   size_t large_input_keys = 0;
   size_t large_input_pairs_tile = 0;
+  size_t counted_keys = 0;
 };
 RadixSortTiles GetRadixSortTiles(KeyType key_type);
 

@@ -75,6 +75,12 @@ struct AgentHistogram {
          i += static_cast<size_t>(gridDim.x) * kThreads) {
       status[i] = make_uint4(0, 0, 0, 0);
     }
+    if (sc.key_counts != nullptr) {
+      for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i <= kCountBins;
+           i += static_cast<size_t>(gridDim.x) * kThreads) {
+        sc.key_counts[i] = 0;
+      }
+    }
 
     __threadfence();
     __syncthreads();
@@ -117,6 +123,10 @@ struct AgentHistogram {
         highest = p;
       }
     }
+    if (sc.key_counts != nullptr && active <= 2) {
+      CountKeys(s, sc, active, lowest, highest);
+      return;
+    }
     if (active == 0) {  // all keys equal: one pass still moves them (and values) to the output
       s.active[kPasses - 1] = 1;
       active = 1;
@@ -148,7 +158,35 @@ struct AgentHistogram {
         plan.narrow_dst = narrow && i != active - 1;
         src = plan.dst;
         ++i;
+      } else {
+        plan.clear_next = p + 1 < kPasses && s.active[p + 1];
       }
+      sc.plan[p] = plan;
+    }
+  }
+
+  // Every pass is skipped; the last one's launch writes the output from the counts. The two
+  // counted digits are the active ones, or, where fewer vary, constant ones beside them.
+  __device__ static void CountKeys(TempStorage& s, const RadixScratch& sc, int active, int lowest,
+                                   int highest) {
+    int low = lowest, high = highest;
+    if (active == 0) {
+      low = 0;
+      high = 1;
+    } else if (active == 1) {
+      high = low + 1 < kPasses ? low + 1 : low;
+      low = high == low ? low - 1 : low;
+    }
+    uint64_t fixed = 0;
+    for (int p = 0; p < kPasses; ++p) {
+      if (p != low && p != high)
+        fixed |= static_cast<uint64_t>(s.fixed_digit[p]) << (p * kRadixBits);
+    }
+    *sc.counted = CountedKeys{fixed, static_cast<uint32_t>(low * kRadixBits),
+                              static_cast<uint32_t>(high * kRadixBits)};
+    for (int p = 0; p < kPasses; ++p) {
+      PassPlan plan{};
+      plan.fill = p == kPasses - 1;
       sc.plan[p] = plan;
     }
   }

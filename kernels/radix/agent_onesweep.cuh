@@ -66,9 +66,12 @@ struct AgentOnesweep {
     uint32_t* status = sc.status + (pass & 1) * status_stride;
     uint32_t* status_next = sc.status + ((pass + 1) & 1) * status_stride;
     const uint32_t first_tile = portion * sc.portion_tiles;
+    if constexpr (kValueBytes == 0) {
+      if (plan.fill) return Fill(s, b, sc, portion);
+    }
     if (!plan.active) {
       const uint32_t tile = first_tile + blockIdx.x;
-      if (threadIdx.x < kRadixDigits)
+      if (plan.clear_next && threadIdx.x < kRadixDigits)
         status_next[static_cast<size_t>(tile) * kRadixDigits + threadIdx.x] = 0;
       return;
     }
@@ -85,6 +88,113 @@ struct AgentOnesweep {
       }
     }
     RunTile<Bits>(s, b, sc, plan, pass, portion, tile, KeyWindow{}, status);
+  }
+
+  // The bin whose run holds `position`: the last bin starting at or before it (an empty bin
+  // shares its start with the next one). `guess` is where the search gallops from, either way.
+  __device__ static uint32_t BinHolding(const unsigned long long* starts, uint32_t guess,
+                                        unsigned long long position) {
+    // starts[lo] <= position < starts[hi] (starts[0] = 0, starts[kCountBins] = n).
+    uint32_t lo = 0, hi = kCountBins;
+    if (__ldg(&starts[guess]) <= position) {
+      lo = guess;
+      for (uint32_t step = 1; lo + step < kCountBins; step *= 2) {
+        if (__ldg(&starts[lo + step]) > position) {
+          hi = lo + step;
+          break;
+        }
+        lo += step;
+      }
+    } else {
+      hi = guess;
+      for (uint32_t step = 1; step <= hi; step *= 2) {
+        if (__ldg(&starts[hi - step]) <= position) {
+          lo = hi - step;
+          break;
+        }
+        hi -= step;
+      }
+    }
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (__ldg(&starts[mid]) <= position) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  // Writes the output from the counted keys' first positions. A few blocks per SM each take a
+  // contiguous run of the portion's tiles (the rest return at once) and write it a tile at a time:
+  // the bins that start inside the tile mark their first slot, and a running maximum over the
+  // marks gives every slot its bin, so the stores stay coalesced however long the bins' runs are.
+  __device__ static void Fill(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc,
+                              uint32_t portion) {
+    const uint32_t tiles = gridDim.x;
+    const uint32_t blocks = min(tiles, sc.fill_blocks);
+    if (blockIdx.x >= blocks) return;
+    const uint32_t per_block = (tiles + blocks - 1) / blocks;
+    const size_t first = static_cast<size_t>(portion) * sc.portion_tiles;
+    const size_t begin = (first + static_cast<size_t>(blockIdx.x) * per_block) * kTile;
+    const size_t end =
+        min(b.n, (first + min(tiles, (blockIdx.x + 1) * per_block)) * static_cast<size_t>(kTile));
+    if (begin >= end) return;
+    const unsigned long long* starts = sc.key_counts;
+    const CountedKeys counted = *sc.counted;
+    const Bits mask = static_cast<Bits>(b.mask);
+    Bits* out = static_cast<Bits*>(b.keys_out);
+    uint32_t* marks = reinterpret_cast<uint32_t*>(s.exchange.keys);  // kTile slots
+    uint32_t* warp_max = s.scan.warp_totals;
+    const uint32_t lane = warp::LaneId(), warp_id = threadIdx.x / 32;
+    // Keys spread evenly over the bins would put `begin` here.
+    if (threadIdx.x == 0) s.tile = BinHolding(starts, begin * kCountBins / b.n, begin);
+    for (size_t tile = begin; tile < end; tile += kTile) {
+      const uint32_t slots = static_cast<uint32_t>(min(static_cast<size_t>(kTile), end - tile));
+      for (uint32_t i = threadIdx.x; i < slots; i += kThreads) marks[i] = 0;
+      __syncthreads();
+      const uint32_t holding = s.tile;  // holds the tile's first slot, or the slot before it
+      if (threadIdx.x == 0) marks[0] = holding;
+      __syncthreads();
+      // Bins after `holding` that are not empty start inside the tile or after it.
+      for (uint32_t group = holding + 1;; group += kThreads) {
+        const uint32_t bin = group + threadIdx.x;
+        bool inside = false;
+        if (bin < kCountBins) {
+          const unsigned long long start = __ldg(&starts[bin]);
+          inside = start < tile + slots;
+          if (inside && start < __ldg(&starts[bin + 1])) marks[start - tile] = bin;
+        }
+        if (!__syncthreads_or(inside)) break;
+      }
+      // Running maximum: each thread over its kItems slots, then across threads. Slots past
+      // `slots` hold stale marks, but only later slots see them.
+      uint32_t* mine = marks + threadIdx.x * kItems;
+      uint32_t running = 0;
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) running = max(running, mine[j]);
+#pragma unroll
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const uint32_t other = __shfl_up_sync(0xFFFFFFFFu, running, offset);
+        if (lane >= static_cast<uint32_t>(offset)) running = max(running, other);
+      }
+      if (lane == 31) warp_max[warp_id] = running;
+      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, running, 1);
+      if (lane == 0) before = 0;
+      __syncthreads();
+      for (uint32_t w = 0; w < warp_id; ++w) before = max(before, warp_max[w]);
+#pragma unroll
+      for (int j = 0; j < kItems; ++j) {
+        before = max(before, mine[j]);
+        mine[j] = before;
+      }
+      __syncthreads();
+      for (uint32_t i = threadIdx.x; i < slots; i += kThreads)
+        out[tile + i] = KeyTraits<Key>::FromOrdered(counted.Ordered<Bits>(marks[i]) ^ mask);
+      if (threadIdx.x == 0) s.tile = marks[slots - 1];
+      __syncthreads();
+    }
   }
 
   // Loads a tile's keys warp-striped, ordered and direction-masked on the first pass; out-of-range

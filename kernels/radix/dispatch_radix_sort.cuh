@@ -49,9 +49,15 @@ struct OnesweepLayout {
     scratch.histogram = reinterpret_cast<unsigned long long*>(take(kPasses * kRadixDigits * 8));
     scratch.tile_counters = reinterpret_cast<uint32_t*>(take(kPasses * portions * 4));
     scratch.done_blocks = reinterpret_cast<uint32_t*>(take(4));
+    scratch.count_done = reinterpret_cast<uint32_t*>(take(4));
     control_bytes = offset;
     scratch.plan = reinterpret_cast<PassPlan*>(take(kPasses * sizeof(PassPlan)));
     scratch.window = reinterpret_cast<KeyWindow*>(take(sizeof(KeyWindow)));
+    if (carried_value_bytes == 0 && n >= Policy::kCountKeys) {
+      scratch.key_counts =
+          reinterpret_cast<unsigned long long*>(take((kCountBins + 1) * sizeof(uint64_t)));
+      scratch.counted = reinterpret_cast<CountedKeys*>(take(sizeof(CountedKeys)));
+    }
     scratch.bases = reinterpret_cast<uint64_t*>(take(kPasses * (portions + 1) * kRadixDigits * 8));
     scratch.status = reinterpret_cast<uint32_t*>(take(2 * tiles * kRadixDigits * 4));
     keys_alt = take(n * sizeof(Bits));
@@ -91,20 +97,40 @@ cudaError_t LaunchHistogram(const RadixBuffers& b, const RadixScratch& sc, int s
   return cudaSuccess;
 }
 
+// One block per slice of the keys, one per SM at most (each holds every bin's counter).
+template <typename Key, typename Policy>
+cudaError_t LaunchKeyCount(const RadixBuffers& b, const RadixScratch& sc, int sms,
+                           cudaStream_t stream) {
+  using Tile = typename Policy::KeyCount;
+  const size_t slices = b.n / Policy::kCountChunkKeys;
+  const size_t blocks = slices < 1 ? 1 : slices < static_cast<size_t>(sms) ? slices : sms;
+  constexpr size_t kSmem = sizeof(typename AgentKeyCount<Key, Tile>::TempStorage);
+  auto* kernel = KeyCountKernel<Key, Tile>;
+  SORTD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  kernel<<<static_cast<unsigned>(blocks), Tile::kBlockThreads, kSmem, stream>>>(b, sc);
+  SORTD_CUDA_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
 template <typename Key, int kValueBytes, typename Offset, typename Policy>
-cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& sc, size_t control_bytes,
+cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& layout, size_t control_bytes,
                            cudaStream_t stream) {
   using Onesweep = typename Policy::template Onesweep<kValueBytes>;
-  SORTD_CUDA_TRY(cudaMemsetAsync(sc.histogram, 0, control_bytes, stream));
+  SORTD_CUDA_TRY(cudaMemsetAsync(layout.histogram, 0, control_bytes, stream));
   int device = 0, sms = 0;
   SORTD_CUDA_TRY(cudaGetDevice(&device));
   SORTD_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  RadixScratch sc = layout;
+  sc.fill_blocks = static_cast<uint32_t>(sms * Onesweep::kMinBlocks);
   using LargeHistogram = typename Policy::LargeHistogram;
   const cudaError_t histogram =
       b.n >= Policy::kLargeHistogramKeys
           ? LaunchHistogram<Key, Policy::kNarrowKeys, LargeHistogram>(b, sc, sms, stream)
           : LaunchHistogram<Key, Policy::kNarrowKeys, Policy>(b, sc, sms, stream);
   SORTD_CUDA_TRY(histogram);
+  if constexpr (kValueBytes == 0) {
+    if (sc.key_counts != nullptr) SORTD_CUDA_TRY((LaunchKeyCount<Key, Policy>(b, sc, sms, stream)));
+  }
   constexpr size_t kSmem = sizeof(
       typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep, Policy::kNarrowKeys>::TempStorage);
   if (kSmem > 48 * 1024) {
@@ -219,6 +245,7 @@ RadixSortTiles Tiles() {
                        static_cast<size_t>(Small::template Onesweep<4>::kTileItems),
                        Policy::kSmallInputKeys,
                        static_cast<size_t>(Policy::template Onesweep<0>::kTileItems)};
+  tiles.counted_keys = Policy::kCountKeys;
   if constexpr (Policy::kLargeInputKeys != 0) {
     using Large = typename Policy::LargeInputs;
     static_assert(

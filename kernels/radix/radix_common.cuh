@@ -34,6 +34,8 @@ struct PassPlan {
   uint8_t dst;
   uint8_t narrow_src;  // reads 32-bit narrowed keys (see KeyWindow)
   uint8_t narrow_dst;  // writes 32-bit narrowed keys
+  uint8_t fill;        // the keys were counted (CountedKeys): write the output from the counts
+  uint8_t clear_next;  // skipped, and the next pass is not: clear its look-back status
 };
 
 // Where the active passes of 64-bit keys all fall in one 32-bit window of the ordered bits, the
@@ -43,6 +45,31 @@ struct PassPlan {
 struct KeyWindow {
   uint64_t fixed_bits;  // every key's ordered bits outside the window (zero inside)
   uint32_t shift;       // the window's lowest bit
+};
+
+template <typename Bits>
+__device__ __forceinline__ uint32_t Digit(Bits ordered, int shift) {
+  return static_cast<uint32_t>(ordered >> shift) & (kRadixDigits - 1);
+}
+
+// Keys alone whose ordered bits vary in at most two digits need no digit pass: one more read
+// counts every key's value of those two digits (kCountBins bins), and the output is each bin's
+// key written as often as it was counted. Written by the histogram kernel's last block.
+inline constexpr int kCountBins = 1 << (2 * kRadixBits);
+struct CountedKeys {
+  uint64_t fixed_bits;  // every key's ordered bits outside the two counted digits (zero inside)
+  uint32_t low_shift;   // the counted digits' lowest bits; low_shift < high_shift, so bins
+  uint32_t high_shift;  // follow the keys' order
+
+  template <typename Bits>
+  __device__ __forceinline__ uint32_t Bin(Bits ordered) const {
+    return Digit(ordered, high_shift) << kRadixBits | Digit(ordered, low_shift);
+  }
+  template <typename Bits>
+  __device__ __forceinline__ Bits Ordered(uint32_t bin) const {
+    return static_cast<Bits>(fixed_bits) | static_cast<Bits>(bin >> kRadixBits) << high_shift |
+           static_cast<Bits>(bin & (kRadixDigits - 1)) << low_shift;
+  }
 };
 
 // Status word of the decoupled look-back: flag in the top 2 bits, count below.
@@ -67,12 +94,19 @@ struct RadixScratch {
   uint32_t num_tiles = 0;
   uint32_t portions = 0;
   uint32_t portion_tiles = 0;
+  uint32_t fill_blocks = 0;  // blocks of the pass kernel that write counted keys (the rest return)
   unsigned long long* histogram = nullptr;  // [passes][256], zeroed by a memset
   uint32_t* tile_counters = nullptr;        // [passes][portions], zeroed by the same memset
   uint32_t* done_blocks = nullptr;          // histogram blocks finished, same memset
+  uint32_t* count_done = nullptr;           // key-count blocks finished, same memset
   PassPlan* plan = nullptr;                 // [passes]
   KeyWindow* window = nullptr;              // written when a plan narrows keys
-  uint64_t* bases = nullptr;                // [passes][portions + 1][256] digit offsets
+  // Null where keys may not be counted (values carried, or fewer keys than the policy's
+  // kCountKeys). [kCountBins + 1]: zeroed by the histogram kernel, counts from the key-count
+  // kernel, then each bin's first output position (the last entry n).
+  unsigned long long* key_counts = nullptr;
+  CountedKeys* counted = nullptr;  // written when a plan counts keys
+  uint64_t* bases = nullptr;       // [passes][portions + 1][256] digit offsets
   uint32_t* status =
       nullptr;  // [2][num_tiles][256]: [0] zeroed by the histogram kernel, [1] by pass 0
 };
@@ -84,11 +118,6 @@ __device__ __forceinline__ uint32_t LoadRelaxed(const uint32_t* p) {
 }
 __device__ __forceinline__ void StoreRelaxed(uint32_t* p, uint32_t v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-template <typename Bits>
-__device__ __forceinline__ uint32_t Digit(Bits ordered, int shift) {
-  return static_cast<uint32_t>(ordered >> shift) & (kRadixDigits - 1);
 }
 
 }  // namespace sortd::kernels::radix

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/radix/agent_histogram.cuh"
+#include "kernels/radix/agent_key_count.cuh"
 #include "kernels/radix/agent_onesweep.cuh"
 #include "kernels/radix/agent_single_tile.cuh"
 
@@ -16,6 +17,15 @@ __global__ void __launch_bounds__(Tile::kBlockThreads)
   using Agent = AgentHistogram<Key, Tile, kNarrowKeys, kParts>;
   extern __shared__ __align__(16) unsigned char histogram_smem[];
   Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(histogram_smem), buffers, scratch);
+}
+
+// Shared memory is dynamic: half of the bins' counters take 128 KB.
+template <typename Key, typename Tile>
+__global__ void __launch_bounds__(Tile::kBlockThreads)
+    KeyCountKernel(RadixBuffers buffers, RadixScratch scratch) {
+  using Agent = AgentKeyCount<Key, Tile>;
+  extern __shared__ __align__(16) unsigned char key_count_smem[];
+  Agent::Run(*reinterpret_cast<typename Agent::TempStorage*>(key_count_smem), buffers, scratch);
 }
 
 // Shared memory is dynamic: large tiles with 8-byte values need more than the static 48 KB.

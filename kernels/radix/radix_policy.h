@@ -67,15 +67,30 @@ struct RadixHistogramPolicy : OneCopyHistogram<kKeyBytes> {
   static constexpr size_t kLargeHistogramKeys = size_t{1} << 25;
 };
 
+// Keys alone whose ordered bits vary in at most two digits are counted instead of sorted by
+// digit passes (agent_key_count.cuh) from kCountKeys keys. Every keys-only sort from there pays one
+// more launch (it returns at once unless the histogram chose counting). On an H200, u32 keys below
+// 2^16 sorted 1.88x / 3.74x CUB at 2^24 / 2^28 counted against 1.67x / 1.74x by passes, but at
+// 10^7 keys 1.62x against 1.69x (with 90% of them one value, 1.40x against 1.74x), so counting
+// starts at 2^24. Each KeyCount block takes at least kCountChunkKeys keys: 2^17 against 2^18-2^20
+// was the fastest at 2^24 and 10^7 keys, where fewer blocks leave SMs idle and more blocks add
+// more counters to the totals.
+template <int kKeyBytes>
+struct KeyCountPolicy {
+  using KeyCount = TilePolicy<1024, kKeyBytes == 4 ? 16 : 8>;
+  static constexpr size_t kCountKeys = size_t{1} << 24;
+  static constexpr size_t kCountChunkKeys = size_t{1} << 17;
+};
+
 template <>
-struct RadixCommonPolicy<4> : RadixHistogramPolicy<4> {
+struct RadixCommonPolicy<4> : RadixHistogramPolicy<4>, KeyCountPolicy<4> {
   static constexpr bool kNarrowKeys = false;  // 64-bit keys only (KeyWindow)
   // Single block: the whole input sorted in shared memory in one launch.
   using SingleTile = TilePolicy<256, 16>;
 };
 
 template <>
-struct RadixCommonPolicy<8> : RadixHistogramPolicy<8> {
+struct RadixCommonPolicy<8> : RadixHistogramPolicy<8>, KeyCountPolicy<8> {
   // Keys whose active passes fit one 32-bit window move as 32-bit words between their first and
   // last active pass (radix_common.cuh, KeyWindow).
   static constexpr bool kNarrowKeys = true;

@@ -55,6 +55,25 @@ struct WideKeysPolicy : RadixPolicy<kKeyBytes> {
   };
 };
 
+// Keys never counted (radix_policy.h, KeyCountPolicy): the A/B for counting, and for what the
+// extra launch costs keys that are not counted.
+template <int kKeyBytes>
+struct NoKeyCountPolicy : RadixPolicy<kKeyBytes> {
+  static constexpr size_t kCountKeys = ~size_t{0};
+  struct LargeInputs : RadixPolicy<kKeyBytes>::LargeInputs {
+    static constexpr size_t kCountKeys = ~size_t{0};
+  };
+};
+
+// Keys counted from the smallest multi-pass input, in the default tiles at every size: the tests'
+// way to counting on small inputs, under the sanitizers.
+template <int kKeyBytes>
+struct CountAlwaysPolicy : RadixPolicy<kKeyBytes> {
+  static constexpr size_t kCountKeys = 1;
+  static constexpr size_t kSmallInputKeys = 0;
+  static constexpr size_t kLargeInputKeys = 0;
+};
+
 // The large-input schedule of 8-byte keys at every size (4-byte keys, which have none, take the
 // default's tiles at every size): the tests' way to its pairs tiles on small inputs, under the
 // sanitizers.

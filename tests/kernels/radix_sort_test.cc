@@ -39,14 +39,14 @@ struct Engine {
   const char* name;
   DeviceSortFn fn;
 };
-// radix_small_tiles, radix_early_values and radix_large_input_tiles: the same kernels under other
-// policies; they skip the large sizes, which add nothing for them but time.
-const Engine kEngines[] = {
-    {"radix", &kernels::RadixSort},
-    {"library", &kernels::LibrarySort},
-    {"radix_small_tiles", &kernels::testing::RadixSortSmallTiles},
-    {"radix_early_values", &kernels::testing::RadixSortEarlyValues},
-    {"radix_large_input_tiles", &kernels::testing::RadixSortLargeInputTiles}};
+// radix_small_tiles, radix_early_values, radix_large_input_tiles and radix_count_always: the same
+// kernels under other policies; they skip the large sizes, which add nothing for them but time.
+const Engine kEngines[] = {{"radix", &kernels::RadixSort},
+                           {"library", &kernels::LibrarySort},
+                           {"radix_small_tiles", &kernels::testing::RadixSortSmallTiles},
+                           {"radix_early_values", &kernels::testing::RadixSortEarlyValues},
+                           {"radix_large_input_tiles", &kernels::testing::RadixSortLargeInputTiles},
+                           {"radix_count_always", &kernels::testing::RadixSortCountAlways}};
 
 bool IsVariant(const Engine& e) { return std::string(e.name).rfind("radix_", 0) == 0; }
 
@@ -57,6 +57,17 @@ struct Shape {
 };
 constexpr Shape kAllShapes[] = {{0, false}, {4, false}, {8, false},
                                 {0, true},  {4, true},  {8, true}};
+
+// A key of `type` (8 or 4 bytes wide) with the given ordered bits, in host byte order.
+uint64_t KeyFromOrdered(KeyType type, uint64_t ordered) {
+  switch (type) {
+    case KeyType::kInt32: return KeyTraits<int32_t>::FromOrdered(static_cast<uint32_t>(ordered));
+    case KeyType::kFloat32: return KeyTraits<float>::FromOrdered(static_cast<uint32_t>(ordered));
+    case KeyType::kInt64: return KeyTraits<int64_t>::FromOrdered(ordered);
+    case KeyType::kFloat64: return KeyTraits<double>::FromOrdered(ordered);
+    default: return ordered;
+  }
+}
 
 #define ASSERT_CUDA_OK(expr)                                                   \
   do {                                                                         \
@@ -320,16 +331,78 @@ TEST_P(GpuSortTest, NarrowKeyWindows) {
         const uint64_t fixed = rng() & ~varying;
         std::string keys(n * 8, '\0');
         for (size_t i = 0; i < n; ++i) {
-          const uint64_t ordered = fixed | (rng() & varying);
-          uint64_t raw = ordered;
-          if (type == KeyType::kInt64) raw = KeyTraits<int64_t>::FromOrdered(ordered);
-          if (type == KeyType::kFloat64) raw = KeyTraits<double>::FromOrdered(ordered);
+          const uint64_t raw = KeyFromOrdered(type, fixed | (rng() & varying));
           std::memcpy(&keys[i * 8], &raw, 8);
         }
         for (bool desc : {false, true}) {
           for (Shape shape : {Shape{0, false}, Shape{8, false}, Shape{4, true}}) {
             Check(type, keys, desc, shape,
                   "bits " + std::to_string(w.lo) + ".." + std::to_string(w.hi) + " vary");
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Keys whose ordered bits vary in at most two 8-bit digits are counted from counted_keys keys
+// (kernels/radix/agent_key_count.cuh) and sorted by passes below: the low two digits, two apart,
+// the top one, part of two, none; one key in nearly every place (long runs across tiles, and its
+// 16-bit counter wraps: in the low and in the high half of its word); three digits (never
+// counted). Every engine takes the small sizes; the radix sort also the sizes around its switch to
+// counting.
+TEST_P(GpuSortTest, CountedKeys) {
+  const uint64_t seed = testing::TestSeed();
+  struct Case {
+    const char* name;
+    uint64_t varying;  // of the ordered bits, as if 64 bits wide; cut to the key's width
+    int crowded;       // 99% of keys share one value: 0 no, 1 of an even bin, 2 of an odd one
+    bool at_switch;    // also run around counted_keys
+  };
+  const Case cases[] = {{"digits 0 and 1", 0xFFFF, 0, true},
+                        {"digits 1 and 3", 0xFF00FF00, 0, false},
+                        {"the top digit", 0xFF00000000000000, 0, false},
+                        {"digits 2 and 7", 0xFF00000000FF0000, 0, false},
+                        {"bits 3..12", 0x1FF8, 0, false},
+                        {"none", 0, 0, false},
+                        {"digits 0 and 1, crowded in an even bin", 0xFFFF, 1, true},
+                        {"digits 0 and 1, crowded in an odd bin", 0xFFFF, 2, false},
+                        {"digits 0 to 2", 0xFFFFFF, 0, true}};
+  const bool radix = std::string(GetParam().name) == "radix";
+  for (KeyType type : kAllKeyTypes) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    const size_t width = KeyWidth(type);
+    // 100003: more than 2^16 keys of one bin in one counting block.
+    std::vector<size_t> sizes = {t.single_tile_max + 1, t.onesweep_tile + 1,
+                                 3 * t.onesweep_tile + 5, 100003};
+    // The switch costs the CPU reference most: a 4-byte and an 8-byte key type take it.
+    if (radix && (type == KeyType::kUint32 || type == KeyType::kFloat64)) {
+      sizes.insert(sizes.end(), {t.counted_keys - 1, t.counted_keys,
+                                 t.counted_keys + t.large_onesweep_tile + 1});
+    }
+    for (size_t n : sizes) {
+      for (const Case& c : cases) {
+        if (n >= t.counted_keys - 1 && !c.at_switch) continue;
+        const uint64_t varying =
+            width == 8 ? c.varying : (c.varying >> 32 ? c.varying >> 32 : c.varying);
+        std::mt19937_64 rng(seed + n + varying);
+        const uint64_t fixed = rng() & ~varying;
+        // Bit 0 is the low bit of the crowded cases' bin.
+        const uint64_t common =
+            (fixed | (rng() & varying & ~uint64_t{1})) | static_cast<uint64_t>(c.crowded == 2);
+        std::string keys(n * width, '\0');
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t ordered =
+              c.crowded != 0 && rng() % 100 != 0 ? common : fixed | (rng() & varying);
+          const uint64_t raw = KeyFromOrdered(type, ordered);
+          std::memcpy(&keys[i * width], &raw, width);  // little-endian: the low bytes
+        }
+        for (bool desc : {false, true}) {
+          if (n >= t.counted_keys - 1 && desc != (n % 2 == 1)) continue;  // one order there
+          for (Shape shape : {Shape{0, false}, Shape{8, false}, Shape{4, true}}) {
+            if (n >= t.counted_keys - 1 && shape.value_width + shape.indices != 0) continue;
+            Check(type, keys, desc, shape, std::string(c.name) + " vary");
             if (HasFailure()) return;
           }
         }

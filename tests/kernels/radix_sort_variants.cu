@@ -34,4 +34,9 @@ cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes, const Devic
   return SortWithPolicy<radix::LargeInputTilePolicy>(temp, temp_bytes, args, stream);
 }
 
+cudaError_t RadixSortCountAlways(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                 cudaStream_t stream) {
+  return SortWithPolicy<radix::CountAlwaysPolicy>(temp, temp_bytes, args, stream);
+}
+
 }  // namespace sortd::kernels::testing

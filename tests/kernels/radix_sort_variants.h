@@ -15,5 +15,8 @@ cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes, const DeviceSor
 // The large-input schedule (8-byte keys' pairs tiles) at every size.
 cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                      cudaStream_t stream);
+// Default tiles, keys counted (where at most two digits vary) at every multi-pass size.
+cudaError_t RadixSortCountAlways(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                 cudaStream_t stream);
 
 }  // namespace sortd::kernels::testing
