@@ -5,8 +5,9 @@
 // and small sizes rotate over several input sets so the L2 cache does not flatter them.
 //
 // --dist narrow: keys that leave digit passes constant (pass skipping), as real data does: u32
-// below 2^16, u64 in one aligned 2^32 window (timestamps, ids), f32 in [1, 2) (one sign and
-// exponent) and f32 in a window of 2^16 ulps above 1.0; CUB sorts them with its default bit range.
+// below 2^16 (and with 90% of them one value), u64 in one aligned 2^32 window (timestamps, ids),
+// f32 in [1, 2) (one sign and exponent) and f32 in a window of 2^16 ulps above 1.0; CUB sorts them
+// with its default bit range.
 // --study: the CUB baseline alone under the timing choices a standalone program might make.
 //
 //   radix_bench [--json PATH] [--min_log2 16] [--max_log2 28] [--runs 15] [--only u32]
@@ -46,7 +47,15 @@ cudaError_t VariantSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& ar
 }
 
 // How random bits become keys of a narrow range (applied in place, per key).
-enum class Narrow { kNone, kU32Below16, kU64Window32, kU64Window16, kF32OneExponent, kF32Window16 };
+enum class Narrow {
+  kNone,
+  kU32Below16,
+  kU32Below16Crowded,
+  kU64Window32,
+  kU64Window16,
+  kF32OneExponent,
+  kF32Window16
+};
 
 struct Config {
   const char* name;
@@ -61,6 +70,11 @@ __global__ void NarrowKeys(void* keys, size_t n, Narrow how) {
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     switch (how) {
       case Narrow::kU32Below16: static_cast<uint32_t*>(keys)[i] &= 0xFFFFu; break;
+      case Narrow::kU32Below16Crowded: {  // 90% of keys one value: shared counters contended
+        uint32_t& k = static_cast<uint32_t*>(keys)[i];
+        k = (k >> 16) % 10 != 0 ? 12345u : k & 0xFFFFu;
+        break;
+      }
       case Narrow::kU64Window32:  // ns timestamps: a window of 4.3 s in 2026
         static_cast<uint64_t*>(keys)[i] =
             0x1880000000000000ull | (static_cast<uint64_t*>(keys)[i] & 0xFFFFFFFFull);
@@ -202,6 +216,7 @@ int main(int argc, char** argv) {
   if (dist == "narrow" || dist == "all") {
     configs.insert(configs.end(),
                    {{"u32 < 2^16", KeyType::kUint32, 4, 0, Narrow::kU32Below16},
+                    {"u32 < 2^16, 90% one", KeyType::kUint32, 4, 0, Narrow::kU32Below16Crowded},
                     {"u64 2^32 window", KeyType::kUint64, 8, 0, Narrow::kU64Window32},
                     {"u64 2^16 window", KeyType::kUint64, 8, 0, Narrow::kU64Window16},
                     {"f32 in [1,2)", KeyType::kFloat32, 4, 0, Narrow::kF32OneExponent},
@@ -224,18 +239,21 @@ int main(int argc, char** argv) {
   // CUB first, so each radix row can carry its speed-up over CUB measured in the same run.
   // "radix+early_values" (pairs only) is the default tiles with values loaded before the
   // look-back, "radix+one_histogram" the histogram with one copy of its counters at every size
-  // (kernels/radix/radix_policy_variants.cuh).
+  // (kernels/radix/radix_policy_variants.cuh); "radix+no_count" (keys only) never counts keys whose
+  // varying bits fit two digits.
   struct Engine {
     const char* name;
     DeviceSortFn fn;
     bool pairs_only;
+    bool keys_only = false;
   };
   const Engine engines[] = {
       {"cub", &sortd::kernels::LibrarySort, false},
       {"radix", &sortd::kernels::RadixSort, false},
       {"radix+early_values", &VariantSort<sortd::kernels::radix::EarlyValuesPolicy>, true},
       {"radix+wide_keys", &VariantSort<sortd::kernels::radix::WideKeysPolicy>, false},
-      {"radix+one_histogram", &VariantSort<sortd::kernels::radix::OneCopyHistogramPolicy>, false}};
+      {"radix+one_histogram", &VariantSort<sortd::kernels::radix::OneCopyHistogramPolicy>, false},
+      {"radix+no_count", &VariantSort<sortd::kernels::radix::NoKeyCountPolicy>, false, true}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
@@ -265,6 +283,7 @@ int main(int argc, char** argv) {
       double cub_ms = 0;
       for (const Engine& engine : engines) {
         if (engine.pairs_only && c.value_width == 0) continue;
+        if (engine.keys_only && c.value_width != 0) continue;
         // radix+wide_keys: 64-bit keys never narrowed (KeyWindow), the A/B for narrowing.
         if (engine.fn == &VariantSort<sortd::kernels::radix::WideKeysPolicy> && c.key_bytes != 8) {
           continue;
