@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/block/block_last_done.cuh"
 #include "kernels/block/block_scan.cuh"
 #include "kernels/radix/radix_common.cuh"
 
@@ -29,7 +30,6 @@ struct AgentHistogram {
     typename Scan::TempStorage scan;
     uint8_t active[kPasses];
     uint8_t fixed_digit[kPasses];  // of a pass that is not active: every key's digit
-    bool is_last;
   };
 
   __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
@@ -82,12 +82,7 @@ struct AgentHistogram {
       }
     }
 
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) s.is_last = atomicAdd(sc.done_blocks, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!s.is_last) return;
-    __threadfence();
+    if (!block::BlockIsLastDone(sc.done_blocks)) return;
     Plan(s, b, sc);
   }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/block/block_last_done.cuh"
 #include "kernels/block/block_scan.cuh"
 #include "kernels/radix/radix_common.cuh"
 
@@ -38,7 +39,6 @@ struct AgentKeyCount {
       unsigned long long slice[kSlice + kThreads];
     };
     typename Scan::TempStorage scan;
-    bool is_last;
   };
 
   __device__ static void Run(TempStorage& s, const RadixBuffers& b, const RadixScratch& sc) {
@@ -83,12 +83,7 @@ struct AgentKeyCount {
         atomicAdd(&sc.key_counts[2 * i + 1], static_cast<unsigned long long>(word >> 16));
     }
 
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) s.is_last = atomicAdd(sc.count_done, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!s.is_last) return;
-    __threadfence();
+    if (!block::BlockIsLastDone(sc.count_done)) return;
     Starts(s, sc);
   }
 

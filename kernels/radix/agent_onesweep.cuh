@@ -91,30 +91,11 @@ struct AgentOnesweep {
   }
 
   // The bin whose run holds `position`: the last bin starting at or before it (an empty bin
-  // shares its start with the next one). `guess` is where the search gallops from, either way.
-  __device__ static uint32_t BinHolding(const unsigned long long* starts, uint32_t guess,
+  // shares its start with the next one). One search per block, so a plain bisection will do.
+  __device__ static uint32_t BinHolding(const unsigned long long* starts,
                                         unsigned long long position) {
     // starts[lo] <= position < starts[hi] (starts[0] = 0, starts[kCountBins] = n).
     uint32_t lo = 0, hi = kCountBins;
-    if (__ldg(&starts[guess]) <= position) {
-      lo = guess;
-      for (uint32_t step = 1; lo + step < kCountBins; step *= 2) {
-        if (__ldg(&starts[lo + step]) > position) {
-          hi = lo + step;
-          break;
-        }
-        lo += step;
-      }
-    } else {
-      hi = guess;
-      for (uint32_t step = 1; step <= hi; step *= 2) {
-        if (__ldg(&starts[hi - step]) <= position) {
-          lo = hi - step;
-          break;
-        }
-        hi -= step;
-      }
-    }
     while (hi - lo > 1) {
       const uint32_t mid = lo + (hi - lo) / 2;
       if (__ldg(&starts[mid]) <= position) {
@@ -148,8 +129,7 @@ struct AgentOnesweep {
     uint32_t* marks = reinterpret_cast<uint32_t*>(s.exchange.keys);  // kTile slots
     uint32_t* warp_max = s.scan.warp_totals;
     const uint32_t lane = warp::LaneId(), warp_id = threadIdx.x / 32;
-    // Keys spread evenly over the bins would put `begin` here.
-    if (threadIdx.x == 0) s.tile = BinHolding(starts, begin * kCountBins / b.n, begin);
+    if (threadIdx.x == 0) s.tile = BinHolding(starts, begin);
     for (size_t tile = begin; tile < end; tile += kTile) {
       const uint32_t slots = static_cast<uint32_t>(min(static_cast<size_t>(kTile), end - tile));
       for (uint32_t i = threadIdx.x; i < slots; i += kThreads) marks[i] = 0;
