@@ -135,8 +135,9 @@ struct RadixPolicy<8> : RadixCommonPolicy<8> {
   // u64 keys: 384x16/2 = 1.05x / 1.03x CUB at 2^24 / 2^28 (384x20/2 and 256x20/3: 0.99-1.00x);
   // on an H100 no shape beat it (512x12/2 equal, 384x30/1 0.93x at 2^28).
   // Pairs below kLargeInputKeys: 384x16/2 (u64/u64 1.08x / 1.06x CUB at 2^20 / 2^22 on an H100).
+  using KeysTile = TilePolicy<384, 16, 2>;
   template <int kValueBytes>
-  using Onesweep = TilePolicy<384, 16, 2>;
+  using Onesweep = KeysTile;
   // As for 4-byte keys: 2^16 u64/u64 pairs were 0.89x CUB with 384x16 tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
   using SmallInputs = RadixSmallInputPolicy<8, TilePolicy<256, 12, 1>>;
@@ -145,7 +146,7 @@ struct RadixPolicy<8> : RadixCommonPolicy<8> {
   // 1.00x / 1.06x against 1.00x / 0.99x; but below 2^24 their tiles are too few (u64/u64 at
   // 2^22: 1.00x against 1.06x).
   static constexpr size_t kLargeInputKeys = size_t{1} << 24;
-  using LargeInputs = RadixLargeInputPolicy<8, TilePolicy<384, 16, 2>, TilePolicy<512, 24, 1>>;
+  using LargeInputs = RadixLargeInputPolicy<8, KeysTile, TilePolicy<512, 24, 1>>;
 };
 
 }  // namespace sortd::kernels::radix
