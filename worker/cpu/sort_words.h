@@ -31,7 +31,8 @@ inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
 // Sorts [first, last) ascending by insertion: for the few keys of one bucket or one tied run.
 template <typename T>
 void InsertionSort(T* first, T* last) {
-  for (T* i = first + (first != last); i < last; ++i) {
+  if (last - first < 2) return;
+  for (T* i = first + 1; i < last; ++i) {
     const T x = *i;
     T* j = i;
     for (; j > first && *(j - 1) > x; --j) *j = *(j - 1);
