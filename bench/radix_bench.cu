@@ -22,11 +22,10 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
+#include "bench/radix_bench_variants.h"
 #include "bench/random_bits.cuh"
 #include "kernels/device_sort_args.h"
 #include "kernels/library_sort.h"
-#include "kernels/radix/dispatch_radix_sort.cuh"
-#include "kernels/radix/radix_policy_variants.cuh"
 #include "kernels/radix_sort.h"
 
 namespace {
@@ -34,17 +33,6 @@ namespace {
 using sortd::KeyType;
 using sortd::kernels::DeviceSortArgs;
 using sortd::kernels::DeviceSortFn;
-
-// The radix sort under a policy variant (kernels/radix/radix_policy_variants.cuh).
-template <template <int> class Policy>
-cudaError_t VariantSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
-                        cudaStream_t stream) {
-  return sortd::VisitKeyType(args.key_type, [&](auto key) {
-    using Key = decltype(key);
-    return sortd::kernels::radix::DispatchRadixSortWithPolicy<Key, Policy<sizeof(Key)>>(
-        temp, temp_bytes, args, stream);
-  });
-}
 
 // How random bits become keys of a narrow range (applied in place, per key).
 enum class Narrow {
@@ -250,10 +238,10 @@ int main(int argc, char** argv) {
   const Engine engines[] = {
       {"cub", &sortd::kernels::LibrarySort, false},
       {"radix", &sortd::kernels::RadixSort, false},
-      {"radix+early_values", &VariantSort<sortd::kernels::radix::EarlyValuesPolicy>, true},
-      {"radix+wide_keys", &VariantSort<sortd::kernels::radix::WideKeysPolicy>, false},
-      {"radix+one_histogram", &VariantSort<sortd::kernels::radix::OneCopyHistogramPolicy>, false},
-      {"radix+no_count", &VariantSort<sortd::kernels::radix::NoKeyCountPolicy>, false, true}};
+      {"radix+early_values", &sortd::bench::RadixSortEarlyValues, true},
+      {"radix+wide_keys", &sortd::bench::RadixSortWideKeys, false},
+      {"radix+one_histogram", &sortd::bench::RadixSortOneCopyHistogram, false},
+      {"radix+no_count", &sortd::bench::RadixSortNoKeyCount, false, true}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
@@ -285,7 +273,7 @@ int main(int argc, char** argv) {
         if (engine.pairs_only && c.value_width == 0) continue;
         if (engine.keys_only && c.value_width != 0) continue;
         // radix+wide_keys: 64-bit keys never narrowed (KeyWindow), the A/B for narrowing.
-        if (engine.fn == &VariantSort<sortd::kernels::radix::WideKeysPolicy> && c.key_bytes != 8) {
+        if (engine.fn == &sortd::bench::RadixSortWideKeys && c.key_bytes != 8) {
           continue;
         }
         DeviceSortArgs args;

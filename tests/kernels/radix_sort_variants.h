@@ -1,4 +1,4 @@
-// Radix sort policy variants for the tests (see radix_sort_variants.cu).
+// Radix sort policy variants for the tests (radix_sort_variants.cu, radix_sort_tile_variants.cu).
 #pragma once
 
 #include "kernels/device_sort_args.h"
