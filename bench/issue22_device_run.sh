@@ -12,11 +12,12 @@
 # SAN_TOOLS (default "memcheck racecheck"; empty: none), T_BENCH, T_SAN, T_TESTS, GTEST_FILTER, SAN_FILTER.
 #
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
-#   /work/shared/tools/gpu-bundle B build22/tests/gpu_tests build22/bench/radix_bench \
-#     build22/bench/network_bench
-#   (tune mode: a bundle of build22/bench/radix_tune, with .gpu22 in this script renamed to it)
-#   strip --strip-debug B/bin/* && tar -C B -cf - bin | xz -6 -T2 >B/bin.tar.xz && rm -r B/bin
+#   /work/shared/tools/gpu-bundle B build/tests/gpu_tests build/bench/radix_bench \
+#     [build/bench/network_bench]
+#   (tune mode: a bundle of build/bench/radix_tune, with .gpu22 in this script renamed to it)
+#   strip --strip-all B/bin/* && tar -C B -cf - bin | xz -9e -T2 >B/bin.tar.xz && rm -r B/bin
 #   cp bench/issue22_device_run.sh B/run.sh
+# (--strip-debug with xz -6 no longer fits: gpu_tests and radix_bench alone came to 63 MB.)
 set -uo pipefail
 if [[ ! -d .gpu22/bin && -f .gpu22/bin.tar.xz ]]; then
   python3 -c "import tarfile; tarfile.open('.gpu22/bin.tar.xz').extractall('.gpu22')" || exit 1
