@@ -75,10 +75,10 @@ struct AgentHistogram {
          i += static_cast<size_t>(gridDim.x) * kThreads) {
       status[i] = make_uint4(0, 0, 0, 0);
     }
-    if (sc.key_counts != nullptr) {
-      for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i <= kCountBins;
+    if (sc.key_totals != nullptr) {
+      for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < kCountBins;
            i += static_cast<size_t>(gridDim.x) * kThreads) {
-        sc.key_counts[i] = 0;
+        sc.key_totals[i] = 0;
       }
     }
 
@@ -118,7 +118,7 @@ struct AgentHistogram {
         highest = p;
       }
     }
-    if (sc.key_counts != nullptr && active <= 2) {
+    if (sc.key_starts != nullptr && active <= 2) {
       CountKeys(s, sc, active, lowest, highest);
       return;
     }

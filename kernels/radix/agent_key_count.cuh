@@ -77,14 +77,19 @@ struct AgentKeyCount {
     for (int j = threadIdx.x; j < kWords; j += kThreads) {
       const int i = (j + rotation) % kWords;
       const uint32_t word = s.counts[i];
-      if (word & 0xFFFFu)
-        atomicAdd(&sc.key_counts[2 * i], static_cast<unsigned long long>(word & 0xFFFFu));
-      if (word >> 16)
-        atomicAdd(&sc.key_counts[2 * i + 1], static_cast<unsigned long long>(word >> 16));
+      if (word != 0) AddToTotals(sc, i, word & 0xFFFFu, word >> 16);
     }
 
     if (!block::BlockIsLastDone(sc.count_done)) return;
     Starts(s, sc);
+  }
+
+  // Adds to the totals of bins 2 * word and 2 * word + 1 in one atomic: halving the adds matters,
+  // as every block ends with most of its 2^16 counters non-zero.
+  __device__ static void AddToTotals(const RadixScratch& sc, int word, uint32_t even,
+                                     uint32_t odd) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(sc.key_totals) + word,
+              static_cast<unsigned long long>(odd) << 32 | even);
   }
 
   // Moves every counter at 2^15 or above to its bin's total (no atomics on the words meanwhile).
@@ -95,14 +100,11 @@ struct AgentKeyCount {
       if (((v.x | v.y | v.z | v.w) & 0x80008000u) == 0) continue;
       uint32_t* w = &v.x;
       for (int k = 0; k < 4; ++k) {
-        const int bin = 2 * (4 * q + k);
-        for (int half = 0; half < 2; ++half) {
-          const uint32_t c = w[k] >> (16 * half) & 0xFFFFu;
-          if (c & 0x8000u) {
-            atomicAdd(&sc.key_counts[bin + half], static_cast<unsigned long long>(c));
-            w[k] -= c << (16 * half);
-          }
-        }
+        const uint32_t even = w[k] & 0x8000u ? w[k] & 0xFFFFu : 0;
+        const uint32_t odd = w[k] & 0x80000000u ? w[k] >> 16 : 0;
+        if ((even | odd) == 0) continue;
+        AddToTotals(sc, 4 * q + k, even, odd);
+        w[k] -= even | odd << 16;
       }
       words[q] = v;
     }
@@ -111,7 +113,8 @@ struct AgentKeyCount {
   // Turns the totals into each bin's first output position, slice by slice through shared memory
   // (coalesced in and out); the entry after the last bin gets n.
   __device__ static void Starts(TempStorage& s, const RadixScratch& sc) {
-    volatile unsigned long long* totals = sc.key_counts;
+    const volatile uint32_t* totals = sc.key_totals;
+    unsigned long long* starts = sc.key_starts;
     const auto padded = [](int i) { return i + i / kSliceRun; };
     unsigned long long carried = 0;
     for (int base = 0; base < kCountBins; base += kSlice) {
@@ -130,11 +133,11 @@ struct AgentKeyCount {
         position += c;
       }
       __syncthreads();
-      for (int i = threadIdx.x; i < kSlice; i += kThreads) totals[base + i] = s.slice[padded(i)];
+      for (int i = threadIdx.x; i < kSlice; i += kThreads) starts[base + i] = s.slice[padded(i)];
       carried += total;
       __syncthreads();
     }
-    if (threadIdx.x == 0) totals[kCountBins] = carried;
+    if (threadIdx.x == 0) starts[kCountBins] = carried;
   }
 };
 

@@ -122,7 +122,7 @@ struct AgentOnesweep {
     const size_t end =
         min(b.n, (first + min(tiles, (blockIdx.x + 1) * per_block)) * static_cast<size_t>(kTile));
     if (begin >= end) return;
-    const unsigned long long* starts = sc.key_counts;
+    const unsigned long long* starts = sc.key_starts;
     const CountedKeys counted = *sc.counted;
     const Bits mask = static_cast<Bits>(b.mask);
     Bits* out = static_cast<Bits*>(b.keys_out);

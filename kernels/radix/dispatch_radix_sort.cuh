@@ -53,8 +53,9 @@ struct OnesweepLayout {
     control_bytes = offset;
     scratch.plan = reinterpret_cast<PassPlan*>(take(kPasses * sizeof(PassPlan)));
     scratch.window = reinterpret_cast<KeyWindow*>(take(sizeof(KeyWindow)));
-    if (carried_value_bytes == 0 && n >= Policy::kCountKeys) {
-      scratch.key_counts =
+    if (carried_value_bytes == 0 && n >= Policy::kCountKeys && n < (size_t{1} << 32)) {
+      scratch.key_totals = reinterpret_cast<uint32_t*>(take(kCountBins * sizeof(uint32_t)));
+      scratch.key_starts =
           reinterpret_cast<unsigned long long*>(take((kCountBins + 1) * sizeof(uint64_t)));
       scratch.counted = reinterpret_cast<CountedKeys*>(take(sizeof(CountedKeys)));
     }
@@ -129,7 +130,7 @@ cudaError_t LaunchOnesweep(const RadixBuffers& b, const RadixScratch& layout, si
           : LaunchHistogram<Key, Policy::kNarrowKeys, Policy>(b, sc, sms, stream);
   SORTD_CUDA_TRY(histogram);
   if constexpr (kValueBytes == 0) {
-    if (sc.key_counts != nullptr) SORTD_CUDA_TRY((LaunchKeyCount<Key, Policy>(b, sc, sms, stream)));
+    if (sc.key_starts != nullptr) SORTD_CUDA_TRY((LaunchKeyCount<Key, Policy>(b, sc, sms, stream)));
   }
   constexpr size_t kSmem = sizeof(
       typename AgentOnesweep<Key, kValueBytes, Offset, Onesweep, Policy::kNarrowKeys>::TempStorage);

@@ -101,10 +101,13 @@ struct RadixScratch {
   uint32_t* count_done = nullptr;           // key-count blocks finished, same memset
   PassPlan* plan = nullptr;                 // [passes]
   KeyWindow* window = nullptr;              // written when a plan narrows keys
-  // Null where keys may not be counted (values carried, or fewer keys than the policy's
-  // kCountKeys). [kCountBins + 1]: zeroed by the histogram kernel, counts from the key-count
-  // kernel, then each bin's first output position (the last entry n).
-  unsigned long long* key_counts = nullptr;
+  // Both null where keys may not be counted (values carried, fewer keys than the policy's
+  // kCountKeys, or 2^32 keys or more). key_totals: [kCountBins] 32-bit totals, zeroed by the
+  // histogram kernel; the key-count kernel adds two neighbouring bins (2i, 2i + 1) in one 64-bit
+  // atomic, which no total can carry out of below 2^32 keys. key_starts: [kCountBins + 1] each
+  // bin's first output position (the last entry n), from the key-count kernel's last block.
+  uint32_t* key_totals = nullptr;
+  unsigned long long* key_starts = nullptr;
   CountedKeys* counted = nullptr;  // written when a plan counts keys
   uint64_t* bases = nullptr;       // [passes][portions + 1][256] digit offsets
   uint32_t* status =

@@ -68,7 +68,8 @@ struct RadixHistogramPolicy : OneCopyHistogram<kKeyBytes> {
 };
 
 // Keys alone whose ordered bits vary in at most two digits are counted instead of sorted by
-// digit passes (agent_key_count.cuh) from kCountKeys keys. Every keys-only sort from there pays one
+// digit passes (agent_key_count.cuh) from kCountKeys keys (below 2^32, where every bin's total fits
+// 32 bits). Every keys-only sort from there pays one
 // more launch (it returns at once unless the histogram chose counting). On an H200, u32 keys below
 // 2^16 sorted 1.88x / 3.74x CUB at 2^24 / 2^28 counted against 1.67x / 1.74x by passes, but at
 // 10^7 keys 1.62x against 1.69x (with 90% of them one value, 1.40x against 1.74x), so counting
