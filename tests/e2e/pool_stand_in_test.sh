@@ -48,14 +48,15 @@ check "small requests share launches (batching)" python3 -c "import sys; sys.exi
 start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20))
 check "the stand-ins take their largest request from the device pool" \
   grep -q 'cpu-device:1 worker 1: CPU stand-in for a GPU, staging 64 MiB, largest request 1024 KiB' "$sortd_log"
-"${bench[@]}" --target="127.0.0.1:$port" --requests=6 --concurrency=2 --key_type=f64 --value_width=8 \
+# Three requests, two at a time: each costs ThreadSanitizer's build a minute of verifying.
+"${bench[@]}" --target="127.0.0.1:$port" --requests=3 --concurrency=2 --key_type=f64 --value_width=8 \
   --indices --stable --sizes=fixed:$(((4 << 20) / 20 + 1)) >"$work/ooc.json"
-check "6 requests 4x the largest a stand-in can hold: verified" json_check "$work/ooc.json" \
-  "r['requests_ok'] == 6 and r['errors'] == 0 and r['passed']"
+check "3 requests 4x the largest a stand-in can hold: verified" json_check "$work/ooc.json" \
+  "r['requests_ok'] == 3 and r['errors'] == 0 and r['passed']"
 check "sorted on the stand-in GPUs, not the CPU engine" json_check "$work/ooc.json" \
   "all(w.split()[0].startswith('cpu-device:') for w in r['served_by']) and
    any('+' in w.split()[0] for w in r['served_by'])"
-check "counted as out-of-core sorts" test "$(metric sortd_out_of_core_sorts_total '')" = 6.0
+check "counted as out-of-core sorts" test "$(metric sortd_out_of_core_sorts_total '')" = 3.0
 # SortStream on the stand-ins, every key type, in chunks and answers that divide no array; the
 # larger arrays (past 1 MiB of results) go out of core.
 for kt in u32 i32 f32 u64 i64 f64; do
@@ -67,7 +68,7 @@ for kt in u32 i32 f32 u64 i64 f64; do
      all(w.split()[0].startswith('cpu-device:') for w in r['served_by'])"
 done
 check "streams past a stand-in's largest request went out of core" \
-  python3 -c "import sys; sys.exit(0 if $(metric sortd_out_of_core_sorts_total '') > 6 else 1)"
+  python3 -c "import sys; sys.exit(0 if $(metric sortd_out_of_core_sorts_total '') > 3 else 1)"
 # The memory budget counts an out-of-core sort's runs: a 4 MiB request (request 3.4 MB + response
 # 4.2 MB) fits a 10 MiB budget alone, but not with its 4.2 MB of runs.
 start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20)) --max_inflight_bytes=$((10 << 20))
