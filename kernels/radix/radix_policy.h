@@ -69,18 +69,18 @@ struct RadixHistogramPolicy : OneCopyHistogram<kKeyBytes> {
 
 // Keys alone whose ordered bits vary in at most two digits are counted instead of sorted by
 // digit passes (agent_key_count.cuh) from kCountKeys keys (below 2^32, where every bin's total fits
-// 32 bits). Every keys-only sort from there pays one
-// more launch (it returns at once unless the histogram chose counting). On an H200, u32 keys below
-// 2^16 sorted 1.88x / 3.74x CUB at 2^24 / 2^28 counted against 1.67x / 1.74x by passes, but at
-// 10^7 keys 1.62x against 1.69x (with 90% of them one value, 1.40x against 1.74x), so counting
-// starts at 2^24. Each KeyCount block takes at least kCountChunkKeys keys: 2^17 against 2^18-2^20
-// was the fastest at 2^24 and 10^7 keys, where fewer blocks leave SMs idle and more blocks add
-// more counters to the totals.
+// 32 bits). Every keys-only sort from there pays one more launch (it returns at once unless the
+// histogram chose counting). On an H200, counted against by passes, u32 keys below 2^16: 0.121 /
+// 0.141 ms at 2^23, but 0.097 / 0.089 ms at 2^22; with 90% of them one value 0.137 / 0.135 ms at
+// 2^23 and 0.153 / 0.156 ms at 10^7 (u64 in a 2^16 window and f32 in 2^16 ulps as the first), so
+// counting starts at 2^23. Each KeyCount block takes at least kCountChunkKeys keys: 2^16 against
+// 2^17 / 2^18 at 10^7 keys 0.134 / 0.139 / 0.157 ms (90% one value: 0.153 / 0.184 / 0.251), equal
+// at 2^24, where fewer blocks leave SMs idle and crowd one value's counter.
 template <int kKeyBytes>
 struct KeyCountPolicy {
   using KeyCount = TilePolicy<1024, kKeyBytes == 4 ? 16 : 8>;
-  static constexpr size_t kCountKeys = size_t{1} << 24;
-  static constexpr size_t kCountChunkKeys = size_t{1} << 17;
+  static constexpr size_t kCountKeys = size_t{1} << 23;
+  static constexpr size_t kCountChunkKeys = size_t{1} << 16;
 };
 
 template <>
