@@ -1,4 +1,4 @@
-// Block-wide exclusive prefix sum of one value per thread (warp shuffles, then the warp totals).
+// Block-wide exclusive scans of one value per thread (warp shuffles, then the warp totals).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,33 @@ class BlockExclusiveSum {
     *total = sum;
     __syncthreads();  // warp_totals may be reused right after
     return warp_prefix + inclusive - x;
+  }
+
+ private:
+  TempStorage& temp_;
+};
+
+// Block-wide exclusive maximum of one unsigned value per thread (0 below thread 0). It shares
+// BlockExclusiveSum's storage, so an agent that needs both keeps one.
+template <typename T, int kBlockThreads>
+class BlockExclusiveMax {
+ public:
+  static constexpr int kWarps = kBlockThreads / 32;
+  using TempStorage = typename BlockExclusiveSum<T, kBlockThreads>::TempStorage;
+
+  __device__ explicit BlockExclusiveMax(TempStorage& temp) : temp_(temp) {}
+
+  // Returns the maximum of x over lower threads. Contains barriers: all threads must call it.
+  __device__ T Scan(T x) {
+    const int warp_id = threadIdx.x / 32;
+    const T inclusive = warp::WarpInclusiveMax(x);
+    if (warp::LaneId() == 31) temp_.warp_totals[warp_id] = inclusive;
+    T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+    if (warp::LaneId() == 0) before = 0;
+    __syncthreads();
+    for (int w = 0; w < warp_id; ++w) before = max(before, temp_.warp_totals[w]);
+    __syncthreads();  // warp_totals may be reused right after
+    return before;
   }
 
  private:

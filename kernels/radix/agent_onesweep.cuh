@@ -127,8 +127,6 @@ struct AgentOnesweep {
     const Bits mask = static_cast<Bits>(b.mask);
     Bits* out = static_cast<Bits*>(b.keys_out);
     uint32_t* marks = reinterpret_cast<uint32_t*>(s.exchange.keys);  // kTile slots
-    uint32_t* warp_max = s.scan.warp_totals;
-    const uint32_t lane = warp::LaneId(), warp_id = threadIdx.x / 32;
     if (threadIdx.x == 0) s.tile = BinHolding(starts, begin);
     for (size_t tile = begin; tile < end; tile += kTile) {
       const uint32_t slots = static_cast<uint32_t>(min(static_cast<size_t>(kTile), end - tile));
@@ -154,16 +152,7 @@ struct AgentOnesweep {
       uint32_t running = 0;
 #pragma unroll
       for (int j = 0; j < kItems; ++j) running = max(running, mine[j]);
-#pragma unroll
-      for (int offset = 1; offset < 32; offset *= 2) {
-        const uint32_t other = __shfl_up_sync(0xFFFFFFFFu, running, offset);
-        if (lane >= static_cast<uint32_t>(offset)) running = max(running, other);
-      }
-      if (lane == 31) warp_max[warp_id] = running;
-      uint32_t before = __shfl_up_sync(0xFFFFFFFFu, running, 1);
-      if (lane == 0) before = 0;
-      __syncthreads();
-      for (uint32_t w = 0; w < warp_id; ++w) before = max(before, warp_max[w]);
+      uint32_t before = block::BlockExclusiveMax<uint32_t, kThreads>(s.scan).Scan(running);
 #pragma unroll
       for (int j = 0; j < kItems; ++j) {
         before = max(before, mine[j]);

@@ -1,4 +1,4 @@
-// Warp-level building blocks: lane queries and an inclusive shuffle scan.
+// Warp-level building blocks: lane queries and inclusive shuffle scans.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +17,26 @@ __device__ __forceinline__ uint32_t LaneMaskLt() {
   return mask;
 }
 
-// Inclusive prefix sum over the 32 lanes of a full warp.
-template <typename T>
-__device__ __forceinline__ T WarpInclusiveSum(T x) {
+// Inclusive scan under an associative op over the 32 lanes of a full warp.
+template <typename T, typename Op>
+__device__ __forceinline__ T WarpInclusiveScan(T x, Op op) {
   const uint32_t lane = LaneId();
 #pragma unroll
   for (int offset = 1; offset < 32; offset <<= 1) {
     const T y = __shfl_up_sync(0xffffffffu, x, offset);
-    if (lane >= static_cast<uint32_t>(offset)) x += y;
+    if (lane >= static_cast<uint32_t>(offset)) x = op(x, y);
   }
   return x;
+}
+
+template <typename T>
+__device__ __forceinline__ T WarpInclusiveSum(T x) {
+  return WarpInclusiveScan(x, [](T a, T b) { return a + b; });
+}
+
+template <typename T>
+__device__ __forceinline__ T WarpInclusiveMax(T x) {
+  return WarpInclusiveScan(x, [](T a, T b) { return max(a, b); });
 }
 
 // Lanes of the warp whose kBits-bit label equals this lane's, from kBits ballots. Replaces
