@@ -82,8 +82,9 @@ INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                                             ::testing::Values(false)),
                          CaseName);
 // 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys on CPUs without
-// AVX-512 (worker/cpu/radix_words.h), such as CI's: every shape of data there. With AVX-512 these
-// sort their words with vqsort, and cpu_sort_paths_test forces the radix path at both cut-overs.
+// AVX-512 (worker/cpu/radix_words.h), and in ctest's run of this binary held to AVX2
+// (support/simd_target_environment.cc): every shape of data there. With AVX-512 these sort their
+// words with vqsort, and cpu_sort_paths_test forces the radix path at both cut-overs.
 INSTANTIATE_TEST_SUITE_P(InCacheRadix, CpuSortTest,
                          ::testing::Combine(::testing::Values(KeyType::kUint32, KeyType::kInt32,
                                                               KeyType::kFloat32),

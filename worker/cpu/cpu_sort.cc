@@ -113,20 +113,28 @@ void SortWordsAscending(const hwy::Sorter& sorter, Word* words, size_t n, int wo
 #else
 #define SORTD_VECTORIZE
 #endif
-// Float keys as their order-preserving bits with the top bit flipped, which order alike as signed
-// integers, copied from the input, and back in place. vqsort sorts signed integers 1.1-1.25x
-// faster where vectors lack unsigned compares (AVX2), and as fast elsewhere.
-template <typename Bits>
-constexpr Bits kTopBit = Bits{1} << (sizeof(Bits) * 8 - 1);
-template <typename Key, typename Bits>
-SORTD_VECTORIZE void CopyToSignedOrdered(const unsigned char* src, Bits* dst, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    dst[i] = KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))) ^ kTopBit<Bits>;
+// Float keys' raw bits sorted as signed integers are in the API's total order but for the
+// negative ones, which lie together (below every other key, or above in descending order) in
+// reverse: a larger magnitude is a larger integer. Reversing that run finishes the sort, which
+// saves the transform pass each way that order-preserving bits take, and the whole pass back for
+// keys without a sign. -0 and -NaN take their places too (-0 the largest negative, -NaN the least).
+template <typename Signed>
+SORTD_VECTORIZE void ReverseRun(Signed* first, size_t count) {
+  for (size_t i = 0, j = count - 1; i < count / 2; ++i, --j) {
+    const Signed t = first[i];
+    first[i] = first[j];
+    first[j] = t;
   }
 }
-template <typename Key, typename Bits>
-SORTD_VECTORIZE void FromSignedOrderedInPlace(Bits* bits, size_t n) {
-  for (size_t i = 0; i < n; ++i) bits[i] = KeyTraits<Key>::FromOrdered(bits[i] ^ kTopBit<Bits>);
+template <typename Signed>
+void ReverseNegativeFloats(Signed* bits, size_t n, bool descending) {
+  if (descending) {
+    Signed* first = std::partition_point(bits, bits + n, [](Signed b) { return b >= 0; });
+    ReverseRun(first, static_cast<size_t>(bits + n - first));
+  } else {
+    Signed* end = std::partition_point(bits, bits + n, [](Signed b) { return b < 0; });
+    ReverseRun(bits, static_cast<size_t>(end - bits));
+  }
 }
 
 // Float keys copied for VqSortFloats, -0 made +0, counting what a sort by value cannot order: NaNs,
@@ -359,8 +367,8 @@ size_t* CpuSorter::Counts(size_t entries) {
 // Keys alone on one thread: vqsort on the keys' own type, so no transform pass for integers.
 // Floats sort by value with our own build of vqsort (worker/cpu/float_sort.h: the library's float
 // sort leaves arrays with repeated values unsorted) where it is the faster way, when they hold no
-// NaN; the zeros' signs are then put in order after. Otherwise they sort as their ordered bits,
-// signed (a transform pass each way).
+// NaN; the zeros' signs are then put in order after. Otherwise they sort as their raw bits, signed,
+// and the run of negative keys is reversed after.
 template <typename Key>
 void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
   using Bits = typename KeyTraits<Key>::Bits;
@@ -376,9 +384,10 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
       VqSortFloats(keys, n, spec.descending);
       OrderZeroSigns(keys, n, census, spec.descending);
     } else {
-      CopyToSignedOrdered<Key>(src, buf, n);
-      VqSort(*sorters_[0], reinterpret_cast<std::make_signed_t<Bits>*>(buf), n, spec.descending);
-      FromSignedOrderedInPlace<Key>(buf, n);
+      std::memcpy(buf, src, n * sizeof(Bits));
+      auto* bits = reinterpret_cast<std::make_signed_t<Bits>*>(buf);
+      VqSort(*sorters_[0], bits, n, spec.descending);
+      ReverseNegativeFloats(bits, n, spec.descending);
     }
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
