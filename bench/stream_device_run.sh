@@ -20,6 +20,9 @@
 #             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
 #             merged on the host; OOC_MERGES picks variants (a name with _onecopy moves each
 #             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB)
+#   ooc_conc  out of core over 4 workers as in ooc (pinned scratch for two jobs), 1, 2 and 3
+#             clients at once (not verified): one array's copies fill the link while another's
+#             pass waits on its runs
 #   merge     the out-of-core host merge alone (run_merge_bench: 2^28 u32 keys in 2, 4, 8 runs,
 #             against a parallel copy and ips4o)
 #   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
@@ -133,6 +136,21 @@ if section ooc; then
       stop_sortd
     done
   done
+fi
+
+if section ooc_conc; then
+  echo "=== 2^28 u32 keys (1 GiB), region-backed, out of core over 4 workers, 1-3 clients at once"
+  SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu=4
+    --gpu_memory_pool_bytes=$((512 << 20)) --pinned_pool_bytes=$((2 << 30))
+    --out_of_core_device_merge=true --out_of_core_pinned_bytes=$((2 << 30)))
+  if start_sortd ooc_conc; then
+    for clients in 1 2 3; do
+      bench_sortd "ooc_conc_c$clients" "${shm[@]}" --sizes=fixed:268435456 --seed=1 \
+        --concurrency=$clients --pool_mb=1024 --no_verify --requests=$((8 * clients)) --warmup=2s
+    done
+    echo "out-of-core sorts: $(out_of_core_sorts)"
+    stop_sortd
+  fi
 fi
 
 if section merge; then

@@ -60,7 +60,8 @@ ABSL_FLAG(
 ABSL_FLAG(uint64_t, out_of_core_pinned_bytes, sortd::OutOfCoreOptions().pinned_scratch_bytes,
           "Host memory pinned at start-up for the runs of arrays larger than every GPU's pools "
           "(0: none; none without a GPU, and more than the machine's memory refuses to start); a "
-          "sort whose runs fit what is free moves them by DMA alone, others use the heap");
+          "sort whose runs fit it moves them by DMA alone, waiting its turn while other sorts "
+          "hold it; larger sorts use the heap");
 ABSL_FLAG(
     bool, out_of_core_stagger, sortd::OutOfCoreOptions().stagger,
     "Out-of-core sorts ramp their first runs and blocks up to full size (and their last down) "

@@ -54,31 +54,38 @@ void CutAt(const OrderedKeys<Key>& keys, const std::vector<size_t>& starts, size
     for (size_t r = 0; r < runs; ++r) cut[r] = s == 0 ? starts[r] : starts[r + 1];
     return;
   }
-  auto count_at_most = [&](Bits v) {
-    size_t count = 0;
-    for (size_t r = 0; r < runs; ++r) {
-      count += keys.Bound(starts[r], starts[r + 1], v, /*strict=*/true) - starts[r];
-    }
-    return count;
-  };
+  // Each run's count of keys at or below any v in [lo, hi] lies in [above_lo[r], at_hi[r]], so
+  // every search looks only there: the windows close in as the bisection does, and a cut reads
+  // a few hundred keys instead of a full binary search per run and step (these are cold reads of
+  // gigabytes of runs, and an out-of-core sort waits on its cuts between its two passes).
+  std::vector<size_t> above_lo(starts.begin(), starts.end() - 1),
+      at_hi(starts.begin() + 1, starts.end());
+  std::vector<size_t> at_mid(runs);
   // The smallest key v with more than s elements at or below it: the key of element s.
   Bits lo = 0, hi = static_cast<Bits>(~Bits{0});
   while (lo < hi) {
     const Bits mid = lo + (hi - lo) / 2;
-    if (count_at_most(mid) > s) {
+    size_t count = 0;
+    for (size_t r = 0; r < runs; ++r) {
+      at_mid[r] = keys.Bound(above_lo[r], at_hi[r], mid, /*strict=*/true);
+      count += at_mid[r] - starts[r];
+    }
+    if (count > s) {
       hi = mid;
+      at_hi.swap(at_mid);
     } else {
       lo = mid + 1;
+      above_lo.swap(at_mid);
     }
   }
   size_t left = s;
   for (size_t r = 0; r < runs; ++r) {
-    cut[r] = keys.Bound(starts[r], starts[r + 1], lo, /*strict=*/false);
+    cut[r] = keys.Bound(above_lo[r], at_hi[r], lo, /*strict=*/false);
     left -= cut[r] - starts[r];
   }
   // Elements equal to v go in run order, so ties keep the input's order across runs.
   for (size_t r = 0; r < runs && left > 0; ++r) {
-    const size_t equal_end = keys.Bound(cut[r], starts[r + 1], lo, /*strict=*/true);
+    const size_t equal_end = keys.Bound(cut[r], at_hi[r], lo, /*strict=*/true);
     const size_t take = std::min(left, equal_end - cut[r]);
     cut[r] += take;
     left -= take;

@@ -127,27 +127,92 @@ bool OutOfCoreSorter::draining() const {
 void OutOfCoreSorter::Wait() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](std::vector<std::shared_ptr<Job>>* active) { return active->empty(); }, &active_));
+      +[](OutOfCoreSorter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+        return self->active_.empty() && self->waiting_.empty() && self->admitting_ == 0;
+      },
+      this));
 }
 
 size_t OutOfCoreSorter::sorts_in_flight() const {
   absl::MutexLock lock(&mu_);
-  return active_.size();
+  return active_.size() + waiting_.size() + admitting_;
+}
+
+StagingLayout OutOfCoreSorter::ScratchLayout(const SortJob& job) {
+  const size_t n = job.n;
+  return StagingLayout({n * KeyWidth(job.spec.key_type), n * job.spec.value_width,
+                        job.spec.return_indices ? n * sizeof(uint32_t) : 0});
 }
 
 void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window) {
+  const size_t bytes = ScratchLayout(*job).total();
+  if (pinned_ == nullptr || bytes > pinned_->capacity()) {
+    Start(std::move(job), run_keys, window, absl::ResourceExhaustedError("no pinned scratch"));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    // Jobs that wait keep their order: none overtakes them while they wait.
+    if (!draining_ && (!waiting_.empty() || admitting_ > 0)) {
+      waiting_.push_back(Waiting{std::move(job), run_keys, window, bytes});
+      admission_.Schedule([this] { AdmitNext(); });
+      return;
+    }
+  }
+  absl::StatusOr<std::shared_ptr<char>> pinned = pinned_->Allocate(bytes, absl::ZeroDuration());
+  if (!pinned.ok() && !draining()) {
+    absl::MutexLock lock(&mu_);
+    waiting_.push_back(Waiting{std::move(job), run_keys, window, bytes});
+    admission_.Schedule([this] { AdmitNext(); });
+    return;
+  }
+  Start(std::move(job), run_keys, window, std::move(pinned));
+}
+
+void OutOfCoreSorter::AdmitNext() {
+  Waiting next;
+  {
+    absl::MutexLock lock(&mu_);
+    if (waiting_.empty()) return;
+    next = std::move(waiting_.front());
+    waiting_.pop_front();
+    ++admitting_;
+  }
+  absl::StatusOr<std::shared_ptr<char>> pinned;
+  for (;;) {
+    const absl::Time now = absl::Now();
+    if (const absl::Status wanted = CheckJobStillWanted(*next.job, now, drain_deadline());
+        !wanted.ok()) {
+      next.job->done(wanted, SortReport{});
+      next.job.reset();
+      break;
+    }
+    // Once a drain has begun, the runs take the heap rather than wait for a turn.
+    if (draining()) {
+      pinned = absl::ResourceExhaustedError("draining");
+      break;
+    }
+    pinned = pinned_->Allocate(next.scratch_bytes,
+                               std::min(options_.pinned_scratch_poll, next.job->deadline - now));
+    if (pinned.ok()) break;
+  }
+  if (next.job != nullptr)
+    Start(std::move(next.job), next.run_keys, next.window, std::move(pinned));
+  absl::MutexLock lock(&mu_);
+  --admitting_;
+}
+
+void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_t window,
+                            absl::StatusOr<std::shared_ptr<char>> pinned) {
   auto state = std::make_shared<Job>();
   const SortSpec& spec = job->spec;
   const size_t n = job->n;
   state->starts = OutOfCoreTaskStarts(n, run_keys, window, options_.stagger);
   const size_t runs = state->runs();
-  // The runs' scratch, pinned when it fits (the runs and blocks then move by DMA alone).
+  // The runs' scratch, pinned when it was given (the runs and blocks then move by DMA alone).
+  const StagingLayout layout = ScratchLayout(*job);
   const size_t sizes[] = {n * KeyWidth(spec.key_type), n * spec.value_width,
                           spec.return_indices ? n * sizeof(uint32_t) : 0};
-  const StagingLayout layout({sizes[0], sizes[1], sizes[2]});
-  absl::StatusOr<std::shared_ptr<char>> pinned =
-      pinned_ != nullptr ? pinned_->Allocate(layout.total(), absl::ZeroDuration())
-                         : absl::ResourceExhaustedError("no pinned scratch");
   OutputBytes* scratch[] = {&state->keys, &state->values, &state->indices};
   for (size_t i = 0; i < 3; ++i) {
     if (sizes[i] == 0) continue;
@@ -378,9 +443,9 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
   // did.
   const size_t blocks = job->runs();
   job->cuts.resize(blocks + 1);
-  for (size_t b = 0; b <= blocks; ++b) {
+  ParallelFor(&merge_pool_, static_cast<int>(blocks + 1), [&](int b) {
     CutSortedRuns(parent.spec, job->keys.data, job->starts, job->starts[b], job->cuts[b]);
-  }
+  });
   {
     absl::MutexLock lock(&job->mu);
     job->pass = Job::Pass::kBlocks;

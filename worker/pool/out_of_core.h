@@ -13,12 +13,15 @@
 // the host merge reads the runs in place.
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
-// job (pinned when the options give pinned memory and it has room, else the heap), never into
+// job (pinned when the options give pinned memory; a job that fits it waits its turn there while
+// other jobs hold it, as its runs on the heap would take several times as long; else the heap),
+// never into
 // the job's outputs: a region sorted in place
 // keeps its input intact until the merge, and the devices' staging is given back as each run
 // finishes rather than held until the last one. The scratch goes as soon as the merge has read it.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -47,10 +50,14 @@ struct OutOfCoreOptions {
   // bandwidth on all cores; the device pass moves the array over PCIe once more.
   bool merge_on_devices = true;
   // Host memory pinned for the GPUs' DMA at start-up for the runs (0: none; none either without a
-  // GPU, and more than the machine's memory refuses to start). A job whose runs fit the part of it
-  // free takes them there, so runs come back and blocks go out by DMA alone, with no host copies
-  // through staging and no fresh pages to fault in; others use the heap.
+  // GPU, and more than the machine's memory refuses to start). A job whose runs fit it takes them
+  // there, so runs come back and blocks go out by DMA alone, with no host copies through staging
+  // and no fresh pages to fault in: at once if it has room, or once the jobs before it give theirs
+  // back (in arrival order, each waiting job checked against its deadline and cancellation every
+  // pinned_scratch_poll). Jobs larger than it use the heap, as do those waiting when a drain
+  // begins.
   size_t pinned_scratch_bytes = 0;
+  absl::Duration pinned_scratch_poll = absl::Milliseconds(20);
   // Stagger the workers of a window: a pass's first tasks (runs, then blocks) grow to full size
   // in steps of 1/W of it and its last shrink alike, for W workers in the window (at most the
   // pass's full tasks; OutOfCoreTaskStarts). Equal tasks start together on a GPU's workers, so
@@ -106,6 +113,20 @@ class OutOfCoreSorter {
  private:
   struct Job;
 
+  // A job that waits for pinned scratch (OutOfCoreOptions::pinned_scratch_bytes).
+  struct Waiting {
+    std::unique_ptr<SortJob> job;
+    size_t run_keys, window, scratch_bytes;
+  };
+  // Bytes of scratch a job's runs take: keys, values, indices, laid out as in the scratch block.
+  static StagingLayout ScratchLayout(const SortJob& job);
+  // Starts the sort with its scratch: `pinned` when it holds a block, else the heap.
+  void Start(std::unique_ptr<SortJob> job, size_t run_keys, size_t window,
+             absl::StatusOr<std::shared_ptr<char>> pinned);
+  // On the admission thread: waits for room in the pinned scratch for the longest-waiting job,
+  // then starts it (or fails it once it is no longer wanted, or starts it on the heap once a
+  // drain has begun).
+  void AdmitNext();
   // Hands the job's next runs (or blocks) to the devices while its window has room; once nothing
   // of the pass runs and nothing is left to run, starts the merge (or finishes the job, after the
   // blocks or a failure).
@@ -137,9 +158,14 @@ class OutOfCoreSorter {
   mutable absl::Mutex mu_;
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // BeginDrain was called
-  // The sorts taken whose done has not been called yet.
+  // The sorts taken whose done has not been called yet, started and waiting for pinned scratch.
   std::vector<std::shared_ptr<Job>> active_ ABSL_GUARDED_BY(mu_);
-  ThreadPool merge_pool_;  // last: its threads stop before the state they use goes
+  std::deque<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
+  size_t admitting_ ABSL_GUARDED_BY(mu_) = 0;  // taken off waiting_, not yet started or failed
+  ThreadPool merge_pool_;                      // its threads stop before the state they use goes
+  // One thread that waits for pinned scratch on the waiting jobs' behalf, in their order; last, as
+  // it starts jobs on the merge pool.
+  ThreadPool admission_{1};
 };
 
 }  // namespace sortd

@@ -291,5 +291,61 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
   }
 }
 
+// Jobs that fit the pinned scratch but find it taken wait their turn, in arrival order, rather
+// than take the heap; a waiting job still fails at its deadline, and a drain starts the waiting
+// ones on the heap at once.
+TEST(OutOfCoreSorterTest, JobsWaitTheirTurnForPinnedScratch) {
+  std::vector<char> memory(size_t{192} << 10);  // one job's 120 KB of runs at a time
+  auto pinned = StagingPool::Create("test pinned scratch", memory.data(), memory.size(), nullptr);
+  OutOfCoreOptions options;
+  options.pinned_scratch_poll = absl::Milliseconds(5);
+  HandSorter hand(options, pinned);
+  auto& [device, sorter] = hand;
+  SortSpec spec;
+  spec.key_type = KeyType::kInt64;
+  spec.value_width = 4;
+  constexpr size_t kKeys = 10007;  // 11 runs of at most 1000 keys, then 11 blocks
+  constexpr int kTasks = 22;
+  BigJob first, second, third;
+  sorter.Sort(first.Make(spec, kKeys, Distribution::kRandom, 1), 1000, /*window=*/2);
+  sorter.Sort(second.Make(spec, kKeys, Distribution::kFewUnique, 2), 1000, /*window=*/2);
+  sorter.Sort(third.Make(spec, kKeys, Distribution::kSorted, 3), 1000, /*window=*/2);
+  EXPECT_EQ(sorter.sorts_in_flight(), 3u);
+  EXPECT_EQ(device.submits(), 2);  // the first job's window; the others wait for its scratch
+  EXPECT_EQ(device.FinishUntilDone(first.done_calls), kTasks);
+  EXPECT_EQ(device.FinishUntilDone(second.done_calls), kTasks);
+  EXPECT_EQ(third.done_calls.load(), 0);  // in order: the third waited for the second
+  EXPECT_EQ(device.FinishUntilDone(third.done_calls), kTasks);
+  for (BigJob* job : {&first, &second, &third}) EXPECT_TRUE(job->Sorted());
+  // Every run wrote into pinned scratch and every block read from it.
+  EXPECT_EQ(device.pinned(), std::make_pair(3 * kTasks / 2, 3 * kTasks / 2));
+  sorter.Wait();
+  EXPECT_EQ(pinned->in_use(), 0u);
+
+  // A job waiting past its deadline fails with it; the scratch's holder is not disturbed.
+  BigJob holder, late, drained;
+  sorter.Sort(holder.Make(spec, kKeys, Distribution::kRandom, 4), 1000, /*window=*/2);
+  std::unique_ptr<SortJob> late_job = late.Make(spec, kKeys, Distribution::kRandom, 5);
+  late_job->deadline = absl::Now() + absl::Milliseconds(30);
+  sorter.Sort(std::move(late_job), 1000, /*window=*/2);
+  const absl::Status& late_status = late.status();  // waits for its done
+  EXPECT_EQ(late_status.code(), absl::StatusCode::kDeadlineExceeded) << late_status;
+  EXPECT_EQ(device.submits(), 3 * kTasks + 2);  // the holder's window only
+
+  // A drain starts a waiting job on the heap at once, beside the scratch's holder: all runs of
+  // both go to the device, then each merges on the host.
+  sorter.Sort(drained.Make(spec, kKeys, Distribution::kFewUnique, 6), 1000, /*window=*/2);
+  EXPECT_EQ(sorter.sorts_in_flight(), 2u);
+  const std::pair<int, int> pinned_before = device.pinned();
+  sorter.BeginDrain(absl::InfiniteFuture());
+  EXPECT_EQ(device.FinishUntilDone(drained.done_calls), kTasks);  // 9 + 2 runs, then 11
+  EXPECT_TRUE(holder.Sorted());
+  EXPECT_TRUE(drained.Sorted());
+  // The holder's other 9 runs wrote into its pinned scratch, the drained job's into the heap.
+  EXPECT_EQ(device.pinned(), std::make_pair(pinned_before.first, pinned_before.second + 9));
+  sorter.Wait();
+  EXPECT_EQ(pinned->in_use(), 0u);
+}
+
 }  // namespace
 }  // namespace sortd
