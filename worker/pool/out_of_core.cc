@@ -96,21 +96,32 @@ OutOfCoreSorter::OutOfCoreSorter(const OutOfCoreOptions& options, EngineObserver
 OutOfCoreSorter::~OutOfCoreSorter() { Wait(); }
 
 void OutOfCoreSorter::BeginDrain(absl::Time deadline) {
+  std::deque<Waiting> waiting;
   std::vector<std::shared_ptr<Job>> jobs;
   {
     absl::MutexLock lock(&mu_);
     drain_deadline_ = deadline;
     draining_ = true;
+    waiting.swap(waiting_);
+    // The job on the admission thread sees the drain within a poll and starts (on the heap,
+    // unless it has just been given pinned scratch) or fails.
+    mu_.Await(absl::Condition(
+        +[](size_t* admitting) { return *admitting == 0; }, &admitting_));
     jobs = active_;
   }
   // The workers close their queues next: every run not yet handed out goes now, so the drain
-  // sorts the jobs already taken whole instead of failing them at their next run.
+  // sorts the jobs already taken whole instead of failing them at their next run. Then the jobs
+  // that waited for pinned scratch, in their order: on the heap, all their runs at once (Start,
+  // while draining).
   for (const auto& job : jobs) {
     {
       absl::MutexLock lock(&job->mu);
       job->window = SIZE_MAX;
     }
     Pump(job);
+  }
+  for (Waiting& w : waiting) {
+    Start(std::move(w.job), w.run_keys, w.window, absl::ResourceExhaustedError("draining"));
   }
 }
 
@@ -184,8 +195,9 @@ void OutOfCoreSorter::AdmitNext() {
     if (const absl::Status wanted = CheckJobStillWanted(*next.job, now, drain_deadline());
         !wanted.ok()) {
       next.job->done(wanted, SortReport{});
-      next.job.reset();
-      break;
+      absl::MutexLock lock(&mu_);
+      --admitting_;
+      return;
     }
     // Once a drain has begun, the runs take the heap rather than wait for a turn.
     if (draining()) {
@@ -196,14 +208,11 @@ void OutOfCoreSorter::AdmitNext() {
                                std::min(options_.pinned_scratch_poll, next.job->deadline - now));
     if (pinned.ok()) break;
   }
-  if (next.job != nullptr)
-    Start(std::move(next.job), next.run_keys, next.window, std::move(pinned));
-  absl::MutexLock lock(&mu_);
-  --admitting_;
+  Start(std::move(next.job), next.run_keys, next.window, std::move(pinned), /*admitted=*/true);
 }
 
 void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_t window,
-                            absl::StatusOr<std::shared_ptr<char>> pinned) {
+                            absl::StatusOr<std::shared_ptr<char>> pinned, bool admitted) {
   auto state = std::make_shared<Job>();
   const SortSpec& spec = job->spec;
   const size_t n = job->n;
@@ -229,9 +238,16 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
     state->report.algorithm = spec.algorithm;
   }
   state->job = std::move(job);
+  bool drain = false;
   {
     absl::MutexLock lock(&mu_);
     active_.push_back(state);
+    if (admitted) --admitting_;
+    drain = draining_;
+  }
+  if (drain) {  // as BeginDrain does for the jobs it finds started
+    absl::MutexLock lock(&state->mu);
+    state->window = SIZE_MAX;
   }
   if (observer_ != nullptr) observer_->OnOutOfCore(runs);
   Pump(state);

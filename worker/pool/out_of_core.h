@@ -101,8 +101,9 @@ class OutOfCoreSorter {
   void Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window);
 
   // Hands every run not yet handed out to the devices now (before their queues close; the pool
-  // sends those refused by a closed queue to the CPU engine while it drains). Runs and merges not
-  // begun by `deadline` fail UNAVAILABLE.
+  // sends those refused by a closed queue to the CPU engine while it drains), those of jobs that
+  // waited for pinned scratch too (on the heap). Runs and merges not begun by `deadline` fail
+  // UNAVAILABLE. May wait up to OutOfCoreOptions::pinned_scratch_poll for the admission thread.
   void BeginDrain(absl::Time deadline);
   // Returns once every sort taken has called its done. Call when no run can finish any more
   // (the pool's workers and CPU engine have shut down), or it may wait for them.
@@ -120,9 +121,11 @@ class OutOfCoreSorter {
   };
   // Bytes of scratch a job's runs take: keys, values, indices, laid out as in the scratch block.
   static StagingLayout ScratchLayout(const SortJob& job);
-  // Starts the sort with its scratch: `pinned` when it holds a block, else the heap.
+  // Starts the sort with its scratch: `pinned` when it holds a block, else the heap; with all its
+  // runs handed out at once during a drain. `admitted`: the job comes off the admission thread
+  // (counted in admitting_ until it is in active_).
   void Start(std::unique_ptr<SortJob> job, size_t run_keys, size_t window,
-             absl::StatusOr<std::shared_ptr<char>> pinned);
+             absl::StatusOr<std::shared_ptr<char>> pinned, bool admitted = false);
   // On the admission thread: waits for room in the pinned scratch for the longest-waiting job,
   // then starts it (or fails it once it is no longer wanted, or starts it on the heap once a
   // drain has begun).
@@ -161,7 +164,7 @@ class OutOfCoreSorter {
   // The sorts taken whose done has not been called yet, started and waiting for pinned scratch.
   std::vector<std::shared_ptr<Job>> active_ ABSL_GUARDED_BY(mu_);
   std::deque<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
-  size_t admitting_ ABSL_GUARDED_BY(mu_) = 0;  // taken off waiting_, not yet started or failed
+  size_t admitting_ ABSL_GUARDED_BY(mu_) = 0;  // off waiting_, not yet in active_ nor failed
   ThreadPool merge_pool_;                      // its threads stop before the state they use goes
   // One thread that waits for pinned scratch on the waiting jobs' behalf, in their order; last, as
   // it starts jobs on the merge pool.

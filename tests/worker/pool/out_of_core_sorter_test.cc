@@ -332,12 +332,16 @@ TEST(OutOfCoreSorterTest, JobsWaitTheirTurnForPinnedScratch) {
   EXPECT_EQ(late_status.code(), absl::StatusCode::kDeadlineExceeded) << late_status;
   EXPECT_EQ(device.submits(), 3 * kTasks + 2);  // the holder's window only
 
-  // A drain starts a waiting job on the heap at once, beside the scratch's holder: all runs of
-  // both go to the device, then each merges on the host.
+  // A drain starts a waiting job on the heap before it returns, beside the scratch's holder: all
+  // runs of both go to the device, then each merges on the host.
+  ASSERT_TRUE(testing::WaitFor([&] { return sorter.sorts_in_flight() == 1; }));  // the holder
   sorter.Sort(drained.Make(spec, kKeys, Distribution::kFewUnique, 6), 1000, /*window=*/2);
   EXPECT_EQ(sorter.sorts_in_flight(), 2u);
   const std::pair<int, int> pinned_before = device.pinned();
+  const int submits_before = device.submits();
+  device.set_capacity(100);
   sorter.BeginDrain(absl::InfiniteFuture());
+  EXPECT_EQ(device.submits(), submits_before + 9 + 11);
   EXPECT_EQ(device.FinishUntilDone(drained.done_calls), kTasks);  // 9 + 2 runs, then 11
   EXPECT_TRUE(holder.Sorted());
   EXPECT_TRUE(drained.Sorted());
