@@ -334,7 +334,8 @@ TEST(OutOfCoreSorterTest, JobsWaitTheirTurnForPinnedScratch) {
 
   // A drain starts a waiting job on the heap before it returns, beside the scratch's holder: all
   // runs of both go to the device, then each merges on the host.
-  ASSERT_TRUE(testing::WaitFor([&] { return sorter.sorts_in_flight() == 1; }));  // the holder
+  ASSERT_TRUE(
+      testing::WaitFor([&hand] { return hand.sorter.sorts_in_flight() == 1; }));  // the holder
   sorter.Sort(drained.Make(spec, kKeys, Distribution::kFewUnique, 6), 1000, /*window=*/2);
   EXPECT_EQ(sorter.sorts_in_flight(), 2u);
   const std::pair<int, int> pinned_before = device.pinned();
