@@ -1,6 +1,7 @@
 #include "worker/pool/out_of_core.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string>
 #include <thread>
@@ -149,33 +150,30 @@ size_t OutOfCoreSorter::sorts_in_flight() const {
   return active_.size() + waiting_.size() + admitting_;
 }
 
-StagingLayout OutOfCoreSorter::ScratchLayout(const SortJob& job) {
+std::array<size_t, 3> OutOfCoreSorter::ScratchSizes(const SortJob& job) {
   const size_t n = job.n;
-  return StagingLayout({n * KeyWidth(job.spec.key_type), n * job.spec.value_width,
-                        job.spec.return_indices ? n * sizeof(uint32_t) : 0});
+  return {n * KeyWidth(job.spec.key_type), n * job.spec.value_width,
+          job.spec.return_indices ? n * sizeof(uint32_t) : 0};
 }
 
 void OutOfCoreSorter::Sort(std::unique_ptr<SortJob> job, size_t run_keys, size_t window) {
-  const size_t bytes = ScratchLayout(*job).total();
+  const std::array<size_t, 3> sizes = ScratchSizes(*job);
+  const size_t bytes = StagingLayout({sizes[0], sizes[1], sizes[2]}).total();
   if (pinned_ == nullptr || bytes > pinned_->capacity()) {
     Start(std::move(job), run_keys, window, absl::ResourceExhaustedError("no pinned scratch"));
     return;
   }
+  absl::StatusOr<std::shared_ptr<char>> pinned;
   {
     absl::MutexLock lock(&mu_);
     // Jobs that wait keep their order: none overtakes them while they wait.
-    if (!draining_ && (!waiting_.empty() || admitting_ > 0)) {
+    const bool behind_others = !waiting_.empty() || admitting_ > 0;
+    if (!behind_others || draining_) pinned = pinned_->Allocate(bytes, absl::ZeroDuration());
+    if (!draining_ && (behind_others || !pinned.ok())) {
       waiting_.push_back(Waiting{std::move(job), run_keys, window, bytes});
       admission_.Schedule([this] { AdmitNext(); });
       return;
     }
-  }
-  absl::StatusOr<std::shared_ptr<char>> pinned = pinned_->Allocate(bytes, absl::ZeroDuration());
-  if (!pinned.ok() && !draining()) {
-    absl::MutexLock lock(&mu_);
-    waiting_.push_back(Waiting{std::move(job), run_keys, window, bytes});
-    admission_.Schedule([this] { AdmitNext(); });
-    return;
   }
   Start(std::move(job), run_keys, window, std::move(pinned));
 }
@@ -219,9 +217,8 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
   state->starts = OutOfCoreTaskStarts(n, run_keys, window, options_.stagger);
   const size_t runs = state->runs();
   // The runs' scratch, pinned when it was given (the runs and blocks then move by DMA alone).
-  const StagingLayout layout = ScratchLayout(*job);
-  const size_t sizes[] = {n * KeyWidth(spec.key_type), n * spec.value_width,
-                          spec.return_indices ? n * sizeof(uint32_t) : 0};
+  const std::array<size_t, 3> sizes = ScratchSizes(*job);
+  const StagingLayout layout({sizes[0], sizes[1], sizes[2]});
   OutputBytes* scratch[] = {&state->keys, &state->values, &state->indices};
   for (size_t i = 0; i < 3; ++i) {
     if (sizes[i] == 0) continue;

@@ -21,6 +21,7 @@
 // finishes rather than held until the last one. The scratch goes as soon as the merge has read it.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -119,8 +120,8 @@ class OutOfCoreSorter {
     std::unique_ptr<SortJob> job;
     size_t run_keys, window, scratch_bytes;
   };
-  // Bytes of scratch a job's runs take: keys, values, indices, laid out as in the scratch block.
-  static StagingLayout ScratchLayout(const SortJob& job);
+  // Bytes of scratch a job's runs take: keys, values, indices (StagingLayout lays them out).
+  static std::array<size_t, 3> ScratchSizes(const SortJob& job);
   // Starts the sort with its scratch: `pinned` when it holds a block, else the heap; with all its
   // runs handed out at once during a drain. `admitted`: the job comes off the admission thread
   // (counted in admitting_ until it is in active_).
