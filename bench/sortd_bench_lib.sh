@@ -53,7 +53,8 @@ bench_sortd() {
     return 1
   fi
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before" before
-  sortctl bench --target="$target" --progress=false --json "$@" >"$out/$name.json" 2>"$out/$name.err"
+  "${SORTCTL:-sortctl}" bench --target="$target" --progress=false --json "$@" >"$out/$name.json" \
+    2>"$out/$name.err"
   local rc=$?
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.after" after
   # shellcheck disable=SC2086  # device names, split on spaces

@@ -27,7 +27,8 @@
 #             against a parallel copy and ips4o)
 #   duplex    pinned copies in and out at once against each alone (stage_bench, bundled too)
 #   stream    SortStream against SortKeys, 16M u32 keys (64 MiB), one client, STREAM_ROUNDS (2)
-#             rounds interleaved
+#             rounds interleaved, with the early start on and off (STREAM_EARLY: "true false");
+#             with STREAM_BASELINE_SORTCTL (a path), that sortctl's streams too, in each round
 #   huge      2^31 u32 keys (8 GiB) through SortStream on loopback, generated and checked chunk by
 #             chunk (stream_bench)
 # Logs go to a scratch folder, packed into $OUT/stream-run.tgz; the output carries the summaries.
@@ -167,13 +168,19 @@ if section stream; then
   echo "=== 16M u32 keys (64 MiB), one client: SortStream against SortKeys, same sortd"
   echo "    (sortd with the stream's early start on, then off: --stream_early_start)"
   SORTD_BASE_FLAGS=()
-  for early in true false; do
+  for early in ${STREAM_EARLY:-true false}; do
     start_sortd "stream_early_$early" --stream_early_start="$early"
     for round in $(seq "${STREAM_ROUNDS:-2}"); do
       for transport in stream bytes; do
         bench_sortd "${transport}_early_${early}_r$round" --transport="$transport" \
           --sizes=fixed:16777216 --concurrency=1 --requests=20 --warmup=2s --seed=1
       done
+      # Another client build's streams in the same rounds, for an A/B of the client.
+      if [[ -n ${STREAM_BASELINE_SORTCTL:-} ]]; then
+        SORTCTL=$STREAM_BASELINE_SORTCTL bench_sortd "stream_baseline_early_${early}_r$round" \
+          --transport=stream --sizes=fixed:16777216 --concurrency=1 --requests=20 --warmup=2s \
+          --seed=1
+      fi
     done
     echo "early starts: $(stream_early_starts)"
     stop_sortd

@@ -35,7 +35,6 @@ absl::Status CallIssuer::Setup(const std::vector<std::shared_ptr<const PreparedR
     if (!client.ok()) return client.status();
     const auto& channel = (*client)->channel();
     raw_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
-    if (options_.stream) stream_stubs_.push_back(v1::SortService::NewStub(channel));
 
     // One small request per channel before the clock starts: an unreachable target or a server
     // without Echo is a setup error with a clear message, not a run full of failures.
@@ -195,8 +194,8 @@ void CallIssuer::Issue(Call* call, size_t channel) {
   if (options_.stream) {
     call->streamed = true;
     call->response = call->lane->TakeResponse();
-    StartStreamCall(stream_stubs_[channel].get(), &call->context, *call->sent,
-                    options_.stream_options, call->response.get(),
+    StartStreamCall(raw_stubs_[channel].get(), &call->context, *call->sent, options_.stream_options,
+                    call->response.get(),
                     [call](const grpc::Status& status) { CompleteCall(call, status); });
     return;
   }

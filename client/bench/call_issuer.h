@@ -62,7 +62,6 @@ class CallIssuer {
   const BenchOptions& options_;
   // One per channel; the pool's requests go out already serialized (PreparedRequest::wire).
   std::vector<std::unique_ptr<grpc::GenericStub>> raw_stubs_;
-  std::vector<std::unique_ptr<v1::SortService::Stub>> stream_stubs_;  // --transport=stream
   std::string method_;
   std::unique_ptr<RegionSlots> regions_;                // --transport=shm: one per slot
   std::vector<std::shared_ptr<SessionSlot>> sessions_;  // --rpc=session: one per slot

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "client/stream_wire.h"
+
 namespace sortd::bench {
 namespace {
 
-class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v1::SortResponse> {
+class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   StreamCall(const PreparedRequest& sent, const client::StreamOptions& stream,
              v1::SortResponse* response, std::function<void(const grpc::Status&)> done)
@@ -22,12 +25,18 @@ class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v
     options.stable = r.stable();
     options.return_indices = r.return_indices();
     options.algorithm = r.algorithm();
-    *request_.mutable_header() =
-        client::StreamHeader(r.key_type(), value_width_, sent.n, options, stream);
+    header_ = client::StreamHeader(r.key_type(), value_width_, sent.n, options, stream);
+    // The answers' arrays land in place, none copied again as the next one arrives.
+    response_->mutable_keys()->reserve(sent.n * key_width_);
+    response_->mutable_values()->reserve(sent.n * value_width_);
+    if (r.return_indices()) response_->mutable_indices()->reserve(sent.n * sizeof(uint32_t));
   }
 
-  void Start(v1::SortService::Stub* stub, grpc::ClientContext* context) {
-    stub->async()->SortStream(context, this);
+  void Start(grpc::GenericStub* stub, grpc::ClientContext* context) {
+    context_ = context;
+    stub->PrepareBidiStreamingCall(
+        context, absl::StrCat("/", v1::SortService::service_full_name(), "/SortStream"),
+        grpc::StubOptions(), this);
     WriteNextChunk();  // the header, with the first chunk when there is one
     StartRead(&answer_);
     StartCall();
@@ -35,7 +44,6 @@ class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v
 
   void OnWriteDone(bool ok) override {
     if (!ok) return;  // the server ended the call: OnDone brings its status
-    request_.clear_header();
     if (next_key_ < sent_.n) {
       WriteNextChunk();
     } else {
@@ -45,12 +53,19 @@ class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v
 
   void OnReadDone(bool ok) override {
     if (!ok) return;
-    response_->mutable_keys()->append(answer_.keys());
-    response_->mutable_values()->append(answer_.values());
-    response_->mutable_indices()->append(answer_.indices());
-    response_->set_algorithm(answer_.algorithm());
-    response_->set_device(answer_.device());
-    *response_->mutable_timings() = answer_.timings();
+    v1::SortResponse fields;
+    const absl::Status read = client::ReadAnswerChunk(
+        answer_,
+        {response_->mutable_keys(), response_->mutable_values(), response_->mutable_indices()},
+        &fields);
+    if (!read.ok()) {
+      // OnDone brings CANCELLED; the verifier then finds the answer short.
+      context_->TryCancel();
+      return;
+    }
+    response_->set_algorithm(fields.algorithm());
+    response_->set_device(fields.device());
+    *response_->mutable_timings() = fields.timings();
     StartRead(&answer_);
   }
 
@@ -63,11 +78,15 @@ class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v
  private:
   void WriteNextChunk() {
     const uint64_t take = std::min(chunk_keys_, sent_.n - next_key_);
-    request_.set_keys(sent_.request.keys().data() + next_key_ * key_width_, take * key_width_);
-    if (value_width_ != 0) {
-      request_.set_values(sent_.request.values().data() + next_key_ * value_width_,
-                          take * value_width_);
-    }
+    const absl::string_view keys(sent_.request.keys().data() + next_key_ * key_width_,
+                                 take * key_width_);
+    const absl::string_view values =
+        value_width_ == 0
+            ? absl::string_view()
+            : absl::string_view(sent_.request.values().data() + next_key_ * value_width_,
+                                take * value_width_);
+    // `sent` outlives the call, so its arrays are lent to gRPC as they are.
+    request_ = client::LendStreamChunk(next_key_ == 0 ? &header_ : nullptr, keys, values);
     next_key_ += take;
     StartWrite(&request_);
   }
@@ -78,14 +97,16 @@ class StreamCall final : public grpc::ClientBidiReactor<v1::SortStreamRequest, v
   const uint64_t chunk_keys_;
   v1::SortResponse* const response_;
   std::function<void(const grpc::Status&)> done_;
-  v1::SortStreamRequest request_;  // the write in flight
-  v1::SortResponse answer_;        // the read in flight
+  grpc::ClientContext* context_ = nullptr;
+  v1::SortStreamHeader header_;
+  grpc::ByteBuffer request_;  // the write in flight
+  grpc::ByteBuffer answer_;   // the read in flight
   uint64_t next_key_ = 0;
 };
 
 }  // namespace
 
-void StartStreamCall(v1::SortService::Stub* stub, grpc::ClientContext* context,
+void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
                      const PreparedRequest& sent, const client::StreamOptions& stream,
                      v1::SortResponse* response, std::function<void(const grpc::Status&)> done) {
   (new StreamCall(sent, stream, response, std::move(done)))->Start(stub, context);

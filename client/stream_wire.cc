@@ -1,0 +1,113 @@
+#include "client/stream_wire.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/slice.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace sortd::client {
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+
+// A bytes field's tag and length, in a small slice of its own; its bytes follow in another.
+grpc::Slice FieldHeader(int field, size_t size) {
+  uint8_t header[16];
+  uint8_t* end =
+      WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, header);
+  end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(size, end);
+  return grpc::Slice(header, static_cast<size_t>(end - header));
+}
+
+void LendBytesField(int field, absl::string_view bytes, std::vector<grpc::Slice>& slices) {
+  if (bytes.empty()) return;  // proto3 leaves empty bytes fields out
+  slices.push_back(FieldHeader(field, bytes.size()));
+  slices.emplace_back(bytes.data(), bytes.size(), grpc::Slice::STATIC_SLICE);
+}
+
+absl::Status NotAnAnswer(int at, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("SortStream answer is not a SortResponse: ", what, " (byte ", at, ")"));
+}
+
+}  // namespace
+
+grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::string_view keys,
+                                 absl::string_view values) {
+  std::vector<grpc::Slice> slices;
+  if (header != nullptr) {
+    const std::string bytes = header->SerializeAsString();
+    slices.push_back(FieldHeader(v1::SortStreamRequest::kHeaderFieldNumber, bytes.size()));
+    slices.emplace_back(bytes);
+  }
+  LendBytesField(v1::SortStreamRequest::kKeysFieldNumber, keys, slices);
+  LendBytesField(v1::SortStreamRequest::kValuesFieldNumber, values, slices);
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arrays,
+                             v1::SortResponse* fields) {
+  fields->Clear();
+  const size_t size = message.Length();
+  grpc::ProtoBufferReader reader(&message);
+  google::protobuf::io::CodedInputStream in(&reader);
+  in.SetTotalBytesLimit(static_cast<int>(std::min<size_t>(size, INT32_MAX)));
+  // The other fields, as they came, for protobuf's own parser.
+  std::string rest;
+  {
+    google::protobuf::io::StringOutputStream rest_stream(&rest);
+    google::protobuf::io::CodedOutputStream rest_out(&rest_stream);
+    while (static_cast<size_t>(in.CurrentPosition()) < size) {
+      const int at = in.CurrentPosition();
+      const uint32_t tag = in.ReadTag();
+      if (tag == 0) return NotAnAnswer(at, "a bad tag");
+      std::string* array = nullptr;
+      switch (WireFormatLite::GetTagFieldNumber(tag)) {
+        case v1::SortResponse::kKeysFieldNumber: array = arrays.keys; break;
+        case v1::SortResponse::kValuesFieldNumber: array = arrays.values; break;
+        case v1::SortResponse::kIndicesFieldNumber: array = arrays.indices; break;
+        default: break;
+      }
+      if (array != nullptr &&
+          WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        uint32_t length = 0;
+        if (!in.ReadVarint32(&length)) return NotAnAnswer(at, "a bad length");
+        const size_t field_start = static_cast<size_t>(in.CurrentPosition());
+        if (length > size - field_start) {
+          return NotAnAnswer(at, absl::StrCat("a field of ", length, " bytes past the message's ",
+                                              size, " bytes"));
+        }
+        // Straight from gRPC's buffers, as many as each holds.
+        for (uint32_t left = length; left > 0;) {
+          const void* data = nullptr;
+          int available = 0;
+          if (!in.GetDirectBufferPointer(&data, &available) || available <= 0) {
+            return NotAnAnswer(in.CurrentPosition(), "the message ends inside a field");
+          }
+          const uint32_t take = std::min<uint32_t>(left, static_cast<uint32_t>(available));
+          array->append(static_cast<const char*>(data), take);
+          in.Skip(static_cast<int>(take));
+          left -= take;
+        }
+        continue;
+      }
+      if (!WireFormatLite::SkipField(&in, tag, &rest_out)) {
+        return NotAnAnswer(
+            at, absl::StrCat("field ", WireFormatLite::GetTagFieldNumber(tag), " cannot be read"));
+      }
+    }
+  }
+  if (!fields->ParseFromString(rest)) {
+    return absl::DataLossError("SortStream answer is not a SortResponse: its fields do not parse");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sortd::client
