@@ -9,11 +9,12 @@
 #             GPU_TESTS_FILTER narrows them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
-#             (verified, then one request resent unverified with REGION_NV_FLAGS added)
+#             (REGION_VERIFIED_REQUESTS (4) verified, then one request resent unverified with
+#             REGION_NV_FLAGS added)
 #   incore_conc  the same array from 1, 2, 3 and 4 clients at once (not verified): one request's
 #             copy up and the next one's copy down share the link's two directions (3 and 4
 #             workers, INCORE_WORKERS; INCORE_FLAGS adds sortd flags)
-#   ooc       the same array with 2 GiB of device pools over 2 and then 4 workers (OOC_WORKERS;
+#   ooc       the same array with 2 GiB of device pools (OOC_POOL_TOTAL) over 2 and then 4 workers (OOC_WORKERS;
 #             largest request 256 or 128 MiB): four or eight runs' worth on the GPU merged on the
 #             GPU (blocks sorted again) with pinned scratch,
 #             with and without link turns (--gpu_link_turns), equal and then staggered over the
@@ -80,7 +81,10 @@ fi
 shm=(--transport=shm --shm_dir=/dev/shm)
 one_gib=(--sizes=fixed:268435456 --concurrency=1 --seed=1)
 region_runs() {  # region_runs NAME: verified, then one request resent without the tester's costs
-  bench_sortd "$1" "${shm[@]}" "${one_gib[@]}" --requests=4 --warmup=0s
+  if ((${REGION_VERIFIED_REQUESTS:=4} > 0)); then
+    bench_sortd "$1" "${shm[@]}" "${one_gib[@]}" --requests="$REGION_VERIFIED_REQUESTS" \
+      --warmup=0s
+  fi
   # shellcheck disable=SC2086  # REGION_NV_FLAGS: extra sortctl flags, split on spaces
   bench_sortd "$1_nv" "${shm[@]}" "${one_gib[@]}" --pool_mb=1024 --no_verify --requests=8 \
     --warmup=2s ${REGION_NV_FLAGS:-}
@@ -112,10 +116,10 @@ if section incore_conc; then
 fi
 
 if section ooc; then
-  # The same 2 GiB of device pools over 2 workers (largest request 256 MiB: four runs) and then 4
-  # (128 MiB: eight runs, each worker's copies a quarter of the link's time).
+  # The same 2 GiB of device pools (OOC_POOL_TOTAL) over 2 workers (largest request 256 MiB: four
+  # runs) and then 4 (128 MiB: eight runs, each worker's copies a quarter of the link's time).
   for workers in ${OOC_WORKERS:-2 4}; do
-    pool=$(((2 << 30) / workers))
+    pool=$((${OOC_POOL_TOTAL:-$((2 << 30))} / workers))
     echo "=== 2^28 u32 keys (1 GiB), region-backed, out of core over $workers workers" \
       "($((pool >> 20)) MiB device pools)"
     SORTD_BASE_FLAGS=(--shared_memory --shared_memory_dir=/dev/shm --workers_per_gpu="$workers"
