@@ -46,6 +46,7 @@ absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string
 SortClient::SortClient(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
     : channel_(std::move(channel)),
       stub_(v1::SortService::NewStub(channel_)),
+      generic_stub_(std::make_unique<grpc::GenericStub>(channel_)),
       shm_stub_(v1::SharedMemory::NewStub(channel_)),
       options_(options) {}
 

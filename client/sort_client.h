@@ -28,6 +28,7 @@
 #include "client/shm_region.h"
 #include "client/sort_session.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
 namespace sortd::client {
@@ -183,7 +184,8 @@ class SortClient {
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTyped(absl::Span<const Key> keys, const Value* values,
                                                    size_t value_count, const SortOptions& options);
-  // SortStream of whole in-memory arrays into buffers of exactly the result's size.
+  // SortStream of whole in-memory arrays into buffers of exactly the result's size, with no copy
+  // of them on the way up and one on the way down (client/lent_stream_call.h).
   struct StreamOutputs {
     void* keys;
     void* values;   // value_width != 0
@@ -206,6 +208,7 @@ class SortClient {
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::SortService::Stub> stub_;
+  std::unique_ptr<grpc::GenericStub> generic_stub_;  // streams of lent arrays
   std::unique_ptr<v1::SharedMemory::Stub> shm_stub_;
   ClientOptions options_;
 };

@@ -9,7 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/notification.h"
+#include "client/lent_stream_call.h"
 #include "client/sort_client.h"
+#include "client/stream_wire.h"
 #include "kernels/util/sort_types.h"
 #include "rpc/enum_convert.h"
 #include "rpc/status_util.h"
@@ -155,23 +158,70 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
     return absl::InvalidArgumentError(
         absl::StrCat("header.key_type: ", header.key_type(), " is not a key type"));
   }
-  const size_t key_width = KeyWidth(*key_type);
-  size_t keys_at = 0, values_at = 0, indices_at = 0;
-  // SortStream has checked each piece against the header's sizes, which `out` has.
-  const auto copy = [](void* base, size_t& at, absl::string_view piece) {
-    if (!piece.empty()) std::memcpy(static_cast<char*>(base) + at, piece.data(), piece.size());
+  LentArrays arrays;
+  arrays.keys = keys;
+  arrays.values = values;
+  arrays.key_width = KeyWidth(*key_type);
+  arrays.value_width = header.value_width();
+  arrays.chunk_keys = ChunkKeys(stream, arrays.key_width);
+  const uint64_t n = keys.size() / arrays.key_width;
+  if (keys.size() % arrays.key_width != 0 || n != header.key_count() ||
+      values.size() != n * arrays.value_width) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.key_count: ", header.key_count(), " keys of ", arrays.key_width,
+                     " bytes and ", arrays.value_width, "-byte values; the arrays hold ",
+                     keys.size(), " bytes of keys and ", values.size(), " bytes of values"));
+  }
+
+  grpc::ClientContext context;
+  if (options_.timeout != absl::InfiniteDuration()) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  }
+  const Totals want{n * arrays.key_width, n * arrays.value_width,
+                    header.return_indices() ? n * 4 : 0};
+  Totals got;
+  // Each piece straight into the outputs, which have exactly the room the header asks for.
+  const AnswerPieceSink into_outputs = [&](AnswerArray array, absl::string_view piece) {
+    void* const base = array == AnswerArray::kKeys     ? out.keys
+                       : array == AnswerArray::kValues ? out.values
+                                                       : out.indices;
+    uint64_t& at = array == AnswerArray::kKeys     ? got.keys
+                   : array == AnswerArray::kValues ? got.values
+                                                   : got.indices;
+    const uint64_t before = at;
     at += piece.size();
+    if (absl::Status fits = CheckAnswerSize(got, want, /*complete=*/false); !fits.ok()) {
+      return fits;
+    }
+    if (!piece.empty()) std::memcpy(static_cast<char*>(base) + before, piece.data(), piece.size());
+    return absl::OkStatus();
   };
-  return SortStream(
-      header,
-      ArrayChunkSource(keys, values, key_width, header.value_width(), ChunkKeys(stream, key_width)),
-      [&](const AnswerChunk& answer) {
-        copy(out.keys, keys_at, answer.keys);
-        copy(out.values, values_at, answer.values);
-        copy(out.indices, indices_at, answer.indices);
-        return absl::OkStatus();
+  if (report != nullptr) report->Clear();
+  absl::Notification ended;
+  grpc::Status rpc;
+  absl::Status local;
+  LentStreamCall call(
+      header, arrays,
+      [&](grpc::ByteBuffer& answer) {
+        v1::SortResponse fields;
+        absl::Status read = ReadAnswerChunk(answer, into_outputs, &fields);
+        if (read.ok() && report != nullptr) {
+          report->set_algorithm(fields.algorithm());
+          report->set_device(fields.device());
+          *report->mutable_timings() = fields.timings();
+        }
+        return read;
       },
-      report);
+      [&](const grpc::Status& status, const absl::Status& first_local) {
+        rpc = status;
+        local = first_local;
+        ended.Notify();
+      });
+  call.Start(generic_stub_.get(), &context);
+  ended.WaitForNotification();
+  if (!local.ok()) return local;
+  if (!rpc.ok()) return FromGrpcStatus(rpc);
+  return CheckAnswerSize(got, want, /*complete=*/true);
 }
 
 v1::SortStreamHeader StreamHeader(v1::KeyType key_type, uint32_t value_width, uint64_t key_count,

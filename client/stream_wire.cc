@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -52,7 +53,7 @@ grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::strin
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arrays,
+absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerPieceSink& sink,
                              v1::SortResponse* fields) {
   fields->Clear();
   const size_t size = message.Length();
@@ -68,14 +69,14 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arra
       const int at = in.CurrentPosition();
       const uint32_t tag = in.ReadTag();
       if (tag == 0) return NotAnAnswer(at, "a bad tag");
-      std::string* array = nullptr;
+      std::optional<AnswerArray> array;
       switch (WireFormatLite::GetTagFieldNumber(tag)) {
-        case v1::SortResponse::kKeysFieldNumber: array = arrays.keys; break;
-        case v1::SortResponse::kValuesFieldNumber: array = arrays.values; break;
-        case v1::SortResponse::kIndicesFieldNumber: array = arrays.indices; break;
+        case v1::SortResponse::kKeysFieldNumber: array = AnswerArray::kKeys; break;
+        case v1::SortResponse::kValuesFieldNumber: array = AnswerArray::kValues; break;
+        case v1::SortResponse::kIndicesFieldNumber: array = AnswerArray::kIndices; break;
         default: break;
       }
-      if (array != nullptr &&
+      if (array.has_value() &&
           WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
         uint32_t length = 0;
         if (!in.ReadVarint32(&length)) return NotAnAnswer(at, "a bad length");
@@ -92,7 +93,11 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arra
             return NotAnAnswer(in.CurrentPosition(), "the message ends inside a field");
           }
           const uint32_t take = std::min<uint32_t>(left, static_cast<uint32_t>(available));
-          array->append(static_cast<const char*>(data), take);
+          if (absl::Status taken =
+                  sink(*array, absl::string_view(static_cast<const char*>(data), take));
+              !taken.ok()) {
+            return taken;
+          }
           in.Skip(static_cast<int>(take));
           left -= take;
         }
@@ -108,6 +113,20 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arra
     return absl::DataLossError("SortStream answer is not a SortResponse: its fields do not parse");
   }
   return absl::OkStatus();
+}
+
+absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arrays,
+                             v1::SortResponse* fields) {
+  return ReadAnswerChunk(
+      message,
+      [&arrays](AnswerArray array, absl::string_view piece) {
+        std::string* out = array == AnswerArray::kKeys     ? arrays.keys
+                           : array == AnswerArray::kValues ? arrays.values
+                                                           : arrays.indices;
+        out->append(piece.data(), piece.size());
+        return absl::OkStatus();
+      },
+      fields);
 }
 
 }  // namespace sortd::client

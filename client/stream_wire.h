@@ -7,6 +7,7 @@
 // bytes on the wire are the same plain SortStreamRequest / SortResponse messages.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <grpcpp/support/byte_buffer.h>
@@ -22,17 +23,24 @@ namespace sortd::client {
 grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::string_view keys,
                                  absl::string_view values);
 
-// Where the arrays of a streamed answer go: each message's bytes are appended.
+enum class AnswerArray { kKeys, kValues, kIndices };
+// Receives an answer's arrays piece by piece, each array's pieces in order (a piece is whatever
+// part of a field one of gRPC's buffers holds); an error stops the read and is returned.
+using AnswerPieceSink = std::function<absl::Status(AnswerArray array, absl::string_view piece)>;
+
+// Reads one SortResponse message: hands its keys, values and indices to `sink` and parses every
+// other field (algorithm, device, timings, error) into `fields`, which is cleared first.
+// DATA_LOSS when the message is not a SortResponse, naming the byte; what the sink took by then
+// stays taken.
+absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerPieceSink& sink,
+                             v1::SortResponse* fields);
+
+// The same, appending each array to a string.
 struct AnswerArrays {
   std::string* keys;
   std::string* values;
   std::string* indices;
 };
-
-// Reads one SortResponse message: appends its keys, values and indices to `arrays` and parses
-// every other field (algorithm, device, timings, error) into `fields`, which is cleared first.
-// DATA_LOSS when the message is not a SortResponse, naming the byte; what was appended by then
-// stays appended.
 absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arrays,
                              v1::SortResponse* fields);
 

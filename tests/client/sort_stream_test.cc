@@ -51,6 +51,9 @@ class FakeStreamService final : public v1::SortService::Service {
  public:
   // Ends the call with this error once this many chunk messages have arrived (0: never).
   std::atomic<int> fail_after_chunks{0};
+  // Bytes of keys added to (or, negative, taken from) the last answer: a server that answers
+  // wrong.
+  std::atomic<int> last_answer_key_bytes{0};
   std::atomic<int> calls_done{0};
   std::atomic<bool> last_call_cancelled{false};
   std::atomic<int> chunks_seen{0};
@@ -118,6 +121,12 @@ class FakeStreamService final : public v1::SortService::Service {
         }
       }
       at += take;
+      if (at == n && last_answer_key_bytes > 0)
+        answer.mutable_keys()->append(last_answer_key_bytes, 'k');
+      if (at == n && last_answer_key_bytes < 0) {
+        answer.mutable_keys()->resize(answer.keys().size() -
+                                      static_cast<size_t>(-last_answer_key_bytes));
+      }
       if (at == n) {
         answer.set_algorithm(v1::ALGORITHM_CPU);
         answer.set_device("fake");
@@ -245,6 +254,29 @@ TEST_F(SortStreamTest, EarlyServerErrorMidUploadComesBackUnchanged) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(r.status().message(), "fake: stream past --max_inflight_bytes");
   EXPECT_EQ(service_.chunks_seen, 3);
+}
+
+// The typed helpers write the answer straight into arrays of the result's size: an answer longer
+// than asked for stops at the first byte past them, one shorter fails at the end.
+TEST_F(SortStreamTest, TypedHelpersRefuseAnAnswerOfTheWrongSize) {
+  std::vector<uint32_t> keys(3000);
+  std::iota(keys.rbegin(), keys.rend(), 0u);
+  StreamOptions stream;
+  stream.chunk_bytes = 1024;
+  service_.last_answer_key_bytes = 4;
+  auto longer = client_->SortViaStream<uint32_t>(keys, {}, stream);
+  ASSERT_FALSE(longer.ok());
+  EXPECT_EQ(longer.status(),
+            absl::DataLossError("SortStream answer: 12004 bytes of keys, expected 12000"));
+  service_.last_answer_key_bytes = -8;
+  auto shorter = client_->SortViaStream<uint32_t>(keys, {}, stream);
+  ASSERT_FALSE(shorter.ok());
+  EXPECT_EQ(shorter.status(),
+            absl::DataLossError("SortStream answer: 11992 bytes of keys, expected 12000"));
+  service_.last_answer_key_bytes = 0;
+  auto right = client_->SortViaStream<uint32_t>(keys, {}, stream);
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_TRUE(std::is_sorted(right->keys.begin(), right->keys.end()));
 }
 
 TEST_F(SortStreamTest, SinkErrorCancelsTheCall) {
