@@ -134,6 +134,19 @@ class SortClient {
   absl::Status SortStream(const v1::SortStreamHeader& header, const ChunkSource& next_chunk,
                           const ChunkSink& on_chunk, v1::SortResponse* report = nullptr);
 
+  // SortStream of whole in-memory arrays (packed as in SortRequest) into buffers of exactly the
+  // result's size, with no copy of the arrays on the way up and one on the way down
+  // (client/lent_stream_call.h): `header` must describe them (INVALID_ARGUMENT, without a call,
+  // when its key count and widths do not match the arrays' sizes). `report` (optional) as above.
+  struct StreamOutputs {
+    void* keys;
+    void* values;   // header.value_width() != 0
+    void* indices;  // header.return_indices()
+  };
+  absl::Status SortArrayViaStream(const v1::SortStreamHeader& header, absl::string_view keys,
+                                  absl::string_view values, const StreamOptions& stream,
+                                  StreamOutputs out, v1::SortResponse* report = nullptr);
+
   // Typed, like Sort and SortPairs, through SortStream.
   template <typename Key>
   absl::StatusOr<SortResult<Key>> SortViaStream(absl::Span<const Key> keys,
@@ -184,16 +197,6 @@ class SortClient {
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTyped(absl::Span<const Key> keys, const Value* values,
                                                    size_t value_count, const SortOptions& options);
-  // SortStream of whole in-memory arrays into buffers of exactly the result's size, with no copy
-  // of them on the way up and one on the way down (client/lent_stream_call.h).
-  struct StreamOutputs {
-    void* keys;
-    void* values;   // value_width != 0
-    void* indices;  // return_indices
-  };
-  absl::Status SortArrayViaStream(const v1::SortStreamHeader& header, absl::string_view keys,
-                                  absl::string_view values, const StreamOptions& stream,
-                                  StreamOutputs out, v1::SortResponse* report);
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTypedViaStream(absl::Span<const Key> keys,
                                                             const Value* values, size_t value_count,

@@ -209,19 +209,13 @@ absl::Status SortInMemoryViaStream(client::SortClient& client, const v1::SortReq
   options.stable = request.stable();
   options.return_indices = request.return_indices();
   options.algorithm = request.algorithm();
-  std::string keys, values, indices;
+  const uint64_t n = request.keys().size() / key_width;
+  std::string keys(n * key_width, '\0'), values(n * request.value_width(), '\0'),
+      indices(request.return_indices() ? n * sizeof(uint32_t) : 0, '\0');
   v1::SortResponse report;
-  const absl::Status status = client.SortStream(
-      client::StreamHeader(request.key_type(), request.value_width(),
-                           request.keys().size() / key_width, options, stream),
-      client::ArrayChunkSource(request.keys(), request.values(), key_width, request.value_width(),
-                               client::ChunkKeys(stream, key_width)),
-      [&](const client::AnswerChunk& answer) {
-        keys.append(answer.keys.data(), answer.keys.size());
-        values.append(answer.values.data(), answer.values.size());
-        indices.append(answer.indices.data(), answer.indices.size());
-        return absl::OkStatus();
-      },
+  const absl::Status status = client.SortArrayViaStream(
+      client::StreamHeader(request.key_type(), request.value_width(), n, options, stream),
+      request.keys(), request.values(), stream, {keys.data(), values.data(), indices.data()},
       &report);
   if (!status.ok()) return status;
   *response = std::move(report);

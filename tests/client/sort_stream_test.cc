@@ -279,6 +279,28 @@ TEST_F(SortStreamTest, TypedHelpersRefuseAnAnswerOfTheWrongSize) {
   EXPECT_TRUE(std::is_sorted(right->keys.begin(), right->keys.end()));
 }
 
+TEST_F(SortStreamTest, ArraysMustMatchTheirHeader) {
+  std::vector<uint32_t> keys(10, 1), out(10);
+  const absl::string_view bytes(reinterpret_cast<const char*>(keys.data()), 40);
+  const SortClient::StreamOutputs outputs{out.data(), nullptr, nullptr};
+  const struct {
+    uint64_t key_count;
+    uint32_t value_width;
+    absl::string_view keys, values;
+  } cases[] = {
+      {11, 0, bytes, ""}, {10, 4, bytes, bytes.substr(0, 36)}, {10, 0, bytes.substr(0, 39), ""}};
+  for (const auto& c : cases) {
+    const absl::Status status =
+        client_->SortArrayViaStream(StreamHeader(v1::KEY_TYPE_UINT32, c.value_width, c.key_count,
+                                                 SortOptions(), StreamOptions()),
+                                    c.keys, c.values, StreamOptions(), outputs);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("the arrays hold ", c.keys.size(),
+                                                         " bytes of keys and ", c.values.size())));
+  }
+  EXPECT_EQ(service_.calls_done, 0) << "a call was made";
+}
+
 TEST_F(SortStreamTest, SinkErrorCancelsTheCall) {
   service_.wait_for_cancel = true;
   std::vector<uint32_t> keys(5000);
