@@ -65,7 +65,7 @@ void LentStreamCall::WriteNextChunk() {
       absl::ClippedSubstr(arrays_.keys, next_key_ * arrays_.key_width, take * arrays_.key_width);
   const absl::string_view values = absl::ClippedSubstr(
       arrays_.values, next_key_ * arrays_.value_width, take * arrays_.value_width);
-  request_ = LendStreamChunk(next_key_ == 0 ? &header_ : nullptr, keys, values);
+  request_ = LendStreamChunk(next_key_ == 0 ? &header_ : nullptr, keys, values, arrays_.owner);
   next_key_ += take;
   StartWrite(&request_);
 }

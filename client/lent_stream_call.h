@@ -18,11 +18,14 @@
 
 namespace sortd::client {
 
-// The arrays a stream sends: whole keys and exactly their values, which must stay as they are
-// until the call has ended; chunk_keys keys (and their values) a message.
+// The arrays a stream sends: whole keys and exactly their values, chunk_keys keys (and their
+// values) a message. gRPC may read them until it lets go of the last slice lent to it, which can be
+// after the call has ended; every such slice holds a copy of `owner`, so its bytes must stay as
+// they are for as long as `owner` lives.
 struct LentArrays {
   absl::string_view keys;
   absl::string_view values;
+  std::shared_ptr<const void> owner;
   size_t key_width = 4;
   uint32_t value_width = 0;
   uint64_t chunk_keys = 1;

@@ -54,8 +54,14 @@ struct SortOptions {
 };
 
 // SortStream's chunking.
+// The most bytes of keys one request message carries, whatever StreamOptions::chunk_bytes says:
+// with 8-byte values for 4-byte keys a message is three times that, under protobuf's and gRPC's
+// 2 GiB message limit.
+inline constexpr size_t kMaxChunkKeyBytes = size_t{512} << 20;
+
 struct StreamOptions {
-  // Bytes of keys per request message (whole keys: rounded down, at least one key). 1 MiB: with
+  // Bytes of keys per request message (whole keys: rounded down, at least one key; at most
+  // kMaxChunkKeyBytes). 1 MiB: with
   // values a message is up to 3 MiB (4-byte keys, 8-byte values), under the smallest receive
   // limit sortd sets (--max_request_bytes + 4 MiB), and large enough that per-message costs vanish.
   size_t chunk_bytes = size_t{1} << 20;

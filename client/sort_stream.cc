@@ -1,8 +1,10 @@
-// SortClient's streaming call, SortStream, over gRPC's sync API: every chunk is written, then the
-// half-close, then the answers are read. Writing everything before reading cannot deadlock, for
-// the server answers only after the half-close; and a server that ends the call early (a refused
-// header, an array past its limits) fails the next write, so the upload stops there and the
-// server's status, not a broken pipe, comes back.
+// SortClient's streaming calls. SortStream, for chunks from any source, over gRPC's sync API:
+// every chunk is written, then the half-close, then the answers are read. Writing everything before
+// reading cannot deadlock, for the server answers only after the half-close; and a server that ends
+// the call early (a refused header, an array past its limits) fails the next write, so the upload
+// stops there and the server's status, not a broken pipe, comes back. SortArrayViaStream, for
+// arrays in memory, lends them to gRPC through a callback reactor instead
+// (client/lent_stream_call.h), with the same checks.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -158,67 +160,86 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
     return absl::InvalidArgumentError(
         absl::StrCat("header.key_type: ", header.key_type(), " is not a key type"));
   }
-  LentArrays arrays;
-  arrays.keys = keys;
-  arrays.values = values;
-  arrays.key_width = KeyWidth(*key_type);
-  arrays.value_width = header.value_width();
-  arrays.chunk_keys = ChunkKeys(stream, arrays.key_width);
-  const uint64_t n = keys.size() / arrays.key_width;
-  if (keys.size() % arrays.key_width != 0 || n != header.key_count() ||
-      values.size() != n * arrays.value_width) {
+  const size_t key_width = KeyWidth(*key_type);
+  const uint32_t value_width = header.value_width();
+  if (value_width != 0 && value_width != 4 && value_width != 8) {
     return absl::InvalidArgumentError(
-        absl::StrCat("header.key_count: ", header.key_count(), " keys of ", arrays.key_width,
-                     " bytes and ", arrays.value_width, "-byte values; the arrays hold ",
-                     keys.size(), " bytes of keys and ", values.size(), " bytes of values"));
+        absl::StrCat("header.value_width: ", value_width, "; use 0, 4 or 8"));
+  }
+  const uint64_t n = keys.size() / key_width;
+  if (keys.size() % key_width != 0 || n != header.key_count() || values.size() != n * value_width) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.key_count: ", header.key_count(), " keys of ", key_width,
+                     " bytes and ", value_width, "-byte values; the arrays hold ", keys.size(),
+                     " bytes of keys and ", values.size(), " bytes of values"));
   }
 
   grpc::ClientContext context;
   if (options_.timeout != absl::InfiniteDuration()) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
   }
-  const Totals want{n * arrays.key_width, n * arrays.value_width,
-                    header.return_indices() ? n * 4 : 0};
+  const Totals want{n * key_width, n * value_width, header.return_indices() ? n * 4 : 0};
   Totals got;
-  // Each piece straight into the outputs, which have exactly the room the header asks for.
-  const AnswerPieceSink into_outputs = [&](AnswerArray array, absl::string_view piece) {
-    void* const base = array == AnswerArray::kKeys     ? out.keys
-                       : array == AnswerArray::kValues ? out.values
-                                                       : out.indices;
-    uint64_t& at = array == AnswerArray::kKeys     ? got.keys
-                   : array == AnswerArray::kValues ? got.values
-                                                   : got.indices;
-    const uint64_t before = at;
-    at += piece.size();
-    if (absl::Status fits = CheckAnswerSize(got, want, /*complete=*/false); !fits.ok()) {
-      return fits;
+  // Each field straight into the outputs, which have exactly the room the header asks for; one
+  // past it is refused whole, before any of it is written.
+  const AnswerPieceSink into_outputs = [&](const AnswerPiece& piece) {
+    void* const base = piece.array == AnswerArray::kKeys     ? out.keys
+                       : piece.array == AnswerArray::kValues ? out.values
+                                                             : out.indices;
+    uint64_t& at = piece.array == AnswerArray::kKeys     ? got.keys
+                   : piece.array == AnswerArray::kValues ? got.values
+                                                         : got.indices;
+    if (piece.offset == 0) {
+      Totals after = got;
+      (piece.array == AnswerArray::kKeys     ? after.keys
+       : piece.array == AnswerArray::kValues ? after.values
+                                             : after.indices) += piece.field_bytes;
+      if (absl::Status fits = CheckAnswerSize(after, want, /*complete=*/false); !fits.ok()) {
+        return fits;
+      }
     }
-    if (!piece.empty()) std::memcpy(static_cast<char*>(base) + before, piece.data(), piece.size());
+    std::memcpy(static_cast<char*>(base) + at, piece.bytes.data(), piece.bytes.size());
+    at += piece.bytes.size();
     return absl::OkStatus();
   };
   if (report != nullptr) report->Clear();
-  absl::Notification ended;
+  absl::Notification ended, released;
   grpc::Status rpc;
   absl::Status local;
-  LentStreamCall call(
-      header, arrays,
-      [&](grpc::ByteBuffer& answer) {
-        v1::SortResponse fields;
-        absl::Status read = ReadAnswerChunk(answer, into_outputs, &fields);
-        if (read.ok() && report != nullptr) {
-          report->set_algorithm(fields.algorithm());
-          report->set_device(fields.device());
-          *report->mutable_timings() = fields.timings();
-        }
-        return read;
-      },
-      [&](const grpc::Status& status, const absl::Status& first_local) {
-        rpc = status;
-        local = first_local;
-        ended.Notify();
-      });
-  call.Start(generic_stub_.get(), &context);
-  ended.WaitForNotification();
+  {
+    LentArrays arrays;
+    arrays.keys = keys;
+    arrays.values = values;
+    arrays.key_width = key_width;
+    arrays.value_width = value_width;
+    arrays.chunk_keys = ChunkKeys(stream, key_width);
+    // The last of the slices lent to gRPC to go says so: the caller's arrays are theirs again.
+    arrays.owner = std::shared_ptr<const void>(&released, [](const void* n) {
+      static_cast<absl::Notification*>(const_cast<void*>(n))->Notify();
+    });
+    LentStreamCall call(
+        header, arrays,
+        [&](grpc::ByteBuffer& answer) {
+          v1::SortResponse fields;
+          absl::Status read = ReadAnswerChunk(answer, into_outputs, &fields);
+          if (read.ok() && report != nullptr) {
+            report->set_algorithm(fields.algorithm());
+            report->set_device(fields.device());
+            *report->mutable_timings() = fields.timings();
+          }
+          return read;
+        },
+        [&](const grpc::Status& status, const absl::Status& first_local) {
+          rpc = status;
+          local = first_local;
+          ended.Notify();
+        });
+    arrays.owner.reset();
+    call.Start(generic_stub_.get(), &context);
+    ended.WaitForNotification();
+  }
+  // A write still on its way to the socket when the call ended may read the arrays until now.
+  released.WaitForNotification();
   if (!local.ok()) return local;
   if (!rpc.ok()) return FromGrpcStatus(rpc);
   return CheckAnswerSize(got, want, /*complete=*/true);
@@ -239,7 +260,7 @@ v1::SortStreamHeader StreamHeader(v1::KeyType key_type, uint32_t value_width, ui
 }
 
 uint64_t ChunkKeys(const StreamOptions& stream, size_t key_width) {
-  return std::max<uint64_t>(1, stream.chunk_bytes / key_width);
+  return std::max<uint64_t>(1, std::min(stream.chunk_bytes, kMaxChunkKeyBytes) / key_width);
 }
 
 ChunkSource ArrayChunkSource(absl::string_view keys, absl::string_view values, size_t key_width,

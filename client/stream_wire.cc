@@ -27,10 +27,15 @@ grpc::Slice FieldHeader(int field, size_t size) {
   return grpc::Slice(header, static_cast<size_t>(end - header));
 }
 
-void LendBytesField(int field, absl::string_view bytes, std::vector<grpc::Slice>& slices) {
+void ReleaseLoan(void* owner) { delete static_cast<std::shared_ptr<const void>*>(owner); }
+
+void LendBytesField(int field, absl::string_view bytes, const std::shared_ptr<const void>& owner,
+                    std::vector<grpc::Slice>& slices) {
   if (bytes.empty()) return;  // proto3 leaves empty bytes fields out
   slices.push_back(FieldHeader(field, bytes.size()));
-  slices.emplace_back(bytes.data(), bytes.size(), grpc::Slice::STATIC_SLICE);
+  // gRPC only reads a slice it is given; its constructor takes no const pointer.
+  slices.emplace_back(const_cast<char*>(bytes.data()), bytes.size(), &ReleaseLoan,
+                      new std::shared_ptr<const void>(owner));
 }
 
 absl::Status NotAnAnswer(int at, absl::string_view what) {
@@ -41,15 +46,16 @@ absl::Status NotAnAnswer(int at, absl::string_view what) {
 }  // namespace
 
 grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::string_view keys,
-                                 absl::string_view values) {
+                                 absl::string_view values,
+                                 const std::shared_ptr<const void>& owner) {
   std::vector<grpc::Slice> slices;
   if (header != nullptr) {
     const std::string bytes = header->SerializeAsString();
     slices.push_back(FieldHeader(v1::SortStreamRequest::kHeaderFieldNumber, bytes.size()));
     slices.emplace_back(bytes);
   }
-  LendBytesField(v1::SortStreamRequest::kKeysFieldNumber, keys, slices);
-  LendBytesField(v1::SortStreamRequest::kValuesFieldNumber, values, slices);
+  LendBytesField(v1::SortStreamRequest::kKeysFieldNumber, keys, owner, slices);
+  LendBytesField(v1::SortStreamRequest::kValuesFieldNumber, values, owner, slices);
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
@@ -59,7 +65,7 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerPieceSink& s
   const size_t size = message.Length();
   grpc::ProtoBufferReader reader(&message);
   google::protobuf::io::CodedInputStream in(&reader);
-  in.SetTotalBytesLimit(static_cast<int>(std::min<size_t>(size, INT32_MAX)));
+  bool seen[3] = {false, false, false};  // by AnswerArray
   // The other fields, as they came, for protobuf's own parser.
   std::string rest;
   {
@@ -78,26 +84,30 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerPieceSink& s
       }
       if (array.has_value() &&
           WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-        uint32_t length = 0;
-        if (!in.ReadVarint32(&length)) return NotAnAnswer(at, "a bad length");
+        bool& twice = seen[static_cast<int>(*array)];
+        if (twice) {
+          return NotAnAnswer(
+              at, absl::StrCat("field ", WireFormatLite::GetTagFieldNumber(tag), " a second time"));
+        }
+        twice = true;
+        uint64_t length = 0;
+        if (!in.ReadVarint64(&length)) return NotAnAnswer(at, "a bad length");
         const size_t field_start = static_cast<size_t>(in.CurrentPosition());
         if (length > size - field_start) {
           return NotAnAnswer(at, absl::StrCat("a field of ", length, " bytes past the message's ",
                                               size, " bytes"));
         }
         // Straight from gRPC's buffers, as many as each holds.
-        for (uint32_t left = length; left > 0;) {
+        for (uint64_t left = length; left > 0;) {
           const void* data = nullptr;
           int available = 0;
           if (!in.GetDirectBufferPointer(&data, &available) || available <= 0) {
             return NotAnAnswer(in.CurrentPosition(), "the message ends inside a field");
           }
-          const uint32_t take = std::min<uint32_t>(left, static_cast<uint32_t>(available));
-          if (absl::Status taken =
-                  sink(*array, absl::string_view(static_cast<const char*>(data), take));
-              !taken.ok()) {
-            return taken;
-          }
+          const uint64_t take = std::min<uint64_t>(left, static_cast<uint64_t>(available));
+          const AnswerPiece piece{*array, length, length - left,
+                                  absl::string_view(static_cast<const char*>(data), take)};
+          if (absl::Status taken = sink(piece); !taken.ok()) return taken;
           in.Skip(static_cast<int>(take));
           left -= take;
         }
@@ -119,11 +129,11 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arra
                              v1::SortResponse* fields) {
   return ReadAnswerChunk(
       message,
-      [&arrays](AnswerArray array, absl::string_view piece) {
-        std::string* out = array == AnswerArray::kKeys     ? arrays.keys
-                           : array == AnswerArray::kValues ? arrays.values
-                                                           : arrays.indices;
-        out->append(piece.data(), piece.size());
+      [&arrays](const AnswerPiece& piece) {
+        std::string* out = piece.array == AnswerArray::kKeys     ? arrays.keys
+                           : piece.array == AnswerArray::kValues ? arrays.values
+                                                                 : arrays.indices;
+        out->append(piece.bytes.data(), piece.bytes.size());
         return absl::OkStatus();
       },
       fields);

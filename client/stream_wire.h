@@ -7,7 +7,9 @@
 // bytes on the wire are the same plain SortStreamRequest / SortResponse messages.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <grpcpp/support/byte_buffer.h>
@@ -19,19 +21,29 @@
 namespace sortd::client {
 
 // A SortStreamRequest with `header` (when not null) and the chunk's keys and values. The keys and
-// values are lent, not copied: their bytes must stay as they are until the call has ended.
+// values are lent, not copied: every slice lent to gRPC holds a copy of `owner` until gRPC lets go
+// of it, which may be after the call has ended (a write still on its way to the socket when the
+// server ended the call), so their bytes must stay as they are for as long as `owner` lives.
 grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::string_view keys,
-                                 absl::string_view values);
+                                 absl::string_view values,
+                                 const std::shared_ptr<const void>& owner);
 
 enum class AnswerArray { kKeys, kValues, kIndices };
-// Receives an answer's arrays piece by piece, each array's pieces in order (a piece is whatever
-// part of a field one of gRPC's buffers holds); an error stops the read and is returned.
-using AnswerPieceSink = std::function<absl::Status(AnswerArray array, absl::string_view piece)>;
+// Part of one of an answer's arrays: whatever of the field one of gRPC's buffers holds.
+struct AnswerPiece {
+  AnswerArray array;
+  uint64_t field_bytes;  // the whole field's size in this message
+  uint64_t offset;       // of `bytes` in the field: the pieces of a field come in order
+  absl::string_view bytes;
+};
+// Receives an answer's arrays piece by piece; an error stops the read and is returned.
+using AnswerPieceSink = std::function<absl::Status(const AnswerPiece& piece)>;
 
 // Reads one SortResponse message: hands its keys, values and indices to `sink` and parses every
 // other field (algorithm, device, timings, error) into `fields`, which is cleared first.
-// DATA_LOSS when the message is not a SortResponse, naming the byte; what the sink took by then
-// stays taken.
+// DATA_LOSS when the message is not a SortResponse, naming the byte, or holds one of the arrays
+// twice (sortd never sends that; protobuf would keep the last); what the sink took by then stays
+// taken.
 absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerPieceSink& sink,
                              v1::SortResponse* fields);
 

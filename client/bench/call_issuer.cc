@@ -194,7 +194,7 @@ void CallIssuer::Issue(Call* call, size_t channel) {
   if (options_.stream) {
     call->streamed = true;
     call->response = call->lane->TakeResponse();
-    StartStreamCall(raw_stubs_[channel].get(), &call->context, *call->sent, options_.stream_options,
+    StartStreamCall(raw_stubs_[channel].get(), &call->context, call->sent, options_.stream_options,
                     call->response.get(),
                     [call](const grpc::Status& status) { CompleteCall(call, status); });
     return;

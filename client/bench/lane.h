@@ -135,8 +135,9 @@ struct Call {
   grpc::ByteBuffer request_bytes;  // shares the pool's serialized request
   grpc::ByteBuffer response_bytes;
   std::unique_ptr<v1::SortResponse> response;  // the lane's, given back when the call is done
-  // The pool outlives every call: the Runner returns only after every lane has drained.
-  const PreparedRequest* sent = nullptr;
+  // The pool outlives every call (the Runner returns only after every lane has drained); shared,
+  // as a stream lends its arrays to gRPC, which may let go of them after the call ends.
+  std::shared_ptr<const PreparedRequest> sent;
   std::shared_ptr<Lane> lane;
   int slot = -1;          // --transport=shm or --rpc=session: the lane's slot it holds
   int region = -1;        // --transport=shm: the slot whose region holds the arrays

@@ -142,7 +142,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
     }
     const bool waited_for_slot = lane.WaitForInFlightBelow(lane.slots);
     auto call = std::make_unique<Call>();
-    call->sent = pool_[(issued * dispatchers + d) % pool_.size()].get();
+    call->sent = pool_[(issued * dispatchers + d) % pool_.size()];
     issuer_.PrepareSlot(call.get(), lane);
     const auto give_back_slot = [&] {
       if (call->slot >= 0) lane.ReturnSlot(call->slot);

@@ -9,9 +9,10 @@
 namespace sortd::bench {
 
 void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
-                     const PreparedRequest& sent, const client::StreamOptions& stream,
-                     v1::SortResponse* response, std::function<void(const grpc::Status&)> done) {
-  const v1::SortRequest& r = sent.request;
+                     std::shared_ptr<const PreparedRequest> sent,
+                     const client::StreamOptions& stream, v1::SortResponse* response,
+                     std::function<void(const grpc::Status&)> done) {
+  const v1::SortRequest& r = sent->request;
   client::SortOptions options;
   options.descending = r.order() == v1::SORT_ORDER_DESCENDING;
   options.stable = r.stable();
@@ -20,15 +21,17 @@ void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
   client::LentArrays arrays;
   arrays.keys = r.keys();
   arrays.values = r.values();
-  arrays.key_width = KeyWidth(sent.key_type);
+  arrays.key_width = KeyWidth(sent->key_type);
   arrays.value_width = r.value_width();
   arrays.chunk_keys = client::ChunkKeys(stream, arrays.key_width);
+  const uint64_t n = sent->n;
+  arrays.owner = std::move(sent);  // gRPC may still be sending from it after the call ends
   // The answers' arrays land in place, none copied again as the next one arrives.
-  response->mutable_keys()->reserve(sent.n * arrays.key_width);
-  response->mutable_values()->reserve(sent.n * arrays.value_width);
-  if (r.return_indices()) response->mutable_indices()->reserve(sent.n * sizeof(uint32_t));
+  response->mutable_keys()->reserve(n * arrays.key_width);
+  response->mutable_values()->reserve(n * arrays.value_width);
+  if (r.return_indices()) response->mutable_indices()->reserve(n * sizeof(uint32_t));
   auto call = std::make_unique<client::LentStreamCall>(
-      client::StreamHeader(r.key_type(), arrays.value_width, sent.n, options, stream), arrays,
+      client::StreamHeader(r.key_type(), arrays.value_width, n, options, stream), arrays,
       [response](grpc::ByteBuffer& answer) {
         v1::SortResponse fields;
         absl::Status read = client::ReadAnswerChunk(
@@ -43,9 +46,11 @@ void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
         }
         return read;
       },
-      // An answer that does not read cancels the call: CANCELLED, and the verifier finds the
-      // answer short.
-      [done = std::move(done)](const grpc::Status& status, const absl::Status&) { done(status); });
+      // An answer that does not read cancels the call and fails it, even after the server's OK.
+      [done = std::move(done)](const grpc::Status& status, const absl::Status& local) {
+        done(local.ok() ? status
+                        : grpc::Status(grpc::StatusCode::DATA_LOSS, std::string(local.message())));
+      });
   client::LentStreamCall::StartOwned(std::move(call), stub, context);
 }
 

@@ -21,7 +21,8 @@ namespace sortd::bench {
 // device and timings. `done` runs once, on a gRPC thread, with the call's status; `sent`,
 // `context` and `response` must outlive it.
 void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
-                     const PreparedRequest& sent, const client::StreamOptions& stream,
-                     v1::SortResponse* response, std::function<void(const grpc::Status&)> done);
+                     std::shared_ptr<const PreparedRequest> sent,
+                     const client::StreamOptions& stream, v1::SortResponse* response,
+                     std::function<void(const grpc::Status&)> done);
 
 }  // namespace sortd::bench

@@ -4,6 +4,7 @@
 #include "client/stream_wire.h"
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <grpcpp/support/slice.h>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "tests/support/test_data.h"
@@ -46,25 +48,38 @@ TEST(StreamWireTest, ChunksReadBackAsTheRequestAndLendTheirArrays) {
   header.set_stable(true);
   const std::string keys = RandomBytes(8 * 333, rng), values = RandomBytes(4 * 333, rng);
 
-  grpc::ByteBuffer first = LendStreamChunk(&header, keys, values);
+  // The lent slices keep their owner until gRPC (here: the buffers) lets go of the last of them.
+  bool released = false;
+  auto owner = std::make_shared<int>(0);
+  std::shared_ptr<const void> loans(owner.get(),
+                                    [&released, owner](const void*) { released = true; });
+  owner.reset();
+  auto first = std::make_unique<grpc::ByteBuffer>(LendStreamChunk(&header, keys, values, loans));
+  loans.reset();
+  EXPECT_FALSE(released) << "the owner went while gRPC could still read the arrays";
   std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(first.Dump(&slices).ok());
+  ASSERT_TRUE(first->Dump(&slices).ok());
   bool keys_lent = false;
   for (const grpc::Slice& s : slices)
     keys_lent |= s.begin() == reinterpret_cast<const uint8_t*>(keys.data());
   EXPECT_TRUE(keys_lent) << "the keys were copied into the message";
-  const v1::SortStreamRequest parsed = ParseRequest(first);
+  const v1::SortStreamRequest parsed = ParseRequest(*first);
   EXPECT_TRUE(MessageDifferencer::Equals(parsed.header(), header));
   EXPECT_EQ(parsed.keys(), keys);
   EXPECT_EQ(parsed.values(), values);
+  first.reset();
+  EXPECT_FALSE(released) << "the slices Dump took still hold their loans";
+  slices.clear();
+  EXPECT_TRUE(released);
 
-  grpc::ByteBuffer later = LendStreamChunk(nullptr, keys, "");
+  grpc::ByteBuffer later = LendStreamChunk(nullptr, keys, "", nullptr);
   const v1::SortStreamRequest chunk = ParseRequest(later);
   EXPECT_FALSE(chunk.has_header());
   EXPECT_EQ(chunk.keys(), keys);
   EXPECT_TRUE(chunk.values().empty());
 
-  grpc::ByteBuffer empty = LendStreamChunk(&header, "", "");  // an empty array's one message
+  grpc::ByteBuffer empty =
+      LendStreamChunk(&header, "", "", nullptr);  // an empty array's one message
   const v1::SortStreamRequest only_header = ParseRequest(empty);
   EXPECT_TRUE(MessageDifferencer::Equals(only_header.header(), header));
   EXPECT_TRUE(only_header.keys().empty());
@@ -133,12 +148,38 @@ TEST(StreamWireTest, AnswersThatAreNotASortResponseFailWithDataLoss) {
                "cu",
        "cannot be read"},
       {"timings that do not parse", whole + "\x32\x02\xff\xff", "do not parse"},
+      {"the keys twice", whole + whole, "field 1 a second time"},
+      {"a length past 32 bits", std::string("\x0a\x81\x80\x80\x80\x10") + "k",
+       "a field of 4294967297 bytes past"},
   };
   for (const auto& c : cases) {
     const absl::Status status = ReadBytes(c.bytes);
     EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << c.what << ": " << status;
     EXPECT_THAT(status.message(), HasSubstr(c.message)) << c.what;
   }
+}
+
+TEST(StreamWireTest, ASinksErrorStopsTheRead) {
+  v1::SortResponse answer;
+  answer.set_keys(std::string(100, 'k'));
+  answer.set_values(std::string(100, 'v'));
+  const std::string bytes = answer.SerializeAsString();
+  grpc::ByteBuffer message = sortd::testing::SliceAt(bytes, {10, 50});
+  std::vector<std::string> seen;
+  v1::SortResponse fields;
+  const absl::Status status = ReadAnswerChunk(
+      message,
+      [&](const AnswerPiece& piece) {
+        EXPECT_EQ(piece.field_bytes, 100u);
+        seen.push_back(absl::StrCat(static_cast<int>(piece.array), "@", piece.offset, "+",
+                                    piece.bytes.size()));
+        return piece.array == AnswerArray::kValues ? absl::DataLossError("sink: full")
+                                                   : absl::OkStatus();
+      },
+      &fields);
+  EXPECT_EQ(status, absl::DataLossError("sink: full"));
+  // Keys from byte 2 of the message, cut at bytes 10 and 50; the values' first piece stops it.
+  EXPECT_THAT(seen, ::testing::ElementsAre("0@0+8", "0@8+40", "0@48+52", "1@0+100"));
 }
 
 }  // namespace
