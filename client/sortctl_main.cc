@@ -44,7 +44,8 @@ ABSL_FLAG(std::string, transport, "bytes",
           "SortStream, the array up and back in chunks of --chunk_bytes, past one message's "
           "limits (sortd --max_request_bytes)");
 ABSL_FLAG(uint64_t, chunk_bytes, sortd::client::StreamOptions().chunk_bytes,
-          "--transport=stream: bytes of keys per request message (whole keys, at least one)");
+          "--transport=stream: bytes of keys per request message (whole keys, at least one; at "
+          "most 512 MiB)");
 ABSL_FLAG(uint64_t, response_chunk_keys, sortd::client::StreamOptions().response_chunk_keys,
           "--transport=stream: keys per answer message; 0 leaves it to the server (about 4 MiB)");
 ABSL_FLAG(std::string, shm_dir, "/dev/shm",
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
       "  sortctl sort [--key_type=u32] [--format=text|binary] [--input=FILE] [--order=asc|desc]\n"
       "               [--stable] [--indices] [--values=FILE --value_type=u32] [--algorithm=auto]\n"
       "               [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--in_place]\n"
-      "                [--chunk_bytes=4194304] [--response_chunk_keys=0]]\n"
+      "                [--chunk_bytes=1048576] [--response_chunk_keys=0]]\n"
       "               (--transport=stream --format=binary streams files of any size; text input\n"
       "                is parsed whole first, then sent in chunks)\n"
       "  sortctl bench [--concurrency=16] [--channels=1] [--dispatchers=0]\n"
