@@ -8,16 +8,6 @@
 #include "rpc/status_util.h"
 
 namespace sortd::client {
-namespace {
-
-void ApplyTimeout(const ClientOptions& options, grpc::ClientContext& context) {
-  if (options.timeout != absl::InfiniteDuration()) {
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<SortClient>> SortClient::Create(const std::string& target,
                                                                const ClientOptions& options) {
   if (target.empty()) return absl::InvalidArgumentError("target: empty; use host:port");
@@ -52,8 +42,23 @@ SortClient::SortClient(std::shared_ptr<grpc::Channel> channel, const ClientOptio
 
 absl::Status SortClient::SortRaw(const v1::SortRequest& request, v1::SortResponse* response) {
   grpc::ClientContext context;
-  ApplyTimeout(options_, context);
+  ApplyTimeout(context);
   return FromGrpcStatus(stub_->SortKeys(&context, request, response));
+}
+
+void SortClient::ApplyTimeout(grpc::ClientContext& context) const {
+  if (options_.timeout != absl::InfiniteDuration()) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  }
+}
+
+SortOptions SortOptionsOf(const v1::SortRequest& request) {
+  SortOptions options;
+  options.descending = request.order() == v1::SORT_ORDER_DESCENDING;
+  options.stable = request.stable();
+  options.return_indices = request.return_indices();
+  options.algorithm = request.algorithm();
+  return options;
 }
 
 v1::SortRequest RequestWithoutArrays(v1::KeyType key_type, uint32_t value_width,
@@ -84,7 +89,7 @@ absl::Status CheckRegionFits(const SharedMemoryRegion& region, const RegionLayou
 absl::StatusOr<v1::RegionInfo> SortClient::RegisterRegion(const std::string& name,
                                                           uint64_t byte_size) {
   grpc::ClientContext context;
-  ApplyTimeout(options_, context);
+  ApplyTimeout(context);
   v1::RegisterRegionRequest request;
   request.set_name(name);
   request.set_byte_size(byte_size);
@@ -96,7 +101,7 @@ absl::StatusOr<v1::RegionInfo> SortClient::RegisterRegion(const std::string& nam
 
 absl::Status SortClient::UnregisterRegion(const std::string& name) {
   grpc::ClientContext context;
-  ApplyTimeout(options_, context);
+  ApplyTimeout(context);
   v1::UnregisterRegionRequest request;
   request.set_name(name);
   v1::UnregisterRegionResponse response;
@@ -105,7 +110,7 @@ absl::Status SortClient::UnregisterRegion(const std::string& name) {
 
 absl::StatusOr<std::vector<v1::RegionInfo>> SortClient::ListRegions() {
   grpc::ClientContext context;
-  ApplyTimeout(options_, context);
+  ApplyTimeout(context);
   v1::ListRegionsResponse response;
   const grpc::Status status = shm_stub_->ListRegions(&context, v1::ListRegionsRequest(), &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -128,7 +133,7 @@ absl::Status SortClient::SortInRegion(const v1::SortRequest& request, v1::SortRe
 absl::StatusOr<bool> SortClient::IsServing() {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   grpc::ClientContext context;
-  ApplyTimeout(options_, context);
+  ApplyTimeout(context);
   grpc::health::v1::HealthCheckRequest request;  // "" asks about the whole server
   grpc::health::v1::HealthCheckResponse response;
   grpc::Status status = health->Check(&context, request, &response);

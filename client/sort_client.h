@@ -200,6 +200,8 @@ class SortClient {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
+  // Each call's deadline: ClientOptions::timeout from now, when set.
+  void ApplyTimeout(grpc::ClientContext& context) const;
   template <typename Key, typename Value>
   absl::StatusOr<SortResult<Key, Value>> SortTyped(absl::Span<const Key> keys, const Value* values,
                                                    size_t value_count, const SortOptions& options);
@@ -228,6 +230,8 @@ class SortClient {
 // algorithm.
 v1::SortRequest RequestWithoutArrays(v1::KeyType key_type, uint32_t value_width,
                                      const SortOptions& options);
+// The order, stability, indices and algorithm `request` asks for (RequestWithoutArrays' inverse).
+SortOptions SortOptionsOf(const v1::SortRequest& request);
 // A stream header with everything but the response chunking: key type, value width, key count,
 // order, stability, indices, algorithm; response_chunk_keys from `stream`.
 v1::SortStreamHeader StreamHeader(v1::KeyType key_type, uint32_t value_width, uint64_t key_count,

@@ -47,11 +47,8 @@ absl::Status CheckAnswerSize(const Totals& got, const Totals& want, bool complet
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status SortClient::SortStream(const v1::SortStreamHeader& header,
-                                    const ChunkSource& next_chunk, const ChunkSink& on_chunk,
-                                    v1::SortResponse* report) {
+// The header's key type, once its key type and value width are known to be ones sortd takes.
+absl::StatusOr<KeyType> CheckHeader(const v1::SortStreamHeader& header) {
   const std::optional<KeyType> key_type = FromProtoKeyType(header.key_type());
   if (!key_type.has_value()) {
     return absl::InvalidArgumentError(
@@ -62,13 +59,22 @@ absl::Status SortClient::SortStream(const v1::SortStreamHeader& header,
     return absl::InvalidArgumentError(
         absl::StrCat("header.value_width: ", value_width, "; use 0, 4 or 8"));
   }
+  return *key_type;
+}
+
+}  // namespace
+
+absl::Status SortClient::SortStream(const v1::SortStreamHeader& header,
+                                    const ChunkSource& next_chunk, const ChunkSink& on_chunk,
+                                    v1::SortResponse* report) {
+  const absl::StatusOr<KeyType> key_type = CheckHeader(header);
+  if (!key_type.ok()) return key_type.status();
+  const uint32_t value_width = header.value_width();
   const size_t key_width = KeyWidth(*key_type);
   const uint64_t key_count = header.key_count();
 
   grpc::ClientContext context;
-  if (options_.timeout != absl::InfiniteDuration()) {
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
-  }
+  ApplyTimeout(context);
   std::unique_ptr<grpc::ClientReaderWriter<v1::SortStreamRequest, v1::SortResponse>> stream =
       stub_->SortStream(&context);
 
@@ -155,17 +161,10 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
                                             absl::string_view keys, absl::string_view values,
                                             const StreamOptions& stream, StreamOutputs out,
                                             v1::SortResponse* report) {
-  const std::optional<KeyType> key_type = FromProtoKeyType(header.key_type());
-  if (!key_type.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("header.key_type: ", header.key_type(), " is not a key type"));
-  }
-  const size_t key_width = KeyWidth(*key_type);
+  const absl::StatusOr<KeyType> key_type = CheckHeader(header);
+  if (!key_type.ok()) return key_type.status();
   const uint32_t value_width = header.value_width();
-  if (value_width != 0 && value_width != 4 && value_width != 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("header.value_width: ", value_width, "; use 0, 4 or 8"));
-  }
+  const size_t key_width = KeyWidth(*key_type);
   const uint64_t n = keys.size() / key_width;
   if (keys.size() % key_width != 0 || n != header.key_count() || values.size() != n * value_width) {
     return absl::InvalidArgumentError(
@@ -175,31 +174,23 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
   }
 
   grpc::ClientContext context;
-  if (options_.timeout != absl::InfiniteDuration()) {
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
-  }
+  ApplyTimeout(context);
   const Totals want{n * key_width, n * value_width, header.return_indices() ? n * 4 : 0};
   Totals got;
   // Each field straight into the outputs, which have exactly the room the header asks for; one
   // past it is refused whole, before any of it is written.
   const AnswerPieceSink into_outputs = [&](const AnswerPiece& piece) {
-    void* const base = piece.array == AnswerArray::kKeys     ? out.keys
-                       : piece.array == AnswerArray::kValues ? out.values
-                                                             : out.indices;
-    uint64_t& at = piece.array == AnswerArray::kKeys     ? got.keys
-                   : piece.array == AnswerArray::kValues ? got.values
-                                                         : got.indices;
+    const int a = static_cast<int>(piece.array);
+    void* const bases[] = {out.keys, out.values, out.indices};
+    uint64_t* const counts[] = {&got.keys, &got.values, &got.indices};
     if (piece.offset == 0) {
-      Totals after = got;
-      (piece.array == AnswerArray::kKeys     ? after.keys
-       : piece.array == AnswerArray::kValues ? after.values
-                                             : after.indices) += piece.field_bytes;
-      if (absl::Status fits = CheckAnswerSize(after, want, /*complete=*/false); !fits.ok()) {
-        return fits;
-      }
+      *counts[a] += piece.field_bytes;  // the whole field, counted before any of it is written
+      const absl::Status fits = CheckAnswerSize(got, want, /*complete=*/false);
+      *counts[a] -= piece.field_bytes;
+      if (!fits.ok()) return fits;
     }
-    std::memcpy(static_cast<char*>(base) + at, piece.bytes.data(), piece.bytes.size());
-    at += piece.bytes.size();
+    std::memcpy(static_cast<char*>(bases[a]) + *counts[a], piece.bytes.data(), piece.bytes.size());
+    *counts[a] += piece.bytes.size();
     return absl::OkStatus();
   };
   if (report != nullptr) report->Clear();

@@ -204,11 +204,7 @@ absl::Status SortInMemoryViaStream(client::SortClient& client, const v1::SortReq
         absl::StrCat("key_type: ", request.key_type(), " is not a key type"));
   }
   const size_t key_width = KeyWidth(*key_type);
-  client::SortOptions options;
-  options.descending = request.order() == v1::SORT_ORDER_DESCENDING;
-  options.stable = request.stable();
-  options.return_indices = request.return_indices();
-  options.algorithm = request.algorithm();
+  const client::SortOptions options = client::SortOptionsOf(request);
   const uint64_t n = request.keys().size() / key_width;
   std::string keys(n * key_width, '\0'), values(n * request.value_width(), '\0'),
       indices(request.return_indices() ? n * sizeof(uint32_t) : 0, '\0');

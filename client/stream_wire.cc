@@ -130,10 +130,8 @@ absl::Status ReadAnswerChunk(grpc::ByteBuffer& message, const AnswerArrays& arra
   return ReadAnswerChunk(
       message,
       [&arrays](const AnswerPiece& piece) {
-        std::string* out = piece.array == AnswerArray::kKeys     ? arrays.keys
-                           : piece.array == AnswerArray::kValues ? arrays.values
-                                                                 : arrays.indices;
-        out->append(piece.bytes.data(), piece.bytes.size());
+        std::string* const outs[] = {arrays.keys, arrays.values, arrays.indices};
+        outs[static_cast<int>(piece.array)]->append(piece.bytes.data(), piece.bytes.size());
         return absl::OkStatus();
       },
       fields);

@@ -28,7 +28,7 @@ grpc::ByteBuffer LendStreamChunk(const v1::SortStreamHeader* header, absl::strin
                                  absl::string_view values,
                                  const std::shared_ptr<const void>& owner);
 
-enum class AnswerArray { kKeys, kValues, kIndices };
+enum class AnswerArray { kKeys, kValues, kIndices };  // in this order: an index of three arrays
 // Part of one of an answer's arrays: whatever of the field one of gRPC's buffers holds.
 struct AnswerPiece {
   AnswerArray array;

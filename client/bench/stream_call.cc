@@ -13,11 +13,7 @@ void StartStreamCall(grpc::GenericStub* stub, grpc::ClientContext* context,
                      const client::StreamOptions& stream, v1::SortResponse* response,
                      std::function<void(const grpc::Status&)> done) {
   const v1::SortRequest& r = sent->request;
-  client::SortOptions options;
-  options.descending = r.order() == v1::SORT_ORDER_DESCENDING;
-  options.stable = r.stable();
-  options.return_indices = r.return_indices();
-  options.algorithm = r.algorithm();
+  const client::SortOptions options = client::SortOptionsOf(r);
   client::LentArrays arrays;
   arrays.keys = r.keys();
   arrays.values = r.values();
