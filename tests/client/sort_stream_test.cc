@@ -284,6 +284,19 @@ TEST_F(SortStreamTest, TypedHelpersRefuseAnAnswerOfTheWrongSize) {
   EXPECT_TRUE(std::is_sorted(right->keys.begin(), right->keys.end()));
 }
 
+// However large --chunk_bytes is, a message stays under the 2 GiB limit: at most 512 MiB of keys.
+TEST(ChunkKeysTest, WholeKeysAtLeastOneAtMostTheCap) {
+  StreamOptions stream;
+  stream.chunk_bytes = 1000;
+  EXPECT_EQ(ChunkKeys(stream, 8), 125u);
+  stream.chunk_bytes = 3;
+  EXPECT_EQ(ChunkKeys(stream, 8), 1u);
+  stream.chunk_bytes = size_t{8} << 30;
+  EXPECT_EQ(ChunkKeys(stream, 4), kMaxChunkKeyBytes / 4);
+  stream.chunk_bytes = SIZE_MAX;
+  EXPECT_EQ(ChunkKeys(stream, 8), kMaxChunkKeyBytes / 8);
+}
+
 TEST_F(SortStreamTest, ArraysMustMatchTheirHeader) {
   std::vector<uint32_t> keys(10, 1), out(10);
   const absl::string_view bytes(reinterpret_cast<const char*>(keys.data()), 40);
