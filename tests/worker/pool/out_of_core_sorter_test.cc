@@ -342,8 +342,19 @@ TEST(OutOfCoreSorterTest, JobsWaitTheirTurnForPinnedScratch) {
   const int submits_before = device.submits();
   device.set_capacity(100);
   sorter.BeginDrain(absl::InfiniteFuture());
-  EXPECT_EQ(device.submits(), submits_before + 9 + 11);
-  EXPECT_EQ(device.FinishUntilDone(drained.done_calls), kTasks);  // 9 + 2 runs, then 11
+  // The admission thread starts the drained job while the drain hands out the holder's runs, so
+  // the drained job's runs may reach the device just after BeginDrain returns, and before or
+  // after the holder's.
+  ASSERT_TRUE(testing::WaitFor([&hand, submits_before] {
+    return hand.device.submits() == submits_before + 9 + 11;
+  })) << device.submits() - submits_before
+      << " submitted since the drain began";
+  const int finished_for_drained = device.FinishUntilDone(drained.done_calls);
+  ASSERT_GE(finished_for_drained, 0) << "the drained job never finished";
+  const int finished_for_holder = device.FinishUntilDone(holder.done_calls);
+  ASSERT_GE(finished_for_holder, 0) << "the holder never finished";
+  // The holder's 2 runs in flight and its 9 others, and the drained job's 11.
+  EXPECT_EQ(finished_for_drained + finished_for_holder, kTasks);
   EXPECT_TRUE(holder.Sorted());
   EXPECT_TRUE(drained.Sorted());
   // The holder's other 9 runs wrote into its pinned scratch, the drained job's into the heap.
