@@ -8,6 +8,7 @@
 #   tests     gpu_tests (out-of-core arrays through SortKeys and SortStream among them;
 #             GPU_TESTS_FILTER narrows them)
 #   memcheck  compute-sanitizer memcheck over the out-of-core and early-start stream GPU tests
+#             (MEMCHECK_FILTER narrows them)
 #   incore    region-backed 2^28 u32 keys (1 GiB) sorted in core, sortctl bench --transport=shm
 #             (REGION_VERIFIED_REQUESTS (4) verified, then one request resent unverified with
 #             REGION_NV_FLAGS added)
@@ -20,7 +21,8 @@
 #             with and without link turns (--gpu_link_turns), equal and then staggered over the
 #             two workers (--out_of_core_stagger=true), then (OOC_SLOW=1) with heap scratch and
 #             merged on the host; OOC_MERGES picks variants (a name with _onecopy moves each
-#             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB)
+#             array in one DMA instead of chunks: --transfer_chunk_bytes=1 GiB; with _nokeep the
+#             workers keep no runs on the device: --gpu_keep_runs=false)
 #   ooc_conc  out of core over 4 workers as in ooc (pinned scratch for two jobs), 1, 2 and 3
 #             clients at once (not verified): one array's copies fill the link while another's
 #             pass waits on its runs
@@ -55,6 +57,9 @@ section() { [[ $sections == *" $1 "* ]]; }
 out_of_core_sorts() {
   python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(sum(float(v) for v in re.findall(r'^sortd_out_of_core_sorts_total\S* (\S+)$', t, re.M)))"
 }
+kept_bytes() {  # input bytes of blocks read from runs kept on the GPU
+  python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(sum(float(v) for v in re.findall(r'^sortd_out_of_core_bytes_from_device_total\S* (\S+)$', t, re.M)))"
+}
 
 stream_early_starts() {
   python3 -c "import urllib.request, re; t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics').read().decode(); print(' '.join(m[0] + '=' + m[1] for m in re.findall(r'^sortd_stream_(early_starts_total\S*|bytes_copied_early_total) (\S+)$', t, re.M)))"
@@ -73,7 +78,8 @@ if section memcheck; then
     [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
   done
   "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-    gpu_tests --gtest_filter='GpuPoolTest.OutOfCore*:GpuPoolTest.StreamsStart*' >"$out/memcheck.log" 2>&1
+    gpu_tests --gtest_filter="${MEMCHECK_FILTER:-GpuPoolTest.OutOfCore*:GpuPoolTest.StreamsStart*:GpuKeptRunsTest.*}" \
+    >"$out/memcheck.log" 2>&1
   echo "memcheck rc=$? (0: clean)"
   grep -E 'ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED' "$out/memcheck.log" | tail -5
 fi
@@ -134,10 +140,11 @@ if section ooc; then
       [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
       [[ $merge == *_noturns* ]] && flags+=(--gpu_link_turns=false)
       [[ $merge == *_onecopy* ]] && flags+=(--transfer_chunk_bytes=$((1 << 30)))
+      [[ $merge == *_nokeep* ]] && flags+=(--gpu_keep_runs=false)
       [[ $merge == host ]] && flags=(--out_of_core_device_merge=false)
       start_sortd "ooc_w${workers}_$merge" "${flags[@]}" || continue
       region_runs "ooc_w${workers}_$merge"
-      echo "out-of-core sorts: $(out_of_core_sorts)"
+      echo "out-of-core sorts: $(out_of_core_sorts), bytes read from kept runs: $(kept_bytes)"
       stop_sortd
     done
   done
@@ -153,7 +160,7 @@ if section ooc_conc; then
       bench_sortd "ooc_conc_c$clients" "${shm[@]}" --sizes=fixed:268435456 --seed=1 \
         --concurrency=$clients --pool_mb=1024 --no_verify --requests=$((8 * clients)) --warmup=2s
     done
-    echo "out-of-core sorts: $(out_of_core_sorts)"
+    echo "out-of-core sorts: $(out_of_core_sorts), bytes read from kept runs: $(kept_bytes)"
     stop_sortd
   fi
 fi

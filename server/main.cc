@@ -77,6 +77,10 @@ ABSL_FLAG(bool, gpu_link_turns, sortd::CudaSortDeviceOptions().link_turns,
           "out-of-core sorts, so one's copy out runs beside another's copy in");
 ABSL_FLAG(uint64_t, gpu_link_turn_min_bytes, sortd::CudaSortDeviceOptions().link_turn_min_bytes,
           "Smallest transfer that waits for its turn on the link (--gpu_link_turns)");
+ABSL_FLAG(bool, gpu_keep_runs, sortd::CudaSortDeviceOptions().keep_runs,
+          "Each GPU worker keeps an out-of-core run on the device, in space of a quarter of its "
+          "pool beside it, so the merge's blocks copy their shares of it there instead of over "
+          "the link");
 ABSL_FLAG(int, copy_threads, sortd::CudaSortDeviceOptions().copy_threads,
           "Threads per GPU worker for host copies into and out of pinned memory");
 ABSL_FLAG(
@@ -271,6 +275,7 @@ int main(int argc, char** argv) {
   gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.device.link_turns = absl::GetFlag(FLAGS_gpu_link_turns);
   gpu.device.link_turn_min_bytes = absl::GetFlag(FLAGS_gpu_link_turn_min_bytes);
+  gpu.device.keep_runs = absl::GetFlag(FLAGS_gpu_keep_runs);
   gpu.batching.batchable_max_keys = absl::GetFlag(FLAGS_batchable_max_keys);
   gpu.batching.max_batch_keys = absl::GetFlag(FLAGS_batch_max_keys);
   gpu.batching.max_batch_requests = absl::GetFlag(FLAGS_batch_max_requests);

@@ -204,6 +204,13 @@ Metrics::Metrics(const BuildInfo& build)
                                 "the GPUs, then merged.")
                             .Register(*registry_)
                             .Add({});
+  bytes_from_device_ = &prometheus::BuildCounter()
+                            .Name("sortd_out_of_core_bytes_from_device_total")
+                            .Help(
+                                "Input bytes of out-of-core merge blocks copied from runs kept on "
+                                "the GPU (--gpu_keep_runs) instead of over the link.")
+                            .Register(*registry_)
+                            .Add({});
   auto& early = prometheus::BuildCounter()
                     .Name("sortd_stream_early_starts_total")
                     .Help(
@@ -285,6 +292,7 @@ void Metrics::RecordSort(absl::string_view key_type, const SortReport& report, s
   }
   keys_sorted_.Get({key_type}).Increment(static_cast<double>(keys));
   bytes_sorted_.Get({key_type}).Increment(static_cast<double>(bytes));
+  bytes_from_device_->Increment(static_cast<double>(report.bytes_from_device));
 }
 
 void Metrics::OnLaunch(absl::string_view worker, size_t requests, size_t keys) {

@@ -89,6 +89,7 @@ class Metrics : public EngineObserver {
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
   prometheus::Counter* out_of_core_sorts_;
+  prometheus::Counter* bytes_from_device_;                   // SortReport::bytes_from_device
   std::array<prometheus::Counter*, 3> stream_early_starts_;  // sorted, handed back, failed
   prometheus::Counter* stream_bytes_copied_early_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -32,6 +32,18 @@ struct SortReport {
   absl::Duration host_to_device;  // zero on the CPU engine
   absl::Duration compute;
   absl::Duration device_to_host;  // zero on the CPU engine
+  // Input bytes copied from copies already on the device (an out-of-core block's shares of runs
+  // kept there, SortJob::device_ranges) instead of over the link.
+  size_t bytes_from_device = 0;
+};
+
+// A run's sorted arrays kept on a GPU after its copy out (SortJob::keep), read there by the
+// blocks of the same sort. The worker that kept it holds the space until the last reference to
+// this goes.
+struct DeviceCopy {
+  int gpu = -1;  // the GPU (a CUDA ordinal, or a stand-in's number): its workers may read it
+  const char* keys = nullptr;    // device addresses, the run's keys from its first on
+  const char* values = nullptr;  // its values (or null: none kept)
 };
 
 // A snapshot of one worker (a GPU, or the CPU engine's pool) for metrics and health.
@@ -104,6 +116,21 @@ struct SortJob {
   // sort's other runs and blocks (LinkTurns, worker/gpu/link_turns.h), so the workers sorting
   // them run as a pipeline rather than all copying in, then all copying out, at once.
   bool link_turns = false;
+
+  // An out-of-core run (merged on the devices): once its outputs are written, a worker with room
+  // keeps a copy of its keys (and values, when it has them) on its GPU and hands it here before
+  // done. May be empty.
+  std::function<void(std::shared_ptr<const DeviceCopy>)> keep;
+  // An out-of-core block: input keys [first, first + count) also lie at `copy` (shares of runs
+  // kept on a GPU), in order and not overlapping. A worker on that GPU whose input is pinned for
+  // DMA copies them device to device, and the rest over the link; any other reads the input.
+  // `copy.values` null: the values of the range come from the input.
+  struct DeviceRange {
+    size_t first = 0;
+    size_t count = 0;
+    DeviceCopy copy;
+  };
+  std::vector<DeviceRange> device_ranges;
 
   // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
   // a job handed back twice to the CPU engine, so no job circles between workers.

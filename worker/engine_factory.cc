@@ -48,10 +48,15 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       if (!device.ok()) return device.status();
       WorkerStats stats;
       (*device)->FillStats(stats);
-      log(absl::StrCat((*device)->name(), " worker ", w, ": device pool ",
-                       stats.device_bytes_capacity >> 20, " MiB, pinned staging ",
-                       stats.pinned_bytes_capacity >> 20, " MiB, largest request ",
-                       (*device)->max_request_bytes() >> 20, " MiB"));
+      // The capacity counts the space for a kept run too (CudaSortDeviceOptions::keep_runs).
+      const size_t pool = device_options.device_pool_bytes;
+      log(absl::StrCat(
+          (*device)->name(), " worker ", w, ": device pool ", pool >> 20, " MiB, pinned staging ",
+          stats.pinned_bytes_capacity >> 20, " MiB, largest request ",
+          (*device)->max_request_bytes() >> 20, " MiB",
+          device_options.keep_runs
+              ? absl::StrCat(", a kept run ", (stats.device_bytes_capacity - pool) >> 20, " MiB")
+              : ""));
       devices.push_back(std::move(*device));
     }
   }
@@ -84,6 +89,8 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
         device_options.max_request_bytes =
             std::min(device_options.max_request_bytes, device_pool / 4);
       }
+      device_options.gpu = d;
+      device_options.keep_runs = options.device.keep_runs;
       device_options.lose_at_batch = options.device.test_lose_at_batch;
       device_options.fail_every = options.device.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",

@@ -17,6 +17,11 @@ CpuSortDevice::CpuSortDevice(const CpuSortDeviceOptions& options) : options_(opt
     staging_ = StagingPool::Create(absl::StrCat("staging pool of ", options_.name), base,
                                    options_.staging_pool_bytes, std::move(memory));
   }
+  if (options_.keep_runs) {
+    const size_t bytes = options_.max_request_bytes;
+    kept_space_ = KeptRunSpace::Create(
+        std::shared_ptr<char>(new char[bytes], std::default_delete<char[]>()), bytes);
+  }
 }
 
 void CpuSortDevice::FillStats(WorkerStats& stats) const {
@@ -59,6 +64,50 @@ absl::Status CpuSortDevice::RunGrowing(SortJob& job, SortReport& report) {
   return absl::OkStatus();
 }
 
+void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
+  const ByteSource keys = job.keys, values = job.values;
+  const size_t kw = KeyWidth(job.spec.key_type), vw = job.spec.value_width;
+  size_t from_device = 0;
+  const auto gather = [&](const ByteSource& src, size_t width, bool of_values) {
+    ByteSource gathered;
+    gathered.set_dma_ready(src.dma_ready());
+    size_t at = 0;  // keys before `at` are gathered
+    const auto from_input = [&](size_t end) {
+      if (end > at) {
+        const ByteSource slice = src.Slice(at * width, (end - at) * width);
+        for (absl::string_view piece : slice.pieces()) gathered.Append(piece);
+      }
+      at = end;
+    };
+    for (const SortJob::DeviceRange& range : job.device_ranges) {
+      const char* copy = of_values ? range.copy.values : range.copy.keys;
+      if (range.copy.gpu != options_.gpu || copy == nullptr || range.count == 0) continue;
+      from_input(range.first);
+      gathered.Append(absl::string_view(copy, range.count * width));
+      from_device += range.count * width;
+      at = range.first + range.count;
+    }
+    from_input(job.n);
+    return gathered;
+  };
+  job.keys = gather(keys, kw, false);
+  if (vw != 0) job.values = gather(values, vw, true);
+  RunJobOnCpu(sorter_, job, report);
+  report.bytes_from_device = from_device;
+  job.keys = keys;
+  job.values = values;
+}
+
+void CpuSortDevice::KeepRun(SortJob& job) {
+  const size_t keys = job.out_keys.size;
+  const size_t values = job.spec.return_indices ? 0 : job.out_values.size;
+  char* const space = kept_space_ == nullptr ? nullptr : kept_space_->Take(keys + values);
+  if (space == nullptr) return;
+  std::memcpy(space, job.out_keys.data, keys);
+  if (values != 0) std::memcpy(space + keys, job.out_values.data, values);
+  job.keep(kept_space_->Hand(DeviceCopy{options_.gpu, space, values ? space + keys : nullptr}));
+}
+
 absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
                                      absl::Span<SortReport> reports) {
   int number;
@@ -78,11 +127,15 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
     return absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number));
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (batch[i]->growing != nullptr) {
-      if (absl::Status s = RunGrowing(*batch[i], reports[i]); !s.ok()) return s;
+    SortJob& job = *batch[i];
+    if (job.growing != nullptr) {
+      if (absl::Status s = RunGrowing(job, reports[i]); !s.ok()) return s;
+    } else if (kept_space_ != nullptr && !job.device_ranges.empty() && job.InputsPinnedForDma()) {
+      RunWithKeptRanges(job, reports[i]);
     } else {
-      RunJobOnCpu(sorter_, *batch[i], reports[i]);
+      RunJobOnCpu(sorter_, job, reports[i]);
     }
+    if (job.keep) KeepRun(job);
     reports[i].device = options_.name;
     // Region-backed outputs are written where the caller asked; a GPU's are DMAed there too.
     if (staging_ != nullptr && !batch[i]->outputs_preset) {

@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
+#include "worker/pool/kept_run_space.h"
 #include "worker/pool/staging_pool.h"
 #include "worker/sort_device.h"
 
@@ -30,6 +31,11 @@ struct CpuSortDeviceOptions {
   // Reads a lone job's input while it arrives (SortJob::growing), as a GPU worker does, gathering
   // it in pieces of this many bytes as they land; 0: takes no such jobs.
   size_t growing_input_piece_bytes = size_t{1} << 16;
+  // The stand-in GPU this is a worker of: its workers read each other's kept runs.
+  int gpu = 0;
+  // Keeps an out-of-core run in space of max_request_bytes, as a GPU worker does
+  // (CudaSortDeviceOptions::keep_runs), and reads the ranges of blocks kept on `gpu` from there.
+  bool keep_runs = false;
 };
 
 class CpuSortDevice : public SortDevice {
@@ -53,10 +59,15 @@ class CpuSortDevice : public SortDevice {
   absl::Status MoveOutputsToStaging(SortJob& job);
   // Sorts a job whose input is still arriving, once it has gathered all of it.
   absl::Status RunGrowing(SortJob& job, SortReport& report);
+  // Sorts a lone job, reading the ranges of its input kept on this stand-in GPU from there.
+  void RunWithKeptRanges(SortJob& job, SortReport& report);
+  // Keeps a sorted run (SortJob::keep) when the space is free.
+  void KeepRun(SortJob& job);
 
   const CpuSortDeviceOptions options_;
-  CpuSorter sorter_;                      // only the worker thread calls RunBatch
-  std::shared_ptr<StagingPool> staging_;  // null when options_.staging_pool_bytes == 0
+  CpuSorter sorter_;                          // only the worker thread calls RunBatch
+  std::shared_ptr<StagingPool> staging_;      // null when options_.staging_pool_bytes == 0
+  std::shared_ptr<KeptRunSpace> kept_space_;  // null without options_.keep_runs
   std::atomic<bool> healthy_{true};
   mutable absl::Mutex mu_;
   std::vector<size_t> batch_sizes_ ABSL_GUARDED_BY(mu_);

@@ -118,6 +118,20 @@ absl::Status CudaSortDevice::Init() {
   if (!pinned_pool.ok()) return pinned_pool.status();
   device_pool_ = std::move(*device_pool);
   device_arena_ = {device_pool_.as<char>(), device_pool_.size(), 0, 0};
+  if (options_.keep_runs) {
+    // A run is at most the largest request, a quarter of the pool (max_request_bytes).
+    absl::StatusOr<DeviceBuffer> kept = DeviceBuffer::Create(device_bytes / 4);
+    if (!kept.ok()) {
+      return absl::Status(kept.status().code(),
+                          absl::StrCat(kept.status().message(),
+                                       " for the kept out-of-core runs (--gpu_keep_runs=false "
+                                       "runs without)"));
+    }
+    auto owner = std::make_shared<DeviceBuffer>(*std::move(kept));
+    char* const base = owner->as<char>();
+    const size_t bytes = owner->size();
+    kept_space_ = KeptRunSpace::Create(std::shared_ptr<char>(owner, base), bytes);
+  }
   auto pinned = std::make_shared<PinnedBuffer>(std::move(*pinned_pool));
   // Read before the buffer moves into the pool (argument order is unspecified).
   char* const pinned_base = pinned->as<char>();
@@ -155,6 +169,10 @@ size_t CudaSortDevice::max_request_bytes() const {
 void CudaSortDevice::FillStats(WorkerStats& stats) const {
   stats.device_bytes_in_use = device_in_use_.load();
   stats.device_bytes_capacity = device_pool_.size();
+  if (kept_space_ != nullptr) {
+    if (kept_space_->taken()) stats.device_bytes_in_use += kept_space_->size();
+    stats.device_bytes_capacity += kept_space_->size();
+  }
   stats.pinned_bytes_in_use = staging_->in_use();
   stats.pinned_bytes_capacity = staging_->capacity();
 }
@@ -430,6 +448,59 @@ absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole)
   return absl::OkStatus();
 }
 
+absl::Status CudaSortDevice::CopyIn(const SortJob& job, const ByteSource& src, size_t width,
+                                    bool values, char* dst, bool whole, size_t& from_device) {
+  size_t at = 0;  // keys before `at` are queued
+  const auto from_host = [&](size_t end) {
+    const absl::Status s =
+        end > at ? DmaIn(src.Slice(at * width, (end - at) * width), dst + at * width, whole)
+                 : absl::OkStatus();
+    at = end;
+    return s;
+  };
+  for (const SortJob::DeviceRange& range : job.device_ranges) {
+    const char* copy = values ? range.copy.values : range.copy.keys;
+    if (range.copy.gpu != options_.device || copy == nullptr || range.count == 0) continue;
+    if (absl::Status s = from_host(range.first); !s.ok()) return s;
+    const size_t bytes = range.count * width;
+    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + range.first * width, copy, bytes,
+                                               cudaMemcpyDeviceToDevice, compute_.get()),
+                               absl::StrCat(name_, ": copy of a kept run on the device"));
+    from_device += bytes;
+    at = range.first + range.count;
+  }
+  return from_host(job.n);
+}
+
+absl::Status CudaSortDevice::KeepRun(const LaunchShape& shape, const LaunchArrays& a,
+                                     SortJob& job) {
+  const size_t keys = shape.n * shape.key_width;
+  const size_t values = job.spec.return_indices ? 0 : shape.n * shape.value_width;
+  char* const space = kept_space_ == nullptr ? nullptr : kept_space_->Take(keys + values);
+  if (space == nullptr) return absl::OkStatus();
+  const auto copy = [&](char* dst, const char* src, size_t bytes) -> absl::Status {
+    if (bytes == 0) return absl::OkStatus();
+    SORTD_RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_.get()),
+        absl::StrCat(name_, ": keeping a run on the device"));
+    return absl::OkStatus();
+  };
+  absl::Status s = copy(space, a.out_keys, keys);
+  if (s.ok()) s = copy(space + keys, a.out_values, values);
+  if (s.ok()) {
+    const cudaError_t err = cudaStreamSynchronize(compute_.get());
+    if (err != cudaSuccess) {
+      s = CudaStatus(err, absl::StrCat(name_, ": keeping a run on the device"));
+    }
+  }
+  if (!s.ok()) {
+    kept_space_->Release();
+    return s;
+  }
+  job.keep(kept_space_->Hand(DeviceCopy{options_.device, space, values ? space + keys : nullptr}));
+  return absl::OkStatus();
+}
+
 absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
@@ -459,8 +530,10 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   if (direct_in) {
-    s = DmaIn(job.keys, a.in_keys, turn_in);
-    if (s.ok() && vw) s = DmaIn(job.values, a.in_values, turn_in);
+    s = CopyIn(job, job.keys, kw, false, a.in_keys, turn_in, report.bytes_from_device);
+    if (s.ok() && vw) {
+      s = CopyIn(job, job.values, vw, true, a.in_values, turn_in, report.bytes_from_device);
+    }
   } else {
     // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
     // their DMAs start before the upload ends, then the values.
@@ -485,6 +558,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
       sort(a.temp, &temp_bytes, args, compute_.get()),
       absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
   s = CopyOutputs(shape, a, direct_out ? &job : nullptr, turn_out);
+  if (s.ok() && job.keep) s = KeepRun(shape, a, job);
   if (!s.ok()) return s;
   if (!job.outputs_preset) {
     ShareOutputs(shape, a, 0, job);

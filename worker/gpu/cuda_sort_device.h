@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device_options.h"
+#include "worker/pool/kept_run_space.h"
 #include "worker/pool/staging_pool.h"
 #include "worker/sort_device.h"
 #include "worker/thread_pool.h"
@@ -130,6 +131,14 @@ class CudaSortDevice : public SortDevice {
   // Every piece of a source pinned for DMA (a region, or an out-of-core job's pinned runs), back
   // to back from dst.
   absl::Status DmaIn(const ByteSource& src, char* dst, bool whole);
+  // One input array of `width` bytes a key (`values`: the values, else the keys) of a job pinned
+  // for DMA: the ranges that lie on this GPU (SortJob::device_ranges) device to device, the rest
+  // by DmaIn. Adds the bytes copied on the device to `from_device`.
+  absl::Status CopyIn(const SortJob& job, const ByteSource& src, size_t width, bool values,
+                      char* dst, bool whole, size_t& from_device);
+  // Keeps the sorted run's keys (and values) in kept_space_ and hands them to job.keep, when the
+  // space is free and large enough; waits for the copy.
+  absl::Status KeepRun(const LaunchShape& shape, const LaunchArrays& arrays, SortJob& job);
   // The compute stream waits for everything queued on the copy streams so far.
   absl::Status ComputeWaitsForCopies();
 
@@ -146,6 +155,7 @@ class CudaSortDevice : public SortDevice {
   std::shared_ptr<StagingPool> staging_;  // pinned; shared with responses still being sent
   Arena device_arena_;
   std::atomic<size_t> device_in_use_{0};
+  std::shared_ptr<KeptRunSpace> kept_space_;  // null without options_.keep_runs
   CudaStream compute_;
   CudaStream copy_[2];
   CudaEvent copy_in_done_[2];  // the last chunk in on each copy stream

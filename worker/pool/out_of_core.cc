@@ -38,6 +38,9 @@ struct OutOfCoreSorter::Job {
   // Summed over the runs and blocks sorted so far; queued is the first run's wait.
   SortReport report ABSL_GUARDED_BY(mu);
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
+  // Copies of runs that their workers kept on a GPU (SortJob::keep), for the blocks to read there;
+  // the workers' space returns when Finish drops them.
+  std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
 
   size_t runs() const { return starts.size() - 1; }
   // The runs' and blocks' report summed so far, naming every device that sorted one.
@@ -233,6 +236,7 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
     absl::MutexLock lock(&state->mu);  // not shared yet; the lock is for the analysis
     state->window = std::max<size_t>(window, 1);
     state->report.algorithm = spec.algorithm;
+    state->kept.resize(runs);
   }
   state->job = std::move(job);
   bool drain = false;
@@ -264,6 +268,13 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   sub->out_keys = job->keys.Part(begin * kw, n * kw);
   if (vw != 0) sub->out_values = job->values.Part(begin * vw, n * vw);
   if (parent.spec.return_indices) sub->out_indices = job->indices.Part(begin * 4, n * 4);
+  // Only blocks moved by DMA alone read kept runs, and only blocks read them.
+  if (job->keys.dma_ready && MergesOnDevices(parent.spec)) {
+    sub->keep = [job, run](std::shared_ptr<const DeviceCopy> copy) {
+      absl::MutexLock lock(&job->mu);
+      job->kept[run] = std::move(copy);
+    };
+  }
   return Delegate(job, run, std::move(sub));
 }
 
@@ -283,12 +294,27 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   sub->spec.return_indices = false;
   size_t first = 0;  // the block's place in the output: what the blocks before it take
   for (size_t r = 0; r < job->runs(); ++r) first += from[r] - job->starts[r];
+  std::vector<std::shared_ptr<const DeviceCopy>> kept;
+  {
+    absl::MutexLock lock(&job->mu);
+    kept = job->kept;
+  }
   // The runs' shares in run order, so a stable sort keeps ties in the merged order.
   for (size_t r = 0; r < job->runs(); ++r) {
     const size_t count = to[r] - from[r];
     if (count == 0) continue;
     sub->keys.Append(absl::string_view(job->keys.data + from[r] * kw, count * kw));
     if (vw != 0) sub->values.Append(absl::string_view(values + from[r] * vw, count * vw));
+    if (kept[r] != nullptr) {
+      // Kept values are the run's own; indices were made global on the host since.
+      const size_t at = from[r] - job->starts[r];
+      const DeviceCopy& copy = *kept[r];
+      sub->device_ranges.push_back(SortJob::DeviceRange{
+          sub->n, count,
+          DeviceCopy{
+              copy.gpu, copy.keys + at * kw,
+              copy.values != nullptr && !indices_as_values ? copy.values + at * vw : nullptr}});
+    }
     sub->n += count;
   }
   sub->keys.set_dma_ready(job->keys.dma_ready);
@@ -420,6 +446,7 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
       sum.host_to_device += report.host_to_device;
       sum.compute += report.compute;
       sum.device_to_host += report.device_to_host;
+      sum.bytes_from_device += report.bytes_from_device;
       job->devices.insert(report.device);
     } else if (job->failure.ok()) {
       job->failure = absl::Status(status.code(),
@@ -492,10 +519,15 @@ void OutOfCoreSorter::Merge(Job& job) {
 }
 
 void OutOfCoreSorter::Finish(Job& job, const absl::Status& status, const SortReport& report) {
-  // The scratch goes before done: the response may take a while to send, the runs are not needed.
+  // The scratch and the kept runs go before done: the response may take a while to send, the runs
+  // are not needed.
   job.keys = OutputBytes();
   job.values = OutputBytes();
   job.indices = OutputBytes();
+  {
+    absl::MutexLock lock(&job.mu);
+    job.kept.clear();
+  }
   job.job->done(status, report);
   job.job.reset();
   absl::MutexLock lock(&mu_);

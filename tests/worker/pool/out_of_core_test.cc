@@ -139,7 +139,15 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   staggered.pinned_scratch_bytes = 4 * kDevicePool;
   equal.merge_on_devices = false;
   equal.stagger = false;
-  Pool on_devices = MakePool(&observer, {}, staggered);
+  // The devices keep runs, so the blocks of jobs in pinned scratch read their shares of those from
+  // there (SortJob::device_ranges).
+  std::vector<CpuSortDeviceOptions> keeping(4);
+  for (size_t i = 0; i < 4; ++i) {
+    keeping[i].name = absl::StrCat("cpu-device:", i / 2);
+    keeping[i].gpu = static_cast<int>(i / 2);
+    keeping[i].keep_runs = true;
+  }
+  Pool on_devices = MakePool(&observer, keeping, staggered);
   Pool on_host = MakePool(&observer, {}, equal);
   size_t sorts = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
@@ -441,6 +449,41 @@ TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
 // Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives for its
 // workers (four: quarter steps), or equal with the stagger off, and sort like the reference either
 // way.
+// A worker that keeps a run (CpuSortDeviceOptions::keep_runs, as a GPU's) holds it until the sort
+// ends, and the blocks read their shares of it from there: whole runs' bytes, each kept by the
+// first worker that sorted it. Only jobs whose runs lie in pinned scratch keep any.
+TEST(OutOfCoreTest, BlocksReadTheRunsTheirWorkersKept) {
+  std::vector<CpuSortDeviceOptions> one_gpu(2);
+  for (CpuSortDeviceOptions& o : one_gpu) o.keep_runs = true;
+  OutOfCoreOptions out_of_core;
+  out_of_core.pinned_scratch_bytes = 4 * kDevicePool;
+  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  const uint64_t seed = testing::TestSeed();
+  for (uint32_t vw : {0u, 8u}) {
+    for (bool fits : {true, true, false}) {  // twice: the first job's kept runs came back
+      SortSpec spec;
+      spec.key_type = KeyType::kUint64;
+      spec.value_width = vw;
+      spec.stable = true;
+      spec.algorithm = Algorithm::kRadix;
+      const size_t per_run = KeysPerRun(spec), n = fits ? 4 * per_run : 5 * per_run;
+      SCOPED_TRACE(::testing::Message() << "vw " << vw << " n " << n);
+      BigJob run;
+      pool.engine->Submit(run.Make(spec, n, Distribution::kFewUnique, seed + n + vw, 999));
+      ASSERT_TRUE(run.Sorted());
+      const size_t kept = run.Result().second.bytes_from_device;
+      const size_t run_bytes = per_run * (8 + vw);
+      if (fits) {
+        // One run or two: each worker keeps the first it sorts, if it sorts any.
+        EXPECT_TRUE(kept == run_bytes || kept == 2 * run_bytes) << kept << " of " << run_bytes;
+      } else {
+        EXPECT_EQ(kept, 0u);  // on the heap: its blocks go through staging
+      }
+    }
+  }
+  pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
 TEST(OutOfCoreTest, RunsAndBlocksAreStaggeredOverThePoolsWorkers) {
   for (bool stagger : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
