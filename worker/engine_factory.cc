@@ -16,6 +16,13 @@
 namespace sortd {
 namespace {
 
+// Whether the workers keep out-of-core runs: only runs in pinned scratch merged on the devices are
+// kept (CudaSortDeviceOptions::keep_runs), so without those the space would lie idle.
+bool KeepsRuns(const GpuPoolOptions& options) {
+  return options.device.keep_runs && options.out_of_core.pinned_scratch_bytes > 0 &&
+         options.out_of_core.merge_on_devices;
+}
+
 // The GPU devices to use, or the reason there are none.
 absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
     const GpuPoolOptions& options, const std::function<void(const std::string&)>& log) {
@@ -43,6 +50,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SortDevice>>> CreateGpuDevices(
       device_options.device_pool_bytes = *pool;
     }
     device_options.link = options.device.link_turns ? std::make_shared<LinkTurns>() : nullptr;
+    device_options.keep_runs = KeepsRuns(options);
     for (int w = 0; w < workers; ++w) {
       auto device = CudaSortDevice::Create(device_options);
       if (!device.ok()) return device.status();
@@ -90,7 +98,7 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
             std::min(device_options.max_request_bytes, device_pool / 4);
       }
       device_options.gpu = d;
-      device_options.keep_runs = options.device.keep_runs;
+      device_options.keep_runs = KeepsRuns(options);
       device_options.lose_at_batch = options.device.test_lose_at_batch;
       device_options.fail_every = options.device.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",

@@ -448,8 +448,19 @@ absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole)
   return absl::OkStatus();
 }
 
+size_t CudaSortDevice::KeptBytesHere(const SortJob& job, size_t kw, size_t vw) const {
+  size_t bytes = 0;
+  for (const SortJob::DeviceRange& range : job.device_ranges) {
+    if (range.copy.gpu != options_.device) continue;
+    if (range.copy.keys != nullptr) bytes += range.count * kw;
+    if (range.copy.values != nullptr) bytes += range.count * vw;
+  }
+  return bytes;
+}
+
 absl::Status CudaSortDevice::CopyIn(const SortJob& job, const ByteSource& src, size_t width,
                                     bool values, char* dst, bool whole, size_t& from_device) {
+  if (job.device_ranges.empty()) return DmaIn(src, dst, whole);
   size_t at = 0;  // keys before `at` are queued
   const auto from_host = [&](size_t end) {
     const absl::Status s =
@@ -522,7 +533,9 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
   const bool turns = options_.link != nullptr && job.link_turns;
-  const bool turn_in = turns && direct_in && n * (kw + vw) >= options_.link_turn_min_bytes;
+  // What comes over the link: the input less the ranges that kept runs hold on this GPU.
+  const bool turn_in = turns && direct_in &&
+                       n * (kw + vw) - KeptBytesHere(job, kw, vw) >= options_.link_turn_min_bytes;
   const bool turn_out =
       turns && n * (kw + vw + (spec.return_indices ? 4 : 0)) >= options_.link_turn_min_bytes;
 

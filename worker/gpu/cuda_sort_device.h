@@ -136,6 +136,8 @@ class CudaSortDevice : public SortDevice {
   // by DmaIn. Adds the bytes copied on the device to `from_device`.
   absl::Status CopyIn(const SortJob& job, const ByteSource& src, size_t width, bool values,
                       char* dst, bool whole, size_t& from_device);
+  // Bytes of the job's input (keys, values `vw` wide) that kept runs hold on this GPU.
+  size_t KeptBytesHere(const SortJob& job, size_t kw, size_t vw) const;
   // Keeps the sorted run's keys (and values) in kept_space_ and hands them to job.keep, when the
   // space is free and large enough; waits for the copy.
   absl::Status KeepRun(const LaunchShape& shape, const LaunchArrays& arrays, SortJob& job);

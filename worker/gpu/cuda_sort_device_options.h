@@ -37,10 +37,12 @@ struct CudaSortDeviceOptions {
   // The GPU's link, shared by its workers; the engine factory makes one per GPU when link_turns
   // is set (null: no turns are taken).
   std::shared_ptr<LinkTurns> link;
-  // Each worker keeps the last run of an out-of-core sort that it sorted on the device, in space of
-  // its own (a quarter of its device pool, beside it), so that the sort's blocks copy their shares
-  // of it device to device instead of over the link (SortJob::keep): with four workers and eight
-  // runs, a quarter less in over the link. Only runs in pinned scratch merged on the devices.
+  // Each worker keeps the first run of an out-of-core sort that it sorts on the device, in space of
+  // its own (a quarter of its device pool, beside it), until the sort ends, so that the sort's
+  // blocks copy their shares of it device to device instead of over the link (SortJob::keep):
+  // with four workers and eight runs, half of the blocks' bytes, a quarter of all in. Only runs in
+  // pinned scratch merged on the devices keep, so the engine factory allocates the space only
+  // where the out-of-core options make such runs.
   bool keep_runs = true;
   // Fault injection for tests: every Nth batch fails with a (non-sticky) CUDA error, and at
   // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.

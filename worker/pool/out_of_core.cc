@@ -416,6 +416,7 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   if (pass == Job::Pass::kBlocks) {
     // The runs are intact until Finish: blocks that failed (a device fault, queues closed by a
     // drain) leave the merge to the host, which also checks whether the job is still wanted.
+    ReleaseKeptRuns(*job);
     merge_pool_.Schedule([this, job] { Merge(*job); });
     return;
   }
@@ -428,8 +429,14 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   if (!draining() && MergesOnDevices(job->job->spec)) {
     merge_pool_.Schedule([this, job] { StartBlocks(job); });
   } else {
+    ReleaseKeptRuns(*job);
     merge_pool_.Schedule([this, job] { Merge(*job); });
   }
+}
+
+void OutOfCoreSorter::ReleaseKeptRuns(Job& job) {
+  absl::MutexLock lock(&job.mu);
+  for (auto& kept : job.kept) kept.reset();
 }
 
 void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
@@ -524,10 +531,7 @@ void OutOfCoreSorter::Finish(Job& job, const absl::Status& status, const SortRep
   job.keys = OutputBytes();
   job.values = OutputBytes();
   job.indices = OutputBytes();
-  {
-    absl::MutexLock lock(&job.mu);
-    job.kept.clear();
-  }
+  ReleaseKeptRuns(job);
   job.job->done(status, report);
   job.job.reset();
   absl::MutexLock lock(&mu_);

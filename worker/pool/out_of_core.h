@@ -150,6 +150,9 @@ class OutOfCoreSorter {
   // threads.
   void SetGlobalIndices(Job& job, bool global);
   void Merge(Job& job);
+  // Gives the workers back the space of the job's runs kept on their GPUs (SortJob::keep), once no
+  // block will read them.
+  void ReleaseKeptRuns(Job& job);
   // Calls the job's done, frees what it holds, and counts it out of sorts_in_flight.
   void Finish(Job& job, const absl::Status& status, const SortReport& report);
   absl::Time drain_deadline() const;

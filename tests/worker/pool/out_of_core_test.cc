@@ -149,7 +149,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   }
   Pool on_devices = MakePool(&observer, keeping, staggered);
   Pool on_host = MakePool(&observer, {}, equal);
-  size_t sorts = 0;
+  size_t sorts = 0, from_device = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
     for (bool indices : {false, true}) {
       for (bool descending : {false, true}) {
@@ -176,6 +176,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
               pool.engine->Submit(run.Make(spec, size.n, dist, seed + sorts));
               ASSERT_TRUE(run.Sorted());
               const SortReport& report = run.Result().second;
+              from_device += report.bytes_from_device;
               EXPECT_EQ(report.algorithm, Algorithm::kCpu);  // what the stand-ins ran
               EXPECT_THAT(report.device, ::testing::StartsWith("cpu-device:"));
               EXPECT_EQ(observer.runs().back(), sorts % 2 == 0 ? size.staggered : size.runs);
@@ -189,6 +190,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   on_devices.engine->Shutdown(absl::InfiniteFuture());
   on_host.engine->Shutdown(absl::InfiniteFuture());
   EXPECT_EQ(observer.runs().size(), sorts);
+  EXPECT_GT(from_device, 0u);  // blocks of the 2-run jobs read kept runs
 }
 
 // Region-backed jobs: outputs preset elsewhere, or over the input itself (in place), with the
@@ -446,9 +448,6 @@ TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 7u);
 }
 
-// Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives for its
-// workers (four: quarter steps), or equal with the stagger off, and sort like the reference either
-// way.
 // A worker that keeps a run (CpuSortDeviceOptions::keep_runs, as a GPU's) holds it until the sort
 // ends, and the blocks read their shares of it from there: whole runs' bytes, each kept by the
 // first worker that sorted it. Only jobs whose runs lie in pinned scratch keep any.
@@ -484,6 +483,44 @@ TEST(OutOfCoreTest, BlocksReadTheRunsTheirWorkersKept) {
   pool.engine->Shutdown(absl::InfiniteFuture());
 }
 
+// Sorts at once on slow workers: one's runs find the space that another's blocks still read taken,
+// and keep none there, so every answer is still right; the space comes back with each sort.
+TEST(OutOfCoreTest, KeptRunsStayUntilTheirSortEnds) {
+  std::vector<CpuSortDeviceOptions> one_gpu(2);
+  for (CpuSortDeviceOptions& o : one_gpu) {
+    o.keep_runs = true;
+    o.delay_per_batch = absl::Milliseconds(2);
+  }
+  OutOfCoreOptions out_of_core;
+  out_of_core.pinned_scratch_bytes = 12 * kDevicePool;  // three sorts' runs
+  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  const uint64_t seed = testing::TestSeed();
+  SortSpec spec;
+  spec.key_type = KeyType::kInt32;
+  spec.value_width = 4;
+  spec.algorithm = Algorithm::kRadix;
+  const size_t per_run = KeysPerRun(spec), run_bytes = per_run * 8;
+  size_t kept = 0;
+  for (int round = 0; round < 3; ++round) {
+    BigJob runs[3];
+    for (int j = 0; j < 3; ++j) {
+      pool.engine->Submit(
+          runs[j].Make(spec, 4 * per_run, Distribution::kRandom, seed + 3 * round + j, 777));
+    }
+    for (BigJob& run : runs) {
+      ASSERT_TRUE(run.Sorted());
+      const size_t bytes = run.Result().second.bytes_from_device;
+      EXPECT_EQ(bytes % run_bytes, 0u) << bytes;
+      kept += bytes;
+    }
+  }
+  EXPECT_GT(kept, 0u);
+  pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
+// Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives for its
+// workers (four: quarter steps), or equal with the stagger off, and sort like the reference either
+// way.
 TEST(OutOfCoreTest, RunsAndBlocksAreStaggeredOverThePoolsWorkers) {
   for (bool stagger : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
