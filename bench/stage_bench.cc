@@ -373,6 +373,7 @@ absl::StatusOr<std::unique_ptr<CudaSortDevice>> MakeDevice(size_t max_bytes, siz
   options.pinned_pool_bytes = std::max<size_t>(size_t{256} << 20, 2 * max_bytes);
   options.transfer_chunk_bytes = chunk_bytes;
   options.copy_threads = copy_threads;
+  options.keep_runs = false;  // no out-of-core runs here
   return CudaSortDevice::Create(options);
 }
 
