@@ -39,7 +39,7 @@ struct OutOfCoreSorter::Job {
   SortReport report ABSL_GUARDED_BY(mu);
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
   // Copies of runs that their workers kept on a GPU (SortJob::keep), for the blocks to read there;
-  // the workers' space returns when Finish drops them.
+  // the workers' space returns when ReleaseKeptRuns drops them (at Finish, or before a host merge).
   std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
 
   size_t runs() const { return starts.size() - 1; }
