@@ -103,7 +103,8 @@ std::vector<std::unique_ptr<SortDevice>> CreateStandInDevices(
       device_options.fail_every = options.device.test_transient_fault_every;
       log(absl::StrCat(device_options.name, " worker ", w, ": CPU stand-in for a GPU, staging ",
                        device_options.staging_pool_bytes >> 20, " MiB, largest request ",
-                       device_options.max_request_bytes >> 10, " KiB"));
+                       device_options.max_request_bytes >> 10, " KiB",
+                       device_options.keep_runs ? ", keeps out-of-core runs" : ""));
       devices.push_back(std::make_unique<CpuSortDevice>(device_options));
     }
   }

@@ -4,7 +4,8 @@
 # Mixed sizes, key types and payloads are all sorted and both "GPUs" take work; small requests
 # are batched (the launch-size histogram); a lost device fails only the batch it was running,
 # is reported unhealthy in /metrics, and the rest of the work goes on elsewhere. Requests larger
-# than a stand-in's pools are sorted out of core on the stand-ins.
+# than a stand-in's pools are sorted out of core on the stand-ins, with runs kept for the merge's
+# blocks where the runs lie in pinned scratch.
 # Usage: pool_stand_in_test.sh SORTD SORTCTL
 set -euo pipefail
 sortd=$1
@@ -77,6 +78,17 @@ start_sortd "${pool[@]}" --gpu_memory_pool_bytes=$((4 << 20)) --max_inflight_byt
 check "an out-of-core sort's runs count in the memory budget" json_check "$work/ooc_budget.json" \
   "'sort scratch 4194320 bytes' in r['errors_by_code']['RESOURCE_EXHAUSTED']['first_message']"
 
+# With pinned out-of-core scratch the workers keep runs (--gpu_keep_runs, on by default) and the
+# blocks read their shares of them there: 4 MiB of u32 keys on one stand-in GPU of 1 MiB requests.
+start_sortd "${pool[@]}" --test_stand_in_gpus=1 --gpu_memory_pool_bytes=$((4 << 20)) \
+  --out_of_core_pinned_bytes=$((16 << 20))
+check "the stand-ins say they keep runs" grep -q 'cpu-device:0 worker 1: .*, keeps out-of-core runs' "$sortd_log"
+"${bench[@]}" --target="127.0.0.1:$port" --requests=2 --concurrency=1 --key_type=u32 \
+  --sizes=fixed:$((1 << 20)) >"$work/kept.json"
+check "out of core with kept runs: verified" json_check "$work/kept.json" \
+  "r['requests_ok'] == 2 and r['errors'] == 0 and r['passed']"
+check "the blocks read kept runs" python3 -c "
+import sys; sys.exit(0 if $(metric sortd_out_of_core_bytes_from_device_total '') > 0 else 1)"
 # Pinned out-of-core scratch beyond the machine's memory can never be pinned: sortd says so and
 # does not start.
 check "--out_of_core_pinned_bytes past the machine's memory refuses to start" bash -c "
