@@ -71,23 +71,19 @@ void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
   const auto gather = [&](const ByteSource& src, size_t width, bool of_values) {
     ByteSource gathered;
     gathered.set_dma_ready(src.dma_ready());
-    size_t at = 0;  // keys before `at` are gathered
-    const auto from_input = [&](size_t end) {
-      if (end > at) {
-        const ByteSource slice = src.Slice(at * width, (end - at) * width);
-        for (absl::string_view piece : slice.pieces()) gathered.Append(piece);
-      }
-      at = end;
-    };
-    for (const SortJob::DeviceRange& range : job.device_ranges) {
-      const char* copy = of_values ? range.copy.values : range.copy.keys;
-      if (range.copy.gpu != options_.gpu || copy == nullptr || range.count == 0) continue;
-      from_input(range.first);
-      gathered.Append(absl::string_view(copy, range.count * width));
-      from_device += range.count * width;
-      at = range.first + range.count;
-    }
-    from_input(job.n);
+    ForEachInputPart(
+        job, options_.gpu, of_values,
+        [&](size_t first, size_t count) {
+          const ByteSource part = src.Slice(first * width, count * width);
+          for (absl::string_view piece : part.pieces()) gathered.Append(piece);
+          return absl::OkStatus();
+        },
+        [&](size_t, size_t count, const char* copy) {
+          gathered.Append(absl::string_view(copy, count * width));
+          from_device += count * width;
+          return absl::OkStatus();
+        })
+        .IgnoreError();  // neither part fails
     return gathered;
   };
   job.keys = gather(keys, kw, false);

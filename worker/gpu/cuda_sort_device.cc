@@ -450,10 +450,15 @@ absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole)
 
 size_t CudaSortDevice::KeptBytesHere(const SortJob& job, size_t kw, size_t vw) const {
   size_t bytes = 0;
-  for (const SortJob::DeviceRange& range : job.device_ranges) {
-    if (range.copy.gpu != options_.device) continue;
-    if (range.copy.keys != nullptr) bytes += range.count * kw;
-    if (range.copy.values != nullptr) bytes += range.count * vw;
+  for (const bool values : {false, true}) {
+    const size_t width = values ? vw : kw;
+    ForEachInputPart(
+        job, options_.device, values, [](size_t, size_t) { return absl::OkStatus(); },
+        [&](size_t, size_t count, const char*) {
+          bytes += count * width;
+          return absl::OkStatus();
+        })
+        .IgnoreError();  // neither part fails
   }
   return bytes;
 }
@@ -461,26 +466,18 @@ size_t CudaSortDevice::KeptBytesHere(const SortJob& job, size_t kw, size_t vw) c
 absl::Status CudaSortDevice::CopyIn(const SortJob& job, const ByteSource& src, size_t width,
                                     bool values, char* dst, bool whole, size_t& from_device) {
   if (job.device_ranges.empty()) return DmaIn(src, dst, whole);
-  size_t at = 0;  // keys before `at` are queued
-  const auto from_host = [&](size_t end) {
-    const absl::Status s =
-        end > at ? DmaIn(src.Slice(at * width, (end - at) * width), dst + at * width, whole)
-                 : absl::OkStatus();
-    at = end;
-    return s;
-  };
-  for (const SortJob::DeviceRange& range : job.device_ranges) {
-    const char* copy = values ? range.copy.values : range.copy.keys;
-    if (range.copy.gpu != options_.device || copy == nullptr || range.count == 0) continue;
-    if (absl::Status s = from_host(range.first); !s.ok()) return s;
-    const size_t bytes = range.count * width;
-    SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + range.first * width, copy, bytes,
-                                               cudaMemcpyDeviceToDevice, compute_.get()),
-                               absl::StrCat(name_, ": copy of a kept run on the device"));
-    from_device += bytes;
-    at = range.first + range.count;
-  }
-  return from_host(job.n);
+  return ForEachInputPart(
+      job, options_.device, values,
+      [&](size_t first, size_t count) {
+        return DmaIn(src.Slice(first * width, count * width), dst + first * width, whole);
+      },
+      [&](size_t first, size_t count, const char* copy) -> absl::Status {
+        SORTD_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst + first * width, copy, count * width,
+                                                   cudaMemcpyDeviceToDevice, compute_.get()),
+                                   absl::StrCat(name_, ": copy of a kept run on the device"));
+        from_device += count * width;
+        return absl::OkStatus();
+      });
 }
 
 absl::Status CudaSortDevice::KeepRun(const LaunchShape& shape, const LaunchArrays& a,
