@@ -7,6 +7,7 @@
 #include "worker/pool/out_of_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -515,6 +516,38 @@ TEST(OutOfCoreTest, KeptRunsStayUntilTheirSortEnds) {
     }
   }
   EXPECT_GT(kept, 0u);
+  pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
+// A client that goes away mid-sort, after its runs were kept: its sort fails CANCELLED at its next
+// run, and the workers' space comes back for the next sort's runs.
+TEST(OutOfCoreTest, KeptRunsComeBackWhenTheirClientGoesAway) {
+  std::vector<CpuSortDeviceOptions> one_gpu(2);
+  for (CpuSortDeviceOptions& o : one_gpu) {
+    o.keep_runs = true;
+    o.delay_per_batch = absl::Milliseconds(20);
+  }
+  OutOfCoreOptions out_of_core;
+  out_of_core.pinned_scratch_bytes = 8 * kDevicePool;
+  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  SortSpec spec;
+  spec.key_type = KeyType::kUint32;
+  spec.algorithm = Algorithm::kRadix;
+  const size_t per_run = KeysPerRun(spec);
+  std::atomic<bool> gone{false};
+  BigJob left, next;
+  std::unique_ptr<SortJob> job = left.Make(spec, 8 * per_run, Distribution::kRandom, 1);
+  job->is_cancelled = [&gone] { return gone.load(); };
+  pool.engine->Submit(std::move(job));
+  // Three runs begun: a worker has finished (and kept) its first.
+  ASSERT_TRUE(testing::WaitFor([&pool] {
+    return pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size() >= 3;
+  }));
+  gone.store(true);
+  EXPECT_EQ(left.status().code(), absl::StatusCode::kCancelled) << left.status();
+  pool.engine->Submit(next.Make(spec, 4 * per_run, Distribution::kRandom, 2));
+  ASSERT_TRUE(next.Sorted());
+  EXPECT_GT(next.Result().second.bytes_from_device, 0u);
   pool.engine->Shutdown(absl::InfiniteFuture());
 }
 
