@@ -184,18 +184,27 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
           const SortSpec spec{type, vw, descending, /*stable=*/true, indices, Algorithm::kAuto};
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " vw " << vw
                                             << " indices " << indices << " desc " << descending);
+          const int refused_before = refused_blocks.load();
           BigJob run;
           sorter.Sort(run.Make(spec, 8 * 2730 - 3, Distribution::kFewUnique, seed + sorts++), 2730,
                       /*window=*/8);
           EXPECT_TRUE(run.Sorted());
+          // A job that merges on the devices (all but values with indices) has a block refused.
+          // More than one may be: a pump still looping after the last run's submit can take a
+          // block beside StartBlocks' before either is refused.
+          const int refused = refused_blocks.load() - refused_before;
+          if (vw == 0 || !indices) {
+            EXPECT_GE(refused, 1);
+            EXPECT_LE(refused, 8);  // at most the window
+          } else {
+            EXPECT_EQ(refused, 0);
+          }
         }
       }
     }
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
-  // One block refused per job that merges on the devices (all but values with indices).
-  EXPECT_EQ(refused_blocks.load(), 12);
   EXPECT_EQ((*cpu)->jobs_taken(), 16u * 15);  // 8 runs' worth staggered over 8 workers each
 }
 
