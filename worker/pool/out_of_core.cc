@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -352,12 +353,15 @@ bool OutOfCoreSorter::MergesOnDevices(const SortSpec& spec) const {
 
 void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
   const absl::Time drain = drain_deadline();
-  Job::Pass pass;
+  std::optional<Job::Pass> pass;
   for (;;) {
     size_t task = 0;
     size_t completions = 0;  // when the task was taken
     {
       absl::MutexLock lock(&job->mu);
+      // The pass ended while this call submitted its last task (which finished at once): the
+      // next pass is StartBlocks' to begin, in order.
+      if (pass && *pass != job->pass) return;
       pass = job->pass;
       completions = job->completions;
       bool take = false;
@@ -383,7 +387,7 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
       }
     }
     std::unique_ptr<SortJob> sub =
-        pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
+        *pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
     const absl::Status status = submit_run_(sub);
     if (status.ok()) continue;
     absl::MutexLock lock(&job->mu);
@@ -409,11 +413,11 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
     absl::MutexLock lock(&job->mu);
     failure = job->failure;
   }
-  if (pass == Job::Pass::kBlocks && failure.ok()) {
+  if (*pass == Job::Pass::kBlocks && failure.ok()) {
     Finish(*job, failure, job->Report());
     return;
   }
-  if (pass == Job::Pass::kBlocks) {
+  if (*pass == Job::Pass::kBlocks) {
     // The runs are intact until Finish: blocks that failed (a device fault, queues closed by a
     // drain) leave the merge to the host, which also checks whether the job is still wanted.
     ReleaseKeptRuns(*job);
