@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
       "client of sortd.\n"
       "  sortctl sort [--key_type=u32] [--format=text|binary] [--input=FILE] [--order=asc|desc]\n"
       "               [--stable] [--indices] [--values=FILE --value_type=u32] [--algorithm=auto]\n"
+      "               [--values_out=FILE] [--indices_out=FILE] (required with --format=binary)\n"
       "               [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--in_place]\n"
       "                [--chunk_bytes=1048576] [--response_chunk_keys=0]]\n"
       "               (--transport=stream --format=binary streams files of any size; text input\n"

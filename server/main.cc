@@ -176,7 +176,8 @@ ABSL_FLAG(uint64_t, max_inflight_bytes, sortd::ServerOptions().max_inflight_byte
           "Memory budget: request and response bytes of accepted calls held at once, "
           "server-wide (gRPC's memory quota for uploads in progress is the same figure); a call "
           "that does not fit gets RESOURCE_EXHAUSTED at once. 0 takes half the memory the "
-          "process may use (physical memory or its cgroup's limit)");
+          "process may use (physical memory or its cgroup's limit) less the engine's lifelong "
+          "pools (the GPU workers' pinned staging, --out_of_core_pinned_bytes)");
 ABSL_FLAG(int, max_concurrent_streams, sortd::ServerOptions().max_concurrent_streams,
           "Calls one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS)");
 ABSL_FLAG(absl::Duration, send_timeout, sortd::ServerOptions().send_timeout,
@@ -331,8 +332,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   Log(absl::StrCat("memory budget ", (*server)->memory_budget().limit(),
-                   " bytes in flight (--max_inflight_bytes); at most ",
-                   options.max_concurrent_streams, " calls per connection"));
+                   " bytes in flight (--max_inflight_bytes",
+                   options.max_inflight_bytes != 0
+                       ? ""
+                       : absl::StrCat(": half the memory left beside the engine's ",
+                                      (*server)->engine().HostBytesHeld(), " bytes of pools"),
+                   "); at most ", options.max_concurrent_streams, " calls per connection"));
   Log(absl::StrCat("serving sortd.v1.SortService",
                    options.enable_echo ? " and Diagnostics/Echo" : "", " on ",
                    options.listen_address, " (port ", (*server)->port(), ")"));

@@ -57,8 +57,11 @@ class MemoryBudget {
   size_t peak_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// The default budget: half the memory this process may use (the smaller of physical memory and
-// its cgroup's limit), so the rest stays for the engines' pools, gRPC and the kernel.
-size_t DefaultMemoryBudgetBytes();
+// The default budget: half of what the memory this process may use (the smaller of physical
+// memory and its cgroup's limit) leaves beside `held_bytes`, what the engine holds for its whole
+// life (SortEngine::HostBytesHeld), so the rest stays for gRPC, the heap and the kernel.
+size_t DefaultMemoryBudgetBytes(size_t held_bytes);
+// The same for `memory` bytes of it: (memory - held) / 2, none when the engine holds it all.
+size_t MemoryBudgetBeside(size_t memory, size_t held_bytes);
 
 }  // namespace sortd

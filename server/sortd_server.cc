@@ -131,7 +131,8 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
       engine_(std::move(engine)),
       regions_(std::move(regions)),
       budget_(std::make_unique<MemoryBudget>(
-          options.max_inflight_bytes != 0 ? options.max_inflight_bytes : DefaultMemoryBudgetBytes(),
+          options.max_inflight_bytes != 0 ? options.max_inflight_bytes
+                                          : DefaultMemoryBudgetBytes(engine_->HostBytesHeld()),
           "--max_inflight_bytes")),
       calls_(std::make_unique<CallTracker>(options.send_timeout)),
       service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),

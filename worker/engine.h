@@ -173,6 +173,10 @@ class SortEngine {
   // decided as Submit would decide it now; the server's memory budget counts it with the request.
   virtual size_t HostScratchBytes(const SortSpec& spec, size_t n) const { return 0; }
 
+  // Host memory the engine holds for its whole life, whatever it sorts (the GPU workers' pinned
+  // staging, the out-of-core pinned scratch); the server's default memory budget leaves it out.
+  virtual size_t HostBytesHeld() const { return 0; }
+
   // Whether a job of `n` keys submitted now, before its input has all arrived (SortJob::growing),
   // would be run while it arrives rather than handed back.
   virtual bool TakesGrowingInput(const SortSpec& spec, size_t n) const { return false; }

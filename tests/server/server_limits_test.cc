@@ -10,6 +10,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "server/memory_budget.h"
 #include "tests/server/server_fixture.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -67,6 +68,19 @@ TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
               HasSubstr("more than the server's whole budget of 1000 bytes"));
   *c = MemoryBudget::Reservation();
   EXPECT_EQ(budget.in_use(), 0u);
+}
+
+// The default budget is half of what the engine's lifelong pools leave of the memory, so that
+// pinned staging and requests together stay inside a container's limit.
+TEST(MemoryBudgetTest, TheDefaultIsHalfTheMemoryTheEnginesPoolsLeave) {
+  EXPECT_EQ(MemoryBudgetBeside(16000, 0), 8000u);
+  EXPECT_EQ(MemoryBudgetBeside(16000, 8000), 4000u);
+  EXPECT_EQ(MemoryBudgetBeside(16000, 15999), 0u);  // rounds down
+  EXPECT_EQ(MemoryBudgetBeside(16000, 16000), 0u);
+  EXPECT_EQ(MemoryBudgetBeside(16000, 1u << 30), 0u);  // never wraps
+  const size_t all = DefaultMemoryBudgetBytes(0);
+  EXPECT_GT(all, 0u);
+  EXPECT_EQ(DefaultMemoryBudgetBytes(2 << 20), all - (1 << 20));
 }
 
 TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComesBack) {

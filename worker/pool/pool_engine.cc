@@ -49,6 +49,7 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
     if (!made.ok()) return made.status();
     pinned = *std::move(made);
   }
+  engine->pinned_scratch_bytes_ = pinned != nullptr ? pinned->capacity() : 0;
   PoolEngine* self = engine.get();
   engine->out_of_core_ = std::make_unique<OutOfCoreSorter>(
       options.out_of_core, options.observer,
@@ -262,6 +263,12 @@ void PoolEngine::Shutdown(absl::Time deadline) {
   cpu_->Shutdown(deadline);
   // No run can finish now, so every out-of-core sort has failed or is merging; merges run on.
   if (out_of_core_ != nullptr) out_of_core_->Wait();
+}
+
+size_t PoolEngine::HostBytesHeld() const {
+  size_t bytes = pinned_scratch_bytes_ + cpu_->HostBytesHeld();
+  for (const auto& w : workers_) bytes += w->Stats().pinned_bytes_capacity;
+  return bytes;
 }
 
 std::vector<WorkerStats> PoolEngine::Stats() const {

@@ -38,6 +38,8 @@ class PoolEngine : public SortEngine {
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
   size_t HostScratchBytes(const SortSpec& spec, size_t n) const override;
+  // The workers' pinned staging, the out-of-core pinned scratch and the CPU engine's.
+  size_t HostBytesHeld() const override;
   // A job a device would sort in core now, on a worker whose device reads a growing input.
   bool TakesGrowingInput(const SortSpec& spec, size_t n) const override;
   std::vector<WorkerStats> Stats() const override;
@@ -75,6 +77,7 @@ class PoolEngine : public SortEngine {
   size_t gpu_count_ = 0;
   // Its runs call back into this engine; Shutdown has waited for them before anything goes.
   std::unique_ptr<OutOfCoreSorter> out_of_core_;
+  size_t pinned_scratch_bytes_ = 0;  // of the out-of-core sorter's pinned scratch, if any
 };
 
 }  // namespace sortd

@@ -449,6 +449,21 @@ TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 7u);
 }
 
+// What the engine holds for its life, which the server's default memory budget leaves out: every
+// worker's staging and the out-of-core pinned scratch (none without it).
+TEST(OutOfCoreTest, TheEngineHoldsItsWorkersStagingAndThePinnedScratch) {
+  for (size_t scratch : {size_t{0}, size_t{64} << 10}) {
+    SCOPED_TRACE(::testing::Message() << "scratch " << scratch);
+    std::vector<CpuSortDeviceOptions> staged(3);
+    for (size_t i = 0; i < staged.size(); ++i) staged[i].staging_pool_bytes = (i + 1) << 16;
+    OutOfCoreOptions out_of_core;
+    out_of_core.pinned_scratch_bytes = scratch;
+    Pool pool = MakePool(nullptr, staged, out_of_core);
+    EXPECT_EQ(pool.engine->HostBytesHeld(), ((1 + 2 + 3) << 16) + scratch);
+    pool.engine->Shutdown(absl::InfiniteFuture());
+  }
+}
+
 // A worker that keeps a run (CpuSortDeviceOptions::keep_runs, as a GPU's) holds it until the sort
 // ends, and the blocks read their shares of it from there: whole runs' bytes, each kept by the
 // first worker that sorted it. Only jobs whose runs lie in pinned scratch keep any.
