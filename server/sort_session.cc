@@ -95,7 +95,11 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       absl::MutexLock lock(&mu_);
       done_ = true;
       cancelled_.store(true, std::memory_order_relaxed);
-      for (auto& slot : slots_) {  // answers that will never be sent
+      // Answers that will never be sent. A request still in the engine keeps its share of the
+      // budget until it is answered (Answered): its job still reads the request and writes the
+      // response.
+      for (auto& slot : slots_) {
+        if (!slot->ready) continue;
         slot->answer.Clear();
         slot->reservation.Release();
       }

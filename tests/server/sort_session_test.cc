@@ -269,6 +269,26 @@ TEST(SortSessionTest, DeadlineAndCancellationWithRequestsInTheEngineFreeEverythi
   ASSERT_TRUE(sorted.ok()) << sorted.status();
 }
 
+// Once gRPC is done with a cancelled session, a request the engine is still sorting keeps its
+// share of the memory budget (its job still reads the request and writes the answer) until the
+// engine answers it.
+TEST(SortSessionTest, ACancelledSessionsRequestsInTheEngineStayInTheBudgetUntilAnswered) {
+  TestServer t = TestServer::Start({}, OneSlowThread(absl::Seconds(2)));
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  grpc::ClientContext context;
+  std::unique_ptr<SessionCall> call = stub->SortSession(&context);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(call->Write(MakeSortRequest(KeyType::kUint32, 2000)));
+  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  context.TryCancel();
+  for (v1::SortResponse answer; call->Read(&answer);) {
+  }
+  EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 0; }));
+  // The first job sleeps for 2 s in the engine; the other two wait behind it.
+  EXPECT_GE(t.server->memory_budget().in_use(), 3u * 2 * 2000 * sizeof(uint32_t));
+  EXPECT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
+}
+
 TEST(SortSessionTest, AClientThatStopsReadingIsCancelledAfterTheSendTimeout) {
   ServerOptions options;
   options.send_timeout = absl::Milliseconds(500);
