@@ -14,6 +14,7 @@
 #include "rpc/status_util.h"
 #include "server/sort_request_handler.h"
 #include "server/sort_wire.h"
+#include "server/stream_chunk_copies.h"
 
 namespace sortd {
 namespace {
@@ -34,6 +35,15 @@ OutputBytes Elements(const OutputBytes& array, size_t width, size_t first, size_
   if (array.size == 0 || count == 0) return {};
   return array.Part(first * width, count * width);
 }
+
+}  // namespace
+
+bool HoldChunkSlices(size_t payload, size_t held, const SortStreamOptions& options) {
+  return payload >= options.min_held_chunk_bytes &&
+         held <= payload + SortStreamOptions::kMaxHeldSliceOverhead;
+}
+
+namespace {
 
 class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
@@ -112,6 +122,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                      scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "", " bytes"));
     if (!reservation.ok()) return reservation.status();
     reservation_ = *std::move(reservation);
+    key_copies_.emplace(n * key_width());
+    value_copies_.emplace(n * value_width());
     const SortStreamOptions& options = shared_->options;
     if (options.early_start && n > 1 && input >= options.early_start_min_bytes &&
         shared_->engine->TakesGrowingInput(stream_.spec, n)) {
@@ -140,12 +152,23 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                                                      count, " keys x value_width ", value_width(),
                                                      " = ", count * value_width(), " bytes"));
     }
-    // The chunk's bytes stay in gRPC's slices, as a SortKeys request's do: the engine gathers them
-    // (into pinned staging on the GPU path) without a copy here first.
-    for (absl::string_view piece : chunk.keys.pieces()) keys_.Append(piece);
-    for (absl::string_view piece : chunk.values.pieces()) values_.Append(piece);
-    if (key_bytes != 0) held_.push_back(chunk.slices);
-    if (growing_ != nullptr) growing_->Append(chunk.keys, chunk.values);
+    if (key_bytes == 0) return absl::OkStatus();
+    size_t held = 0;  // ParseBulkMessage emptied the slices the keys and values do not view
+    for (const grpc::Slice& slice : *chunk.slices) held += slice.size();
+    if (HoldChunkSlices(key_bytes + value_bytes, held, shared_->options)) {
+      // The chunk's bytes stay in gRPC's slices, as a SortKeys request's do: the engine gathers
+      // them (into pinned staging on the GPU path) without a copy here first.
+      for (absl::string_view piece : chunk.keys.pieces()) keys_.Append(piece);
+      for (absl::string_view piece : chunk.values.pieces()) values_.Append(piece);
+      held_.push_back(chunk.slices);
+      if (growing_ != nullptr) growing_->Append(chunk.keys, chunk.values);
+    } else {
+      const absl::string_view keys = key_copies_->Copy(chunk.keys);
+      const absl::string_view values = value_copies_->Copy(chunk.values);
+      keys_.Extend(keys);
+      values_.Extend(values);
+      if (growing_ != nullptr) growing_->Append(ByteSource(keys), ByteSource(values));
+    }
     received_ += count;
     return absl::OkStatus();
   }
@@ -286,6 +309,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     keys_ = ByteSource();  // the input is not needed while the answer goes out
     values_ = ByteSource();
     held_.clear();
+    key_copies_.reset();
+    value_copies_.reset();
     WriteNext();
   }
 
@@ -353,7 +378,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ByteSource keys_;                         // the uploaded array, in gRPC's slices
   ByteSource values_;
   std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
-  size_t received_ = 0;                                                // keys uploaded so far
+  std::optional<StreamChunkCopies> key_copies_, value_copies_;  // or copies (HoldChunkSlices)
+  size_t received_ = 0;                                         // keys uploaded so far
   // The array's second view for a job handed to the engine before the upload ends; null when
   // the stream does not start early.
   std::shared_ptr<GrowingInput> growing_;

@@ -9,8 +9,9 @@ GrowingInput::GrowingInput(size_t key_bytes, size_t value_bytes, absl::Duration 
 
 void GrowingInput::Append(const ByteSource& keys, const ByteSource& values) {
   absl::MutexLock lock(&mu_);
-  for (absl::string_view piece : keys.pieces()) arrived_[0].Append(piece);
-  for (absl::string_view piece : values.pieces()) arrived_[1].Append(piece);
+  // Extend: a stream's small chunks, copied one after another, stay one piece.
+  for (absl::string_view piece : keys.pieces()) arrived_[0].Extend(piece);
+  for (absl::string_view piece : values.pieces()) arrived_[1].Extend(piece);
   if (CompleteLocked()) copied_before_complete_ = copied_.load(std::memory_order_relaxed);
 }
 

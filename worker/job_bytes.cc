@@ -12,6 +12,16 @@ void ByteSource::Append(absl::string_view piece) {
   size_ += piece.size();
 }
 
+void ByteSource::Extend(absl::string_view piece) {
+  if (piece.empty()) return;
+  if (!pieces_.empty() && pieces_.back().data() + pieces_.back().size() == piece.data()) {
+    pieces_.back() = absl::string_view(pieces_.back().data(), pieces_.back().size() + piece.size());
+    size_ += piece.size();
+    return;
+  }
+  Append(piece);
+}
+
 std::optional<absl::string_view> ByteSource::contiguous() const {
   if (pieces_.empty()) return absl::string_view();
   if (pieces_.size() == 1) return pieces_[0];

@@ -19,6 +19,9 @@ class ByteSource {
   explicit ByteSource(absl::string_view contiguous) { Append(contiguous); }
 
   void Append(absl::string_view piece);
+  // Appends, growing the last piece instead when `piece` starts where that one ends (bytes copied
+  // one after another into the same block stay one piece).
+  void Extend(absl::string_view piece);
   // Marks the bytes as lying in host memory pinned for the GPUs' DMA (a registered shared-memory
   // region), so a GPU worker copies them to the device directly, without staging.
   void set_dma_ready(bool ready) { dma_ready_ = ready; }

@@ -157,6 +157,71 @@ TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
   EXPECT_EQ(sorted->keys, (std::vector<uint32_t>{1, 2, 3}));
 }
 
+grpc::ByteBuffer Raw(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// Chunks whose messages carry more than their keys and values (the keys field twice, the last
+// winning as in protobuf; a large unknown field), and chunks of a key or two: the server copies
+// these rather than hold their slices (server/stream_chunk_copies.h), and they sort like any
+// other, beside chunks large enough to stay in their slices.
+TEST(SortStreamTest, WastefulAndTinyChunksSortLikeAnyOther) {
+  TestServer t = TestServer::Start();
+  auto client = t.Client();
+  const size_t n = 40'000;
+  const std::string keys = testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kFewUnique,
+                                             testing::TestSeed());
+  const std::string values = testing::MakeValues(4, n);
+  v1::SortStreamRequest header = Header(n, 4);
+  header.mutable_header()->set_stable(true);
+  RawCall raw(client->channel(), kSortStream);
+  ASSERT_TRUE(raw.Start());
+  ASSERT_TRUE(raw.Write(Raw(header.SerializeAsString())));
+  const auto chunk = [&](size_t first, size_t count) {
+    v1::SortStreamRequest m;
+    m.set_keys(keys.substr(first * 4, count * 4));
+    m.set_values(values.substr(first * 4, count * 4));
+    return m.SerializeAsString();
+  };
+  v1::SortStreamRequest junk;
+  junk.set_keys(std::string(256 << 10, '\x7f'));
+  const std::string unknown_field = "\x7a\x80\x80\x10" + std::string(256 << 10, 'u');  // field 15
+  size_t sent = 0;
+  for (int i = 0; sent < n; ++i) {
+    const size_t count = std::min<size_t>(n - sent, i % 4 == 3 ? 20'000 : 1 + i % 2);
+    std::string message = chunk(sent, count);
+    if (i % 4 == 1) message = junk.SerializeAsString() + message;  // keys twice: the last wins
+    if (i % 4 == 2) message = unknown_field + message;
+    ASSERT_TRUE(raw.Write(Raw(message))) << "message " << i;
+    sent += count;
+  }
+  ASSERT_TRUE(raw.WritesDone());
+  std::string out_keys, out_values;
+  for (grpc::ByteBuffer answer; raw.Read(&answer);) {
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(answer.Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& s : slices)
+      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    v1::SortResponse response;
+    ASSERT_TRUE(response.ParseFromString(bytes));
+    ASSERT_FALSE(response.has_error()) << response.error().message();
+    out_keys += response.keys();
+    out_values += response.values();
+  }
+  const grpc::Status status = raw.Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  SortSpec spec;
+  spec.key_type = KeyType::kUint32;
+  spec.value_width = 4;
+  spec.stable = true;
+  EXPECT_TRUE(testing::VerifySortResult(spec, keys, values,
+                                        testing::ReferenceSortKeys(spec.key_type, keys, false),
+                                        {out_keys, out_values, ""}, true));
+  EXPECT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
+}
+
 TEST(SortStreamTest, StreamsPastTheLimitAtOnceAreRefusedAndTheFirstStillFinishes) {
   ServerOptions options;
   options.sort_stream.max_streams = 1;
