@@ -7,8 +7,10 @@
 
 namespace sortd {
 
-CallTracker::CallTracker(absl::Duration send_timeout)
-    : send_timeout_(send_timeout), watchdog_([this] { Watch(); }) {}
+CallTracker::CallTracker(absl::Duration send_timeout, absl::Duration receive_timeout)
+    : send_timeout_(send_timeout),
+      receive_timeout_(receive_timeout),
+      watchdog_([this] { Watch(); }) {}
 
 CallTracker::~CallTracker() {
   {
@@ -25,12 +27,24 @@ void CallTracker::Started() {
 
 void CallTracker::Sending(grpc::ServerContextBase* context) {
   absl::MutexLock lock(&mu_);
-  sending_[context] = absl::Now() + send_timeout_;
+  watched_[context] = {absl::Now() + send_timeout_, false};
 }
 
-void CallTracker::Sent(grpc::ServerContextBase* context) {
+void CallTracker::Sent(grpc::ServerContextBase* context) { Unwatch(context, false); }
+
+void CallTracker::Receiving(grpc::ServerContextBase* context) {
   absl::MutexLock lock(&mu_);
-  sending_.erase(context);
+  watched_[context] = {absl::Now() + receive_timeout_, true};
+}
+
+void CallTracker::Received(grpc::ServerContextBase* context) { Unwatch(context, true); }
+
+void CallTracker::Unwatch(grpc::ServerContextBase* context, bool receiving) {
+  // A call that ends while it waits to receive sends its status meanwhile: the read's end must
+  // not stop that send's watch (nor a write's end a read's).
+  absl::MutexLock lock(&mu_);
+  auto it = watched_.find(context);
+  if (it != watched_.end() && it->second.receiving == receiving) watched_.erase(it);
 }
 
 void CallTracker::Done(grpc::ServerContextBase* context) {
@@ -41,7 +55,7 @@ void CallTracker::Done(grpc::ServerContextBase* context) {
     };
     mu_.Await(absl::Condition(&not_cancelling));
   }
-  sending_.erase(context);
+  watched_.erase(context);
   --live_;
 }
 
@@ -63,27 +77,33 @@ uint64_t CallTracker::send_timeouts() const {
   return send_timeouts_;
 }
 
+uint64_t CallTracker::receive_timeouts() const {
+  absl::MutexLock lock(&mu_);
+  return receive_timeouts_;
+}
+
 void CallTracker::Watch() {
-  // Overdue sends are found within a quarter of the timeout (at most a second) of their deadline.
-  const absl::Duration period =
-      std::clamp(send_timeout_ / 4, absl::Milliseconds(10), absl::Seconds(1));
+  // Overdue calls are found within a quarter of the shorter timeout (at most a second) of their
+  // deadline.
+  const absl::Duration period = std::clamp(std::min(send_timeout_, receive_timeout_) / 4,
+                                           absl::Milliseconds(10), absl::Seconds(1));
   std::vector<grpc::ServerContextBase*> overdue;
   mu_.Lock();
   auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
   while (!mu_.AwaitWithTimeout(absl::Condition(&stopping), period)) {
     const absl::Time now = absl::Now();
     overdue.clear();
-    for (auto it = sending_.begin(); it != sending_.end();) {
-      if (it->second > now) {
+    for (auto it = watched_.begin(); it != watched_.end();) {
+      if (it->second.deadline > now) {
         ++it;
         continue;
       }
+      ++(it->second.receiving ? receive_timeouts_ : send_timeouts_);
       overdue.push_back(it->first);
       cancelling_.insert(it->first);
-      sending_.erase(it++);
+      watched_.erase(it++);
     }
     if (overdue.empty()) continue;
-    send_timeouts_ += overdue.size();
     // TryCancel may run the call's OnDone (and so Done) on this thread before it returns: the
     // lock must not be held.
     mu_.Unlock();

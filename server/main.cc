@@ -183,6 +183,9 @@ ABSL_FLAG(int, max_concurrent_streams, sortd::ServerOptions().max_concurrent_str
 ABSL_FLAG(absl::Duration, send_timeout, sortd::ServerOptions().send_timeout,
           "A response its client does not take within this long is cancelled and its memory "
           "freed (clients that stopped reading)");
+ABSL_FLAG(absl::Duration, receive_timeout, sortd::ServerOptions().receive_timeout,
+          "A SortStream whose client sends nothing for this long before its upload ends is "
+          "cancelled and its memory freed (clients that stalled mid-upload)");
 ABSL_FLAG(absl::Duration, max_connection_idle, sortd::ServerOptions().max_connection_idle,
           "A client connection with no call for this long is closed (clients reconnect on "
           "demand)");
@@ -313,6 +316,7 @@ int main(int argc, char** argv) {
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.send_timeout = absl::GetFlag(FLAGS_send_timeout);
+  options.receive_timeout = absl::GetFlag(FLAGS_receive_timeout);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
   options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);

@@ -197,6 +197,13 @@ Metrics::Metrics(const BuildInfo& build)
                             "--send_timeout.")
                         .Register(*registry_)
                         .Add({});
+  receive_timeouts_ = &prometheus::BuildCounter()
+                           .Name("sortd_receive_timeouts_total")
+                           .Help(
+                               "SortStream uploads cancelled because the client sent nothing "
+                               "for --receive_timeout.")
+                           .Register(*registry_)
+                           .Add({});
   out_of_core_sorts_ = &prometheus::BuildCounter()
                             .Name("sortd_out_of_core_sorts_total")
                             .Help(
@@ -247,13 +254,17 @@ void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned
 }
 
 void Metrics::SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
-                       uint64_t send_timeouts) {
+                       uint64_t send_timeouts, uint64_t receive_timeouts) {
   memory_budget_[0]->Set(static_cast<double>(inflight_bytes));
   memory_budget_[1]->Set(static_cast<double>(limit_bytes));
   memory_budget_[2]->Set(static_cast<double>(live_calls));
-  const double counted = send_timeouts_->Value();
-  if (static_cast<double>(send_timeouts) > counted) {
-    send_timeouts_->Increment(static_cast<double>(send_timeouts) - counted);
+  // The tracker counts; the counters catch up.
+  for (auto [counter, total] :
+       {std::pair{send_timeouts_, send_timeouts}, std::pair{receive_timeouts_, receive_timeouts}}) {
+    const double counted = counter->Value();
+    if (static_cast<double>(total) > counted) {
+      counter->Increment(static_cast<double>(total) - counted);
+    }
   }
 }
 

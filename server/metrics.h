@@ -65,7 +65,7 @@ class Metrics : public EngineObserver {
 
   // The memory budget and the calls in progress (copied from the server once a second).
   void SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
-                uint64_t send_timeouts);
+                uint64_t send_timeouts, uint64_t receive_timeouts);
 
   // The text exposition of everything, as a scrape would return it.
   std::string Scrape() const;
@@ -88,6 +88,7 @@ class Metrics : public EngineObserver {
   std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
+  prometheus::Counter* receive_timeouts_;
   prometheus::Counter* out_of_core_sorts_;
   prometheus::Counter* bytes_from_device_;                   // SortReport::bytes_from_device
   std::array<prometheus::Counter*, 3> stream_early_starts_;  // sorted, handed back, failed

@@ -58,11 +58,12 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
           "SortStream: ", open - 1, " streams are in progress, this server's limit is ",
           shared_->options.max_streams, " (--max_sort_streams); retry later")));
     } else {
-      StartRead(&message_);
+      Read();
     }
   }
 
   void OnReadDone(bool ok) override {
+    shared_->calls->Received(context_);
     if (!ok) return EndOfUpload();
     ++messages_in_;
     absl::Status status = shared_->draining->load() ? ShuttingDownError() : TakeMessage();
@@ -70,7 +71,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     if (status.ok()) status = EarlyJobFailure();
     if (!status.ok()) return AbandonUpload(status);
     MaybeStartEarly();
-    StartRead(&message_);
+    Read();
   }
 
   void OnWriteDone(bool ok) override {
@@ -88,6 +89,13 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
  private:
+  // Every read comes before the upload's end, which the sort waits for: a client that sends
+  // nothing for --receive_timeout is cancelled.
+  void Read() {
+    shared_->calls->Receiving(context_);
+    StartRead(&message_);
+  }
+
   absl::Status TakeMessage() {
     absl::StatusOr<SortStreamFrame> frame = ParseBulkMessage<v1::SortStreamRequest>(message_);
     if (!frame.ok()) return InMessage(messages_in_, frame.status());

@@ -109,6 +109,7 @@ absl::Status CheckConnectionLimits(const ServerOptions& options) {
   }
   const std::pair<const char*, absl::Duration> durations[] = {
       {"--send_timeout", options.send_timeout},
+      {"--receive_timeout", options.receive_timeout},
       {"--max_connection_idle", options.max_connection_idle},
       {"--keepalive_time", options.keepalive_time},
       {"--keepalive_timeout", options.keepalive_timeout}};
@@ -134,7 +135,7 @@ SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> 
           options.max_inflight_bytes != 0 ? options.max_inflight_bytes
                                           : DefaultMemoryBudgetBytes(engine_->HostBytesHeld()),
           "--max_inflight_bytes")),
-      calls_(std::make_unique<CallTracker>(options.send_timeout)),
+      calls_(std::make_unique<CallTracker>(options.send_timeout, options.receive_timeout)),
       service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),
                regions_.get(), options.sort_stream, options.sort_session),
       echo_service_(options.limits) {
@@ -246,7 +247,8 @@ void SortdServer::PublishWorkerHealth() {
 
 void SortdServer::ReleaseIdleMemory() {
   const size_t in_use = budget_->in_use();
-  metrics_->SetCalls(in_use, budget_->limit(), calls_->live(), calls_->send_timeouts());
+  metrics_->SetCalls(in_use, budget_->limit(), calls_->live(), calls_->send_timeouts(),
+                     calls_->receive_timeouts());
   peak_inflight_bytes_ = std::max(peak_inflight_bytes_, budget_->TakePeak());
   if (in_use == 0 && peak_inflight_bytes_ >= kTrimAfterPeakBytes) {
     malloc_trim(0);

@@ -141,6 +141,10 @@ TEST(ServerLimitsTest, LimitsThatWouldRefuseEveryCallAreRefusedAtStart) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--send_timeout must be positive (is 0)"));
   options.send_timeout = absl::Seconds(1);
+  options.receive_timeout = absl::ZeroDuration();
+  s = start(options);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--receive_timeout must be positive (is 0)"));
+  options.receive_timeout = absl::Seconds(1);
   options.keepalive_timeout = absl::Seconds(-1);
   s = start(options);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--keepalive_timeout must be positive (is -1s)"));

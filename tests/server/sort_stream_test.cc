@@ -269,6 +269,53 @@ TEST(SortStreamTest, DeadlineAndCancellationMidUploadFreeTheStream) {
       [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
 }
 
+// A client that stalls mid-upload (after its header, or before it) would hold its stream and the
+// header's reservation for as long as its connection lives: after --receive_timeout without a
+// message the stream is cancelled and freed. The timeout runs per message: a slow but steady
+// upload finishes.
+TEST(SortStreamTest, AClientThatStallsMidUploadIsCancelledAfterTheReceiveTimeout) {
+  ServerOptions options;
+  options.receive_timeout = absl::Seconds(1);
+  TestServer t = TestServer::Start(options);
+  auto stub = v1::SortService::NewStub(t.Client()->channel());
+  for (bool header : {true, false}) {
+    SCOPED_TRACE(header ? "after the header" : "before the header");
+    grpc::ClientContext context;
+    std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+    if (header) {
+      ASSERT_TRUE(call->Write(Header(1000)));
+      ASSERT_TRUE(call->Write(Chunk(400)));
+      ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
+    }
+    EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);  // the rest never comes
+    EXPECT_TRUE(WaitFor(
+        [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+  }
+  EXPECT_EQ(t.server->calls().receive_timeouts(), 2u);
+  EXPECT_EQ(t.server->calls().send_timeouts(), 0u);
+  EXPECT_TRUE(WaitFor(
+      [&] { return testing::MetricValue(*t.server, "sortd_receive_timeouts_total") == 2; }));
+
+  grpc::ClientContext context;
+  std::unique_ptr<StreamCall> call = stub->SortStream(&context);
+  ASSERT_TRUE(call->Write(Header(6)));
+  for (int i = 0; i < 6; ++i) {  // 1.5 s in all, 250 ms between messages
+    absl::SleepFor(absl::Milliseconds(250));
+    v1::SortStreamRequest chunk;
+    const uint32_t key = 6 - i;
+    chunk.set_keys(std::string(reinterpret_cast<const char*>(&key), sizeof(key)));
+    ASSERT_TRUE(call->Write(chunk));
+  }
+  ASSERT_TRUE(call->WritesDone());
+  std::string keys;
+  for (v1::SortResponse answer; call->Read(&answer);) keys += answer.keys();
+  const grpc::Status status = call->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const uint32_t expected[] = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(keys, std::string(reinterpret_cast<const char*>(expected), sizeof(expected)));
+  EXPECT_EQ(t.server->calls().receive_timeouts(), 2u);
+}
+
 TEST(SortStreamTest, AClientThatStopsReadingTheAnswerIsCancelledAfterTheSendTimeout) {
   ServerOptions options;
   options.send_timeout = absl::Milliseconds(500);
