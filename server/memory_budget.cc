@@ -59,6 +59,17 @@ size_t MemoryBudget::TakePeak() {
   return std::exchange(peak_, in_use_);
 }
 
+std::function<absl::Status(size_t)> MemoryBudget::LaterShares(std::string what) {
+  auto share = std::make_shared<Reservation>();
+  return [this, share, what = std::move(what)](size_t bytes) -> absl::Status {
+    *share = Reservation();  // a new share replaces the last, not adds to it
+    absl::StatusOr<Reservation> reserved = Reserve(bytes, what);
+    if (!reserved.ok()) return reserved.status();
+    *share = *std::move(reserved);
+    return absl::OkStatus();
+  };
+}
+
 void MemoryBudget::Return(size_t bytes) {
   absl::MutexLock lock(&mu_);
   in_use_ -= bytes;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -41,6 +43,11 @@ class MemoryBudget {
   // RESOURCE_EXHAUSTED when `bytes` does not fit beside what is in flight; `what` says what the
   // bytes are (e.g. "request 4096 + response 4096 bytes").
   absl::StatusOr<Reservation> Reserve(size_t bytes, const std::string& what);
+
+  // A job's way to take more of the budget after its admission (SortJob::reserve_host), each time
+  // for `what`: each call replaces the share the last one took, and the last share is given back
+  // when the function goes (with its job). The budget must outlive it.
+  std::function<absl::Status(size_t bytes)> LaterShares(std::string what);
 
   size_t limit() const { return limit_; }
   size_t in_use() const;

@@ -82,7 +82,9 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   if (!reservation.ok()) return Refuse(exchange, key_type, reservation.status());
   exchange->Hold(*std::move(reservation));
   metrics_->RecordTransport(validated->shared_memory);
-  if (validated->shared_memory) return SortInRegions(exchange, *request, *validated);
+  if (validated->shared_memory) {
+    return SortInRegions(exchange, *request, *validated, scratch_bytes);
+  }
   if (validated->n <= 1) {
     grpc::ByteBuffer response = AnswerTrivially(*validated, *request, arrival);
     metrics_->RecordRequest(exchange->method(), absl::StatusCode::kOk, key_type, "none",
@@ -94,6 +96,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   auto job = std::make_unique<SortJob>();
   job->spec = validated->spec;
   job->n = validated->n;
+  AllowLaterScratch(*job, scratch_bytes);
   const size_t bytes = request->keys.size() + request->values.size();
   job->keys = std::move(request->keys);
   job->values = std::move(request->values);
@@ -125,8 +128,14 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
 // The shared-memory form: no array bytes either way. Copies: the CPU engine reads and writes the
 // regions in place (one copy of an input it overwrites); a GPU worker DMAs straight from and into
 // them when they are pinned (sortd.proto, SharedMemory).
+void SortRequestHandler::AllowLaterScratch(SortJob& job, size_t budgeted) const {
+  job.host_scratch_budgeted = budgeted;
+  job.reserve_host =
+      budget_->LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
+}
+
 void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
-                                       const ValidatedJob& validated) {
+                                       const ValidatedJob& validated, size_t scratch_bytes) {
   const absl::string_view key_type = KeyTypeName(validated.spec.key_type);
   // Answers with the report and no array bytes, or with the error.
   auto finish = [this, exchange, key_type](const absl::Status& status, const SortReport* report) {
@@ -150,6 +159,7 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   auto job = std::make_unique<SortJob>();
   job->spec = validated.spec;
   job->n = validated.n;
+  AllowLaterScratch(*job, scratch_bytes);
   absl::StatusOr<std::unique_ptr<RegionLease>> attached =
       AttachRegions(*regions_, request.fields, validated, *job);
   if (!attached.ok()) {

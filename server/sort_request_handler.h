@@ -63,8 +63,11 @@ class SortRequestHandler {
   void Refuse(SortExchange* exchange, absl::string_view key_type, const absl::Status& status);
 
  private:
+  // The job's scratch beyond `budgeted`, if the engine takes more than admission counted
+  // (SortJob::reserve_host), comes from the memory budget too.
+  void AllowLaterScratch(SortJob& job, size_t budgeted) const;
   void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
-                     const ValidatedJob& validated);
+                     const ValidatedJob& validated, size_t scratch_bytes);
 
   SortEngine* const engine_;
   Metrics* const metrics_;

@@ -112,6 +112,14 @@ struct SortJob {
   // instead, and the job's owner does the work its own way (the host merge, reading the runs).
   bool cpu_fallback = true;
 
+  // The host scratch the server's memory budget already holds for this job (what
+  // SortEngine::HostScratchBytes said at admission), and a way to take more of that budget: a job
+  // admitted for a GPU that the pool sends to the CPU engine instead takes that engine's scratch,
+  // which admission did not count, and fails RESOURCE_EXHAUSTED when it does not fit. Null where
+  // no budget applies; what it takes is given back when the job goes.
+  size_t host_scratch_budgeted = 0;
+  std::function<absl::Status(size_t bytes)> reserve_host;
+
   // An out-of-core sort's run or block: its large transfers take turns on the GPU's link with the
   // sort's other runs and blocks (LinkTurns, worker/gpu/link_turns.h), so the workers sorting
   // them run as a pipeline rather than all copying in, then all copying out, at once.

@@ -70,6 +70,28 @@ TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
+// A job's later shares (SortJob::reserve_host): each replaces the last, a refusal names the
+// numbers and holds nothing, and the last share goes with the function.
+TEST(MemoryBudgetTest, LaterSharesReplaceEachOtherAndGoWithTheirJob) {
+  MemoryBudget budget(1000, "--max_inflight_bytes");
+  auto held = budget.Reserve(300, "request");
+  ASSERT_TRUE(held.ok());
+  {
+    std::function<absl::Status(size_t)> share = budget.LaterShares("cpu scratch");
+    ASSERT_TRUE(share(500).ok());
+    EXPECT_EQ(budget.in_use(), 800u);
+    ASSERT_TRUE(share(600).ok());  // replaces the 500
+    EXPECT_EQ(budget.in_use(), 900u);
+    const absl::Status refused = share(701);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(std::string(refused.message()),
+                AllOf(HasSubstr("701 bytes (cpu scratch)"), HasSubstr("--max_inflight_bytes")));
+    EXPECT_EQ(budget.in_use(), 300u);  // the refused call gave up the 600 it replaced
+    ASSERT_TRUE(share(100).ok());
+  }
+  EXPECT_EQ(budget.in_use(), 300u);
+}
+
 // The default budget is half of what the engine's lifelong pools leave of the memory, so that
 // pinned staging and requests together stay inside a container's limit.
 TEST(MemoryBudgetTest, TheDefaultIsHalfTheMemoryTheEnginesPoolsLeave) {

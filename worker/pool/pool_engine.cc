@@ -245,6 +245,16 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
 
 void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
   if (job->cpu_fallback) {
+    const size_t scratch = cpu_->HostScratchBytes(job->spec, job->n);
+    if (job->reserve_host != nullptr && scratch > job->host_scratch_budgeted) {
+      if (absl::Status s = job->reserve_host(scratch - job->host_scratch_budgeted); !s.ok()) {
+        job->done(absl::Status(s.code(),
+                               absl::StrCat(why, "; the CPU engine cannot take it: ", s.message())),
+                  SortReport{job->spec.algorithm, "cpu", {}, {}, {}, {}});
+        return;
+      }
+      job->host_scratch_budgeted = scratch;
+    }
     cpu_->Submit(std::move(job));
     return;
   }

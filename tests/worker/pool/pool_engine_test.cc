@@ -304,6 +304,56 @@ TEST(PoolEngineTest, StagingHeldByResponsesSendsWorkElsewhereUntilReleased) {
   EXPECT_TRUE(WaitFor([&] { return pool.engine->Stats()[0].pinned_bytes_in_use == 0; }));
 }
 
+// A job admitted for a GPU (its budget counted no CPU scratch) that the pool sends to the CPU
+// engine takes that engine's scratch from the budget first (SortJob::reserve_host): beyond what
+// admission counted, and not at all when the device takes it; a refused share fails the job
+// RESOURCE_EXHAUSTED, saying why, and the CPU engine never sees it.
+TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudgetFirst) {
+  CpuSortDeviceOptions device;
+  device.staging_pool_bytes = 4096;  // one 1000-key u32 output
+  BatchPolicy batching;
+  batching.max_batch_requests = 1;
+  Pool pool = MakePool({device}, batching);
+  SortSpec spec;  // as Probe::Make's
+  spec.key_type = KeyType::kUint32;
+  spec.algorithm = Algorithm::kBitonic;
+  const size_t scratch = pool.cpu->HostScratchBytes(spec, 1000);
+  std::vector<size_t> asked;
+  const auto with_budget = [&asked](std::unique_ptr<SortJob> job, size_t budgeted,
+                                    absl::Status answer) {
+    job->host_scratch_budgeted = budgeted;
+    job->reserve_host = [&asked, answer](size_t bytes) {
+      asked.push_back(bytes);
+      return answer;
+    };
+    return job;
+  };
+  Probe on_device, granted, covered, refused;
+  pool.engine->Submit(with_budget(on_device.Make(KeyType::kUint32, 1000), 0, absl::OkStatus()));
+  ASSERT_TRUE(on_device.status().ok());  // its response holds the staging from here on
+  EXPECT_TRUE(asked.empty());
+  pool.engine->Submit(with_budget(granted.Make(KeyType::kUint32, 1000), 100, absl::OkStatus()));
+  const auto [granted_status, granted_report] = granted.result.get();
+  ASSERT_TRUE(granted_status.ok()) << granted_status;
+  EXPECT_EQ(granted_report.device, "cpu");
+  EXPECT_EQ(asked, std::vector<size_t>{scratch - 100});
+  pool.engine->Submit(with_budget(covered.Make(KeyType::kUint32, 1000), scratch,
+                                  absl::ResourceExhaustedError("never asked")));
+  ASSERT_TRUE(covered.status().ok());
+  EXPECT_EQ(asked.size(), 1u);
+  pool.engine->Submit(with_budget(refused.Make(KeyType::kUint32, 1000), 0,
+                                  absl::ResourceExhaustedError("memory budget: no room")));
+  const absl::Status status = refused.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::AllOf(::testing::HasSubstr("the CPU engine cannot take it"),
+                               ::testing::HasSubstr("memory budget: no room")));
+  EXPECT_EQ(asked, (std::vector<size_t>{scratch - 100, scratch}));
+  EXPECT_EQ(pool.cpu->jobs_taken(), 2u);
+  on_device.held_keys = OutputBytes();
+  pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
 // A batch that finds the staging taken after it was queued (the pick saw room, a response took
 // it meanwhile) waits for it, then runs elsewhere instead of failing.
 TEST(PoolEngineTest, BatchThatCannotGetStagingIsRunElsewhere) {
