@@ -96,12 +96,16 @@ size_t MemoryBudgetBeside(size_t memory, size_t held_bytes) {
   return (memory - std::min(memory, held_bytes)) / 2;
 }
 
-size_t DefaultMemoryBudgetBytes(size_t held_bytes) {
+size_t ProcessMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   size_t memory = pages > 0 && page_size > 0 ? size_t(pages) * size_t(page_size) : size_t{8} << 30;
   if (const size_t cgroup = CgroupMemoryLimit(); cgroup != 0) memory = std::min(memory, cgroup);
-  return MemoryBudgetBeside(memory, held_bytes);
+  return memory;
+}
+
+size_t DefaultMemoryBudgetBytes(size_t held_bytes) {
+  return MemoryBudgetBeside(ProcessMemoryBytes(), held_bytes);
 }
 
 }  // namespace sortd

@@ -68,6 +68,8 @@ class MemoryBudget {
 // memory and its cgroup's limit) leaves beside `held_bytes`, what the engine holds for its whole
 // life (SortEngine::HostBytesHeld), so the rest stays for gRPC, the heap and the kernel.
 size_t DefaultMemoryBudgetBytes(size_t held_bytes);
+// The memory this process may use: the smaller of physical memory and its cgroup's limit.
+size_t ProcessMemoryBytes();
 // The same for `memory` bytes of it: (memory - held) / 2, none when the engine holds it all.
 size_t MemoryBudgetBeside(size_t memory, size_t held_bytes);
 

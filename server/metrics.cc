@@ -228,6 +228,15 @@ Metrics::Metrics(const BuildInfo& build)
   stream_early_starts_ = {&early.Add({{"outcome", "sorted"}}),
                           &early.Add({{"outcome", "handed_back"}}),
                           &early.Add({{"outcome", "failed"}})};
+  stream_chunk_bytes_copied_ =
+      &prometheus::BuildCounter()
+           .Name("sortd_stream_chunk_bytes_copied_total")
+           .Help(
+               "SortStream key and value bytes copied into the stream's own memory rather than "
+               "held in gRPC's buffers: chunks under 64 KiB, or whose messages carry more than "
+               "their keys and values.")
+           .Register(*registry_)
+           .Add({});
   stream_bytes_copied_early_ =
       &prometheus::BuildCounter()
            .Name("sortd_stream_bytes_copied_early_total")
@@ -236,6 +245,10 @@ Metrics::Metrics(const BuildInfo& build)
                "the upload's last chunk arrived.")
            .Register(*registry_)
            .Add({});
+}
+
+void Metrics::RecordStreamChunkCopy(size_t bytes) {
+  stream_chunk_bytes_copied_->Increment(static_cast<double>(bytes));
 }
 
 void Metrics::RecordStreamEarlyStart(EarlyStart outcome, size_t bytes_copied_before_upload_end) {

@@ -57,6 +57,8 @@ class Metrics : public EngineObserver {
   // call; and the bytes the engine had copied towards a device before the last chunk arrived.
   enum class EarlyStart { kSorted, kHandedBack, kFailed };
   void RecordStreamEarlyStart(EarlyStart outcome, size_t bytes_copied_before_upload_end);
+  // SortStream chunk bytes copied rather than held in gRPC's slices (small or wasteful chunks).
+  void RecordStreamChunkCopy(size_t bytes);
 
   // One SortKeys request that passed validation, by how its arrays travelled.
   void RecordTransport(bool shared_memory);
@@ -93,6 +95,7 @@ class Metrics : public EngineObserver {
   prometheus::Counter* bytes_from_device_;                   // SortReport::bytes_from_device
   std::array<prometheus::Counter*, 3> stream_early_starts_;  // sorted, handed back, failed
   prometheus::Counter* stream_bytes_copied_early_;
+  prometheus::Counter* stream_chunk_bytes_copied_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -38,9 +38,9 @@ OutputBytes Elements(const OutputBytes& array, size_t width, size_t first, size_
 
 }  // namespace
 
-bool HoldChunkSlices(size_t payload, size_t held, const SortStreamOptions& options) {
+bool HoldChunkSlices(size_t payload, size_t message_bytes, const SortStreamOptions& options) {
   return payload >= options.min_held_chunk_bytes &&
-         held <= payload + SortStreamOptions::kMaxHeldSliceOverhead;
+         message_bytes <= payload + SortStreamOptions::kMaxMessageOverhead;
 }
 
 namespace {
@@ -97,6 +97,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   absl::Status TakeMessage() {
+    const size_t message_bytes = message_.Length();
     absl::StatusOr<SortStreamFrame> frame = ParseBulkMessage<v1::SortStreamRequest>(message_);
     if (!frame.ok()) return InMessage(messages_in_, frame.status());
     if (messages_in_ == 1) {
@@ -109,7 +110,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       return absl::InvalidArgumentError(absl::StrCat(
           "SortStream message ", messages_in_, ": a header; only the first message carries one"));
     }
-    return TakeChunk(*frame);
+    return TakeChunk(*frame, message_bytes);
   }
 
   // Checks the header and reserves the whole array (input and result) in the memory budget.
@@ -142,7 +143,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     return absl::OkStatus();
   }
 
-  absl::Status TakeChunk(const SortStreamFrame& chunk) {
+  absl::Status TakeChunk(const SortStreamFrame& chunk, size_t message_bytes) {
     const size_t key_bytes = chunk.keys.size(), value_bytes = chunk.values.size();
     const std::string where = absl::StrCat("SortStream message ", messages_in_, ": ");
     if (key_bytes % key_width() != 0) {
@@ -162,9 +163,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                                                      " = ", count * value_width(), " bytes"));
     }
     if (key_bytes == 0) return absl::OkStatus();
-    size_t held = 0;  // ParseBulkMessage emptied the slices the keys and values do not view
-    for (const grpc::Slice& slice : *chunk.slices) held += slice.size();
-    if (HoldChunkSlices(key_bytes + value_bytes, held, shared_->options)) {
+    if (HoldChunkSlices(key_bytes + value_bytes, message_bytes, shared_->options)) {
       // The chunk's bytes stay in gRPC's slices, as a SortKeys request's do: the engine gathers
       // them (into pinned staging on the GPU path) without a copy here first.
       for (absl::string_view piece : chunk.keys.pieces()) keys_.Append(piece);
@@ -172,6 +171,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       held_.push_back(chunk.slices);
       if (growing_ != nullptr) growing_->Append(chunk.keys, chunk.values);
     } else {
+      shared_->metrics->RecordStreamChunkCopy(key_bytes + value_bytes);
       const absl::string_view keys = key_copies_->Copy(chunk.keys);
       const absl::string_view values = value_copies_->Copy(chunk.values);
       keys_.Extend(keys);

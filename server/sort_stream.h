@@ -39,15 +39,16 @@ struct SortStreamOptions {
   // and it starts again when the upload ends: a slow client never holds a GPU worker for long.
   absl::Duration early_start_patience = absl::Milliseconds(50);
   // A chunk carrying fewer key and value bytes than this is copied into the stream's own blocks
-  // (server/stream_chunk_copies.h) rather than held in gRPC's slices, as is one whose slices hold
-  // more than kMaxHeldSliceOverhead beyond its keys and values.
+  // (server/stream_chunk_copies.h) rather than held in gRPC's slices, as is one whose message is
+  // more than kMaxMessageOverhead larger than its keys and values (its slices could hold the
+  // rest: a repeated keys field, an unknown field).
   size_t min_held_chunk_bytes = size_t{64} << 10;
-  static constexpr size_t kMaxHeldSliceOverhead = 1024;  // tags and lengths take a few bytes
+  static constexpr size_t kMaxMessageOverhead = 1024;  // tags and lengths take a few bytes
 };
 
-// Whether a chunk of `payload` key and value bytes, whose message keeps `held` bytes of gRPC's
-// slices, stays in those slices (true) or is copied (StreamChunkCopies).
-bool HoldChunkSlices(size_t payload, size_t held, const SortStreamOptions& options);
+// Whether a chunk of `payload` key and value bytes in a message of `message_bytes` stays in gRPC's
+// slices (true) or is copied (StreamChunkCopies).
+bool HoldChunkSlices(size_t payload, size_t message_bytes, const SortStreamOptions& options);
 
 // What SortStream calls share; all of it outlives them.
 struct SortStreamContext {

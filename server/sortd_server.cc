@@ -153,6 +153,15 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     engine->Shutdown(absl::InfinitePast());
     return limits;
   }
+  if (const size_t held = engine->HostBytesHeld();
+      options.max_inflight_bytes == 0 && DefaultMemoryBudgetBytes(held) == 0) {
+    engine->Shutdown(absl::InfinitePast());
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--max_inflight_bytes: the engine's pools hold ", held, " bytes, all of the ",
+        ProcessMemoryBytes(),
+        " bytes this process may use, and leave none for requests; set --max_inflight_bytes, or "
+        "smaller pools (--pinned_pool_bytes, --out_of_core_pinned_bytes)"));
+  }
   if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
   std::unique_ptr<RegionRegistry> regions;
   if (options.shared_memory.enabled) {

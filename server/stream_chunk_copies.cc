@@ -12,7 +12,8 @@ char* StreamChunkCopies::Room(size_t bytes) {
     return blocks_.back().get();
   }
   if (bytes > free_bytes_) {
-    const size_t size = std::max(bytes, std::min(kBlockBytes, left_));
+    const size_t size = std::max(bytes, std::min(next_block_, left_));
+    next_block_ = std::min(2 * next_block_, kBlockBytes);
     blocks_.emplace_back(new char[size]);
     allocated_ += size;
     free_ = blocks_.back().get();

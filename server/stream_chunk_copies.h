@@ -3,9 +3,10 @@
 // bookkeeping for a few bytes each, and a wasteful one (its message repeats the keys field, or
 // carries an unknown field beside them) would keep slices far larger than its keys and values,
 // none of which the memory budget counts: a client could hold many times its reservation. Their
-// bytes are copied here instead, one after another into blocks of up to kBlockBytes, so that
-// consecutive small chunks form one piece (ByteSource::Extend), and memory stays within a few
-// percent of the bytes copied.
+// bytes are copied here instead, one after another into shared blocks that grow from
+// kLargeCopyBytes to kBlockBytes (so consecutive small chunks form one piece, ByteSource::Extend),
+// and larger copies into blocks of their own: what is allocated stays under twice what was
+// copied plus kLargeCopyBytes, and a stream that copies little allocates little.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +39,8 @@ class StreamChunkCopies {
  private:
   char* Room(size_t bytes);
 
-  size_t left_;  // of total_bytes, not yet copied
+  size_t left_;                          // of total_bytes, not yet copied
+  size_t next_block_ = kLargeCopyBytes;  // the next shared block's size, doubling
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* free_ = nullptr;  // the free end of the current shared block
   size_t free_bytes_ = 0;

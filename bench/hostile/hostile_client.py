@@ -8,6 +8,10 @@ what it sent and what the server answered.
   noread        --streams requests of --mib MiB each whose responses are never read (the
                 connection's receive window is never opened)
   upload        --streams requests of --mib MiB each on one connection, all uploaded at once
+  stream_tiny   one SortStream of --keys uint32 keys sent one key per message
+  stream_junk   one SortStream of --keys keys, each message also carrying --mib MiB in a keys
+                field that a later one replaces (protobuf keeps the last)
+  stream_stall  --streams SortStreams that send a header for --mib MiB of keys, then nothing
 """
 import argparse
 import gzip
@@ -23,6 +27,7 @@ import h2.exceptions
 import h2.settings
 
 METHOD = "/sortd.v1.SortService/SortKeys"
+STREAM_METHOD = "/sortd.v1.SortService/SortStream"
 
 
 def varint(n):
@@ -41,6 +46,17 @@ def sort_request(key_bytes):
     """A SortRequest of uint32 keys (field 1 = key_type 1, field 2 = keys)."""
     keys = (struct.pack("<I", 0x9E3779B9) * (key_bytes // 4 + 1))[:key_bytes]
     return b"\x08\x01" + b"\x12" + varint(len(keys)) + keys
+
+
+def stream_header(key_count):
+    """A SortStreamRequest carrying only a header: uint32 keys (field 1), key_count (field 7)."""
+    header = b"\x08\x01" + b"\x38" + varint(key_count)
+    return b"\x0a" + varint(len(header)) + header
+
+
+def stream_keys(keys):
+    """A SortStreamRequest carrying a chunk of keys (field 2)."""
+    return b"\x12" + varint(len(keys)) + keys
 
 
 def grpc_frame(message, compressed=False):
@@ -65,8 +81,8 @@ class Connection:
         if data:
             self.sock.sendall(data)
 
-    def headers(self, extra=()):
-        return [(":method", "POST"), (":scheme", "http"), (":path", METHOD),
+    def headers(self, extra=(), method=METHOD):
+        return [(":method", "POST"), (":scheme", "http"), (":path", method),
                 (":authority", self.authority), ("content-type", "application/grpc"),
                 ("te", "trailers")] + list(extra)
 
@@ -104,8 +120,9 @@ class Connection:
             return False
         return True
 
-    def send_body(self, stream_id, body):
-        """Sends `body` on the stream as flow control allows, reading the server meanwhile."""
+    def send_body(self, stream_id, body, end=True):
+        """Sends `body` on the stream as flow control allows, reading the server meanwhile, and
+        ends the stream after it unless `end` is false."""
         offset = 0
         while offset < len(body):
             window = min(self.h2.local_flow_control_window(stream_id),
@@ -121,6 +138,8 @@ class Connection:
                 return True  # the server answered (or reset) the stream before its whole body
             offset += len(chunk)
             self.flush()
+        if not end:
+            return True
         try:
             self.h2.end_stream(stream_id)
         except h2.exceptions.StreamClosedError:
@@ -212,19 +231,78 @@ def upload(args):
             "statuses": codes}
 
 
+def stream_of_messages(args, mode, messages, key_count):
+    """One SortStream: the header, then `messages` (an iterable of chunk messages), half-closed;
+    reports the status and how long the server took to answer after the last message."""
+    conn = Connection(args.host, args.port, window=1 << 30)
+    sid = conn.h2.get_next_available_stream_id()
+    conn.h2.send_headers(sid, conn.headers(method=STREAM_METHOD))
+    sent = 0
+    ok = conn.send_body(sid, grpc_frame(stream_header(key_count)), end=False)
+    for message in messages:
+        if not ok:
+            break
+        ok = conn.send_body(sid, grpc_frame(message), end=False)
+        sent += 1
+        if sent % 1000 == 0:
+            conn.pump()  # the server's window updates, so they never fill the socket
+    if ok:
+        conn.send_body(sid, b"")
+    deadline = time.monotonic() + args.seconds
+    while sid not in conn.statuses and time.monotonic() < deadline:
+        if not conn.pump(timeout=0.1):
+            break
+    return {"mode": mode, "messages": sent, "status": conn.statuses.get(sid, "none")}
+
+
+def stream_tiny(args):
+    key = struct.pack("<I", 7)
+    return stream_of_messages(args, "stream_tiny", (stream_keys(key) for _ in range(args.keys)),
+                              args.keys)
+
+
+def stream_junk(args):
+    junk = stream_keys(b"\x7f" * (args.mib << 20))
+    key = stream_keys(struct.pack("<I", 7))
+    return stream_of_messages(args, "stream_junk", (junk + key for _ in range(args.keys)),
+                              args.keys)
+
+
+def stream_stall(args):
+    key_count = (args.mib << 20) // 4
+    conns = []
+    for _ in range(args.streams):
+        conn = Connection(args.host, args.port, window=1 << 30)
+        sid = conn.h2.get_next_available_stream_id()
+        conn.h2.send_headers(sid, conn.headers(method=STREAM_METHOD))
+        conn.send_body(sid, grpc_frame(stream_header(key_count)), end=False)
+        conns.append((conn, sid))
+    start = time.monotonic()
+    ended = {}
+    while len(ended) < len(conns) and time.monotonic() < start + args.seconds:
+        for i, (conn, sid) in enumerate(conns):
+            if i not in ended and (not conn.pump(timeout=0.05) or sid in conn.statuses):
+                ended[i] = round(time.monotonic() - start, 1)
+    return {"mode": "stream_stall", "streams": args.streams, "bytes_each": args.mib << 20,
+            "ended_after_s": sorted(ended.values()), "still_open": len(conns) - len(ended)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["rapid_reset", "gzip", "noread", "upload"])
+    parser.add_argument("mode", choices=["rapid_reset", "gzip", "noread", "upload", "stream_tiny",
+                                         "stream_junk", "stream_stall"])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--mib", type=int, default=64, help="MiB of keys per request")
     parser.add_argument("--streams", type=int, default=16)
+    parser.add_argument("--keys", type=int, default=100000, help="keys per stream (stream modes)")
     parser.add_argument("--min_requests", type=int, default=0,
                         help="gzip: keep sending past --seconds until this many were sent")
     args = parser.parse_args()
-    modes = {"rapid_reset": rapid_reset, "gzip": gzip_bomb, "noread": noread, "upload": upload}
+    modes = {"rapid_reset": rapid_reset, "gzip": gzip_bomb, "noread": noread, "upload": upload,
+             "stream_tiny": stream_tiny, "stream_junk": stream_junk, "stream_stall": stream_stall}
     print(json.dumps(modes[args.mode](args)), flush=True)
 
 

@@ -4,12 +4,15 @@
 # and (rapid reset) another client's latency during the flood beside its latency alone.
 #
 #   bench/hostile/run.sh [--sortd=build/server/sortd] [--sortctl=build/client/sortctl]
-#                        [--budget_mib=1024] [--seconds=10] [-- extra sortd flags]
+#                        [--budget_mib=1024] [--seconds=10] [--only=streams] [-- sortd flags]
+#
+# --only=streams runs the SortStream attacks alone (tiny chunks, chunks with junk beside their
+# keys, uploads that stall after their header).
 #
 # Prints one table row per attack (markdown); the raw JSON lines go to $OUT or a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-sortd=build/server/sortd sortctl=build/client/sortctl budget_mib=1024 seconds=10
+sortd=build/server/sortd sortctl=build/client/sortctl budget_mib=1024 seconds=10 only=
 extra=()
 while (($#)); do
   case $1 in
@@ -17,6 +20,7 @@ while (($#)); do
     --sortctl=*) sortctl=${1#*=} ;;
     --budget_mib=*) budget_mib=${1#*=} ;;
     --seconds=*) seconds=${1#*=} ;;
+    --only=streams) only=streams ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -29,7 +33,7 @@ out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 port=$((40000 + RANDOM % 20000))
 "$sortd" --engine=cpu --listen="127.0.0.1:$port" --metrics_listen= \
-  --max_inflight_bytes=$((budget_mib << 20)) --send_timeout=5s "${extra[@]}" \
+  --max_inflight_bytes=$((budget_mib << 20)) --send_timeout=5s --receive_timeout=5s "${extra[@]}" \
   >"$out/sortd.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
@@ -74,6 +78,16 @@ echo "sortd $("$sortd" --version 2>/dev/null | head -1) budget ${budget_mib} MiB
 echo
 echo "| attack | RSS before MiB | RSS peak MiB | RSS 3 s after MiB | attacker saw |"
 echo "|---|---:|---:|---:|---|"
+# One SortStream of 1M keys in 1M messages; one of 200 keys whose messages each carry 4 MiB in a
+# keys field the next one replaces (800 MiB sent); four that send a header for 64 MiB of keys,
+# then nothing (the receive timeout is 5 s).
+attack stream_1M_one_key_chunks "$py" "$hostile" stream_tiny --port="$port" --keys=1000000 \
+  --seconds=60
+attack stream_200_chunks_4MiB_junk "$py" "$hostile" stream_junk --port="$port" --keys=200 \
+  --mib=4 --seconds=60
+attack stream_4x64MiB_stalled "$py" "$hostile" stream_stall --port="$port" --streams=4 \
+  --mib=64 --seconds=30
+if [[ $only == streams ]]; then exit 0; fi
 attack upload_12x256MiB "$py" "$hostile" upload --port="$port" --mib=256 --streams=12 \
   --seconds=60
 attack noread_24x32MiB "$py" "$hostile" noread --port="$port" --mib=32 --streams=24 \

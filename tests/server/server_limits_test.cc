@@ -137,6 +137,18 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   EXPECT_EQ(t.engine->jobs_taken(), 2u);  // refused calls never reached the engine
 }
 
+// An engine whose lifelong pools would take all the memory there is.
+class PoolsHoldAllMemory final : public SortEngine {
+ public:
+  void Submit(std::unique_ptr<SortJob> job) override {
+    job->done(absl::UnavailableError("not used"), SortReport{});
+  }
+  void Shutdown(absl::Time) override {}
+  std::string Describe() const override { return "pools holding everything"; }
+  std::vector<WorkerStats> Stats() const override { return {}; }
+  size_t HostBytesHeld() const override { return ProcessMemoryBytes(); }
+};
+
 TEST(ServerLimitsTest, LimitsThatWouldRefuseEveryCallAreRefusedAtStart) {
   auto start = [](const ServerOptions& options) {
     auto engine = CpuEngine::Create({});
@@ -170,6 +182,20 @@ TEST(ServerLimitsTest, LimitsThatWouldRefuseEveryCallAreRefusedAtStart) {
   options.keepalive_timeout = absl::Seconds(-1);
   s = start(options);
   EXPECT_THAT(std::string(s.message()), HasSubstr("--keepalive_timeout must be positive (is -1s)"));
+  options.keepalive_timeout = absl::Seconds(20);
+  // A default budget of nothing: the pools leave no memory for requests.
+  s = SortdServer::Start(options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}),
+                         std::make_unique<PoolsHoldAllMemory>())
+          .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("the engine's pools hold"), HasSubstr("--max_inflight_bytes")));
+  options.max_inflight_bytes = 1 << 20;  // said outright, it stands
+  auto started =
+      SortdServer::Start(options, std::make_unique<Metrics>(BuildInfo{"test", false, ""}),
+                         std::make_unique<PoolsHoldAllMemory>());
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_EQ((*started)->memory_budget().limit(), 1u << 20);
 }
 
 TEST(ServerLimitsTest, CompressedRequestsAreRefused) {

@@ -278,14 +278,18 @@ TEST(SortSessionTest, ACancelledSessionsRequestsInTheEngineStayInTheBudgetUntilA
   grpc::ClientContext context;
   std::unique_ptr<SessionCall> call = stub->SortSession(&context);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(call->Write(MakeSortRequest(KeyType::kUint32, 2000)));
-  ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
+  // All three read and admitted (each holds at least its request and its response), the first
+  // in the engine.
+  const size_t three = 3u * 2 * 2000 * sizeof(uint32_t);
+  ASSERT_TRUE(WaitFor(
+      [&] { return t.engine->jobs_taken() == 1 && t.server->memory_budget().in_use() >= three; }));
   context.TryCancel();
   for (v1::SortResponse answer; call->Read(&answer);) {
   }
   EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 0; }));
   // The first job sleeps for 2 s in the engine; the other two wait behind it.
-  EXPECT_GE(t.server->memory_budget().in_use(), 3u * 2 * 2000 * sizeof(uint32_t));
+  EXPECT_GE(t.server->memory_budget().in_use(), three);
   EXPECT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
 }
 

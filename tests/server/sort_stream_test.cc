@@ -166,10 +166,10 @@ grpc::ByteBuffer Raw(const std::string& bytes) {
 // winning as in protobuf; a large unknown field), and chunks of a key or two: the server copies
 // these rather than hold their slices (server/stream_chunk_copies.h), and they sort like any
 // other, beside chunks large enough to stay in their slices.
-TEST(SortStreamTest, WastefulAndTinyChunksSortLikeAnyOther) {
+TEST(SortStreamTest, WastefulAndTinyChunksAreCopiedAndSortLikeAnyOther) {
   TestServer t = TestServer::Start();
   auto client = t.Client();
-  const size_t n = 40'000;
+  const size_t n = 2 * (1 + 3 * 20'000);
   const std::string keys = testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kFewUnique,
                                              testing::TestSeed());
   const std::string values = testing::MakeValues(4, n);
@@ -187,15 +187,20 @@ TEST(SortStreamTest, WastefulAndTinyChunksSortLikeAnyOther) {
   v1::SortStreamRequest junk;
   junk.set_keys(std::string(256 << 10, '\x7f'));
   const std::string unknown_field = "\x7a\x80\x80\x10" + std::string(256 << 10, 'u');  // field 15
-  size_t sent = 0;
+  // Per four messages: a key alone (small: copied), 20000 keys after junk in a keys field the
+  // real one replaces, as protobuf does (wasteful: copied), 20000 after an unknown field (copied),
+  // 20000 alone (160 KB of keys and values: held in gRPC's slices).
+  size_t sent = 0, copied = 0;
   for (int i = 0; sent < n; ++i) {
-    const size_t count = std::min<size_t>(n - sent, i % 4 == 3 ? 20'000 : 1 + i % 2);
+    const size_t count = i % 4 == 0 ? 1 : 20'000;
     std::string message = chunk(sent, count);
-    if (i % 4 == 1) message = junk.SerializeAsString() + message;  // keys twice: the last wins
+    if (i % 4 == 1) message = junk.SerializeAsString() + message;
     if (i % 4 == 2) message = unknown_field + message;
+    if (i % 4 != 3) copied += count * 8;
     ASSERT_TRUE(raw.Write(Raw(message))) << "message " << i;
     sent += count;
   }
+  ASSERT_EQ(sent, n);
   ASSERT_TRUE(raw.WritesDone());
   std::string out_keys, out_values;
   for (grpc::ByteBuffer answer; raw.Read(&answer);) {
@@ -220,6 +225,11 @@ TEST(SortStreamTest, WastefulAndTinyChunksSortLikeAnyOther) {
                                         testing::ReferenceSortKeys(spec.key_type, keys, false),
                                         {out_keys, out_values, ""}, true));
   EXPECT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() == 0; }));
+  EXPECT_TRUE(WaitFor([&] {
+    return testing::MetricValue(*t.server, "sortd_stream_chunk_bytes_copied_total") ==
+           static_cast<double>(copied);
+  })) << testing::MetricValue(*t.server, "sortd_stream_chunk_bytes_copied_total")
+      << " of " << copied;
 }
 
 TEST(SortStreamTest, StreamsPastTheLimitAtOnceAreRefusedAndTheFirstStillFinishes) {

@@ -15,7 +15,7 @@
 namespace sortd {
 
 struct OutOfCoreSorter::Job {
-  enum class Pass { kRuns, kBlocks };
+  using Pass = OutOfCoreSorter::Pass;
 
   std::unique_ptr<SortJob> job;  // the caller's; null once done has been called
   std::vector<size_t> starts;    // run r sorts keys [starts[r], starts[r + 1])
@@ -351,16 +351,16 @@ bool OutOfCoreSorter::MergesOnDevices(const SortSpec& spec) const {
   return options_.merge_on_devices && (spec.value_width == 0 || !spec.return_indices);
 }
 
-void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job) {
+void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job, std::optional<Pass> of_pass) {
   const absl::Time drain = drain_deadline();
-  std::optional<Job::Pass> pass;
+  std::optional<Job::Pass> pass = of_pass;
   for (;;) {
     size_t task = 0;
     size_t completions = 0;  // when the task was taken
     {
       absl::MutexLock lock(&job->mu);
-      // The pass ended while this call submitted its last task (which finished at once): the
-      // next pass is StartBlocks' to begin, in order.
+      // The pass ended while this call submitted its last task (which finished at once), or
+      // before a finished task's call got here: the next pass is StartBlocks' to begin.
       if (pass && *pass != job->pass) return;
       pass = job->pass;
       completions = job->completions;
@@ -445,8 +445,10 @@ void OutOfCoreSorter::ReleaseKeptRuns(Job& job) {
 
 void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
                                const absl::Status& status, const SortReport& report) {
+  Pass pass;
   {
     absl::MutexLock lock(&job->mu);
+    pass = job->pass;  // the task's: a pass ends only once none of its tasks runs
     --job->running;
     ++job->completions;
     if (status.ok()) {
@@ -465,7 +467,7 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
                                                job->job->n, " keys failed: ", status.message()));
     }
   }
-  Pump(job);
+  Pump(job, pass);
 }
 
 void OutOfCoreSorter::SetGlobalIndices(Job& job, bool global) {

@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -113,6 +114,8 @@ class OutOfCoreSorter {
   size_t sorts_in_flight() const;
 
  private:
+  // A job's first pass sorts its runs; the second, when the merge runs on the devices, its blocks.
+  enum class Pass { kRuns, kBlocks };
   struct Job;
 
   // A job that waits for pinned scratch (OutOfCoreOptions::pinned_scratch_bytes).
@@ -133,8 +136,10 @@ class OutOfCoreSorter {
   void AdmitNext();
   // Hands the job's next runs (or blocks) to the devices while its window has room; once nothing
   // of the pass runs and nothing is left to run, starts the merge (or finishes the job, after the
-  // blocks or a failure).
-  void Pump(const std::shared_ptr<Job>& job);
+  // blocks or a failure). `of_pass`: a task of that pass finished, and the call does nothing once
+  // the job has gone on to the next (which StartBlocks begins). Any call returns when the pass it
+  // first saw has ended.
+  void Pump(const std::shared_ptr<Job>& job, std::optional<Pass> of_pass = std::nullopt);
   void TaskDone(const std::shared_ptr<Job>& job, size_t task, const absl::Status& status,
                 const SortReport& report);
   std::unique_ptr<SortJob> MakeRun(const std::shared_ptr<Job>& job, size_t run);
