@@ -15,6 +15,11 @@ absl::Status ShuttingDownError() {
   return absl::UnavailableError("the server is shutting down and takes no new requests");
 }
 
+void AllowLaterScratch(MemoryBudget& budget, SortJob& job, size_t budgeted) {
+  job.host_scratch_budgeted = budgeted;
+  job.reserve_host = budget.LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
+}
+
 namespace {
 
 // Zero or one key is already sorted: answered in the handler without queueing.
@@ -96,7 +101,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   auto job = std::make_unique<SortJob>();
   job->spec = validated->spec;
   job->n = validated->n;
-  AllowLaterScratch(*job, scratch_bytes);
+  AllowLaterScratch(*budget_, *job, scratch_bytes);
   const size_t bytes = request->keys.size() + request->values.size();
   job->keys = std::move(request->keys);
   job->values = std::move(request->values);
@@ -128,12 +133,6 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
 // The shared-memory form: no array bytes either way. Copies: the CPU engine reads and writes the
 // regions in place (one copy of an input it overwrites); a GPU worker DMAs straight from and into
 // them when they are pinned (sortd.proto, SharedMemory).
-void SortRequestHandler::AllowLaterScratch(SortJob& job, size_t budgeted) const {
-  job.host_scratch_budgeted = budgeted;
-  job.reserve_host =
-      budget_->LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
-}
-
 void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
                                        const ValidatedJob& validated, size_t scratch_bytes) {
   const absl::string_view key_type = KeyTypeName(validated.spec.key_type);
@@ -159,7 +158,7 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   auto job = std::make_unique<SortJob>();
   job->spec = validated.spec;
   job->n = validated.n;
-  AllowLaterScratch(*job, scratch_bytes);
+  AllowLaterScratch(*budget_, *job, scratch_bytes);
   absl::StatusOr<std::unique_ptr<RegionLease>> attached =
       AttachRegions(*regions_, request.fields, validated, *job);
   if (!attached.ok()) {

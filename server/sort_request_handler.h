@@ -23,6 +23,11 @@ namespace sortd {
 // UNAVAILABLE for work that arrives once the server has begun to drain.
 absl::Status ShuttingDownError();
 
+// Lets a job admitted with `budgeted` bytes of host scratch take more from `budget` should it need
+// more where it runs: the CPU engine's scratch, when a sort admitted for a GPU falls back there
+// (SortJob::reserve_host).
+void AllowLaterScratch(MemoryBudget& budget, SortJob& job, size_t budgeted);
+
 // The way back for one request.
 class SortExchange {
  public:
@@ -63,9 +68,6 @@ class SortRequestHandler {
   void Refuse(SortExchange* exchange, absl::string_view key_type, const absl::Status& status);
 
  private:
-  // The job's scratch beyond `budgeted`, if the engine takes more than admission counted
-  // (SortJob::reserve_host), comes from the memory budget too.
-  void AllowLaterScratch(SortJob& job, size_t budgeted) const;
   void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
                      const ValidatedJob& validated, size_t scratch_bytes);
 

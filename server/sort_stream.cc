@@ -302,9 +302,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     job->arrival = arrival_;
     job->deadline = DeadlineOf(*context_);
     job->is_cancelled = [context = context_] { return context->IsCancelled(); };
-    job->host_scratch_budgeted = scratch_bytes_;
-    job->reserve_host =
-        shared_->budget->LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
+    AllowLaterScratch(*shared_->budget, *job, scratch_bytes_);
     return job;
   }
 
@@ -390,9 +388,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ByteSource keys_;                         // the uploaded array, in gRPC's slices
   ByteSource values_;
   std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
-  std::optional<StreamChunkCopies> key_copies_, value_copies_;
-  size_t scratch_bytes_ = 0;  // of the reservation: the engine's host scratch at admission  // or
-                              // copies (HoldChunkSlices)
+  std::optional<StreamChunkCopies> key_copies_, value_copies_;  // or copies (HoldChunkSlices)
+  size_t scratch_bytes_ = 0;  // of the reservation: the engine's host scratch at admission
   size_t received_ = 0;       // keys uploaded so far
   // The array's second view for a job handed to the engine before the upload ends; null when
   // the stream does not start early.

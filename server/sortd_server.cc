@@ -126,15 +126,12 @@ absl::Status CheckConnectionLimits(const ServerOptions& options) {
 
 SortdServer::SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
                          std::unique_ptr<SortEngine> engine,
-                         std::unique_ptr<RegionRegistry> regions)
+                         std::unique_ptr<RegionRegistry> regions, size_t budget_bytes)
     : options_(options),
       metrics_(std::move(metrics)),
       engine_(std::move(engine)),
       regions_(std::move(regions)),
-      budget_(std::make_unique<MemoryBudget>(
-          options.max_inflight_bytes != 0 ? options.max_inflight_bytes
-                                          : DefaultMemoryBudgetBytes(engine_->HostBytesHeld()),
-          "--max_inflight_bytes")),
+      budget_(std::make_unique<MemoryBudget>(budget_bytes, "--max_inflight_bytes")),
       calls_(std::make_unique<CallTracker>(options.send_timeout, options.receive_timeout)),
       service_(engine_.get(), metrics_.get(), options.limits, budget_.get(), calls_.get(),
                regions_.get(), options.sort_stream, options.sort_session),
@@ -153,8 +150,10 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     engine->Shutdown(absl::InfinitePast());
     return limits;
   }
-  if (const size_t held = engine->HostBytesHeld();
-      options.max_inflight_bytes == 0 && DefaultMemoryBudgetBytes(held) == 0) {
+  const size_t held = engine->HostBytesHeld();
+  const size_t budget_bytes =
+      options.max_inflight_bytes != 0 ? options.max_inflight_bytes : DefaultMemoryBudgetBytes(held);
+  if (budget_bytes == 0) {
     engine->Shutdown(absl::InfinitePast());
     return absl::FailedPreconditionError(absl::StrCat(
         "--max_inflight_bytes: the engine's pools hold ", held, " bytes, all of the ",
@@ -175,8 +174,8 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     }
     regions = *std::move(registry);
   }
-  std::unique_ptr<SortdServer> s(
-      new SortdServer(options, std::move(metrics), std::move(engine), std::move(regions)));
+  std::unique_ptr<SortdServer> s(new SortdServer(options, std::move(metrics), std::move(engine),
+                                                 std::move(regions), budget_bytes));
   s->metrics_->AttachEngine(s->engine_.get());
   // Before anything is started that a refusal would have to take down again.
   if (absl::Status free = CheckUnixSocketFree(options.listen_address); !free.ok()) {

@@ -92,8 +92,10 @@ class SortdServer {
   void Shutdown();
 
  private:
+  // `budget_bytes`: the memory budget, --max_inflight_bytes or its default (Start decides).
   SortdServer(const ServerOptions& options, std::unique_ptr<Metrics> metrics,
-              std::unique_ptr<SortEngine> engine, std::unique_ptr<RegionRegistry> regions);
+              std::unique_ptr<SortEngine> engine, std::unique_ptr<RegionRegistry> regions,
+              size_t budget_bytes);
 
   const ServerOptions options_;
   std::unique_ptr<Metrics> metrics_;  // declared before the engine: it observes the engine

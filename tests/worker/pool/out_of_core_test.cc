@@ -464,15 +464,24 @@ TEST(OutOfCoreTest, TheEngineHoldsItsWorkersStagingAndThePinnedScratch) {
   }
 }
 
+// Two workers of one stand-in GPU that keep out-of-core runs, as GPU workers do, each batch
+// taking `delay`, beside pinned scratch of `scratch_pools` device pools.
+Pool KeepingPool(absl::Duration delay, size_t scratch_pools) {
+  std::vector<CpuSortDeviceOptions> one_gpu(2);
+  for (CpuSortDeviceOptions& o : one_gpu) {
+    o.keep_runs = true;
+    o.delay_per_batch = delay;
+  }
+  OutOfCoreOptions out_of_core;
+  out_of_core.pinned_scratch_bytes = scratch_pools * kDevicePool;
+  return MakePool(nullptr, one_gpu, out_of_core);
+}
+
 // A worker that keeps a run (CpuSortDeviceOptions::keep_runs, as a GPU's) holds it until the sort
 // ends, and the blocks read their shares of it from there: whole runs' bytes, each kept by the
 // first worker that sorted it. Only jobs whose runs lie in pinned scratch keep any.
 TEST(OutOfCoreTest, BlocksReadTheRunsTheirWorkersKept) {
-  std::vector<CpuSortDeviceOptions> one_gpu(2);
-  for (CpuSortDeviceOptions& o : one_gpu) o.keep_runs = true;
-  OutOfCoreOptions out_of_core;
-  out_of_core.pinned_scratch_bytes = 4 * kDevicePool;
-  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  Pool pool = KeepingPool(absl::ZeroDuration(), 4);
   const uint64_t seed = testing::TestSeed();
   for (uint32_t vw : {0u, 8u}) {
     for (bool fits : {true, true, false}) {  // twice: the first job's kept runs came back
@@ -502,14 +511,7 @@ TEST(OutOfCoreTest, BlocksReadTheRunsTheirWorkersKept) {
 // Sorts at once on slow workers: one's runs find the space that another's blocks still read taken,
 // and keep none there, so every answer is still right; the space comes back with each sort.
 TEST(OutOfCoreTest, KeptRunsStayUntilTheirSortEnds) {
-  std::vector<CpuSortDeviceOptions> one_gpu(2);
-  for (CpuSortDeviceOptions& o : one_gpu) {
-    o.keep_runs = true;
-    o.delay_per_batch = absl::Milliseconds(2);
-  }
-  OutOfCoreOptions out_of_core;
-  out_of_core.pinned_scratch_bytes = 12 * kDevicePool;  // three sorts' runs
-  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  Pool pool = KeepingPool(absl::Milliseconds(2), 12);  // pinned scratch for three sorts' runs
   const uint64_t seed = testing::TestSeed();
   SortSpec spec;
   spec.key_type = KeyType::kInt32;
@@ -537,14 +539,7 @@ TEST(OutOfCoreTest, KeptRunsStayUntilTheirSortEnds) {
 // A client that goes away mid-sort, after its runs were kept: its sort fails CANCELLED at its next
 // run, and the workers' space comes back for the next sort's runs.
 TEST(OutOfCoreTest, KeptRunsComeBackWhenTheirClientGoesAway) {
-  std::vector<CpuSortDeviceOptions> one_gpu(2);
-  for (CpuSortDeviceOptions& o : one_gpu) {
-    o.keep_runs = true;
-    o.delay_per_batch = absl::Milliseconds(20);
-  }
-  OutOfCoreOptions out_of_core;
-  out_of_core.pinned_scratch_bytes = 8 * kDevicePool;
-  Pool pool = MakePool(nullptr, one_gpu, out_of_core);
+  Pool pool = KeepingPool(absl::Milliseconds(20), 8);
   SortSpec spec;
   spec.key_type = KeyType::kUint32;
   spec.algorithm = Algorithm::kRadix;
