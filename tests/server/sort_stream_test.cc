@@ -201,6 +201,10 @@ TEST(SortStreamTest, WastefulAndTinyChunksAreCopiedAndSortLikeAnyOther) {
     sent += count;
   }
   ASSERT_EQ(sent, n);
+  // Another client is served while this stream is open.
+  auto sorted = client->Sort<uint32_t>(std::vector<uint32_t>{3, 1, 2});
+  ASSERT_TRUE(sorted.ok()) << sorted.status();
+  EXPECT_EQ(sorted->keys, (std::vector<uint32_t>{1, 2, 3}));
   ASSERT_TRUE(raw.WritesDone());
   std::string out_keys, out_values;
   for (grpc::ByteBuffer answer; raw.Read(&answer);) {
@@ -297,6 +301,10 @@ TEST(SortStreamTest, AClientThatStallsMidUploadIsCancelledAfterTheReceiveTimeout
       ASSERT_TRUE(call->Write(Chunk(400)));
       ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
     }
+    // Others are served meanwhile.
+    auto sorted = t.Client()->Sort<uint32_t>(std::vector<uint32_t>{3, 1, 2});
+    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    EXPECT_EQ(sorted->keys, (std::vector<uint32_t>{1, 2, 3}));
     EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);  // the rest never comes
     EXPECT_TRUE(WaitFor(
         [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
