@@ -19,6 +19,10 @@ FROM ${BUILD_BASE} AS build
 # ON: the CUDA engine must build (the default, on the CUDA devel base); OFF: CPU engine only;
 # AUTO: whichever the base allows.
 ARG SORTD_CUDA=ON
+# The GPUs' compute capabilities the kernels are built for (CMake's CUDA_ARCHITECTURES list, e.g.
+# "80;90" for A100 and H100/H200). sortd tests each GPU at start-up and refuses one these do not
+# run on, naming its capability.
+ARG CUDA_ARCHITECTURES=90
 WORKDIR /src
 # Dependencies first, through the same script the README and CI use, so this layer is cached
 # until the script changes.
@@ -35,14 +39,17 @@ COPY server server
 COPY client client
 COPY scripts/collect-runtime.sh scripts/
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA="${SORTD_CUDA}" \
+      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}" \
       -DSORTD_BUILD_TESTS=OFF -DSORTD_BUILD_BENCH=OFF \
  && cmake --build build --parallel "$(nproc)" --target sortd sortctl \
  && ./scripts/collect-runtime.sh /out build/server/sortd build/client/sortctl
 
 FROM ${RUNTIME_BASE}
 COPY --from=build /out /opt/sortd
+# Appended to, not replaced: the CUDA base's path names where the NVIDIA runtime mounts the
+# driver's libcuda on some clusters.
 ENV PATH=/opt/sortd/bin:$PATH \
-    LD_LIBRARY_PATH=/opt/sortd/lib
+    LD_LIBRARY_PATH=/opt/sortd/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin sortd
 USER sortd
 # 50051: gRPC (sortd.v1.SortService, health, reflection); 9464: Prometheus /metrics.

@@ -84,6 +84,13 @@ for probe in ("readinessProbe", "livenessProbe"):
 for section in ("requests", "limits"):
     check(str(container["resources"].get(section, {}).get("nvidia.com/gpu")) == "1", f"resources.{section} lacks nvidia.com/gpu: 1")
 check("cpu" in container["resources"]["requests"] and "memory" in container["resources"]["requests"], "cpu/memory requests missing")
+# Pinned staging is locked for the pod's life, so the pod asks for all the memory it may use.
+check(container["resources"]["requests"].get("memory") == container["resources"]["limits"].get("memory"),
+      "memory request differs from the limit")
+check(args.get("--engine") == "gpu", "a pod holding a GPU should run --engine=gpu, not fall back to the CPU engine")
+check("replicas" not in spec, "the Deployment sets replicas, which the HPA owns")
+caps = container.get("securityContext", {}).get("capabilities", {}).get("drop", [])
+check("ALL" in caps, "the container should drop all capabilities")
 drain = duration_seconds(args.get("--drain_deadline", "30s"))
 pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
 check(len(pre_stop) == 2 and pre_stop[0] == "sleep", "preStop should be a sleep so endpoints stop routing before the drain")
@@ -193,6 +200,12 @@ check(re.search(r"^USER\s+(?!root|0\b)\S+", dockerfile, re.M) is not None, "Dock
 check(re.search(r"^EXPOSE\s+.*50051", dockerfile, re.M) and re.search(r"^EXPOSE\s+.*9464", dockerfile, re.M), "EXPOSE 50051 and 9464")
 check(re.search(r"^HEALTHCHECK .*sortctl.*health", dockerfile, re.M | re.S) is not None, "HEALTHCHECK through sortctl health")
 check(re.search(r'^ENTRYPOINT \["sortd"\]', dockerfile, re.M) is not None, "ENTRYPOINT sortd")
+# The CUDA base's LD_LIBRARY_PATH names where the NVIDIA runtime may mount the driver's libraries.
+check(re.search(r"LD_LIBRARY_PATH=/opt/sortd/lib\$\{LD_LIBRARY_PATH:\+:\$LD_LIBRARY_PATH\}", dockerfile)
+      is not None, "the image must append to LD_LIBRARY_PATH, not replace the base's")
+check(re.search(r"^ARG CUDA_ARCHITECTURES=\S+$", dockerfile, re.M) and
+      '-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}"' in dockerfile,
+      "the GPUs the kernels are built for are a build argument (CUDA_ARCHITECTURES)")
 check((root / "Dockerfile").read_text().count("ARG CUDA_VERSION=13.0") == 1, "CUDA 13.0 images (matching nvcc here)")
 ignore = (root / ".dockerignore").read_text().split()
 check("build" in ignore and ".git" in ignore, ".dockerignore must keep build trees and .git out")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the offline deploy checks on the repository, then proves they bite: each broken copy of
 # the tree (grace period too short, a COPY of a missing file, a bad YAML file, a fixed base
-# image) must fail.
+# image, a GPU pod without --engine=gpu, ...) must fail.
 set -euo pipefail
 root=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,4 +38,10 @@ copy; sed -i 's/^        - podSelector: {}$/        - namespaceSelector: {}/' "$
 expect_failure "a NetworkPolicy that opens the gRPC port to every namespace"
 copy; rm "$work/t/deploy/k8s/networkpolicy.yaml"
 expect_failure "no NetworkPolicy"
-echo "8 passed, 0 failed"
+copy; sed -i '/^            - --engine=gpu$/d' "$work/t/deploy/k8s/deployment.yaml"
+expect_failure "a GPU pod that may serve on the CPU engine"
+copy; sed -i '0,/^              memory: 16Gi$/s//              memory: 8Gi/' "$work/t/deploy/k8s/deployment.yaml"
+expect_failure "a memory request below the limit"
+copy; sed -i "s|^    LD_LIBRARY_PATH=/opt/sortd/lib.*|    LD_LIBRARY_PATH=/opt/sortd/lib|" "$work/t/Dockerfile"
+expect_failure "an image that replaces the base's library path"
+echo "11 passed, 0 failed"
