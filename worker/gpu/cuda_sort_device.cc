@@ -14,6 +14,7 @@
 #include "kernels/radix_sort.h"
 #include "kernels/segmented_sort.h"
 #include "kernels/util/fault_injection.h"
+#include "worker/gpu/device_self_test.h"
 
 namespace sortd {
 namespace {
@@ -155,7 +156,26 @@ absl::Status CudaSortDevice::Init() {
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }
-  return absl::OkStatus();
+  return SelfTest();
+}
+
+absl::Status CudaSortDevice::SelfTest() {
+  DeviceSelfTestOptions test;
+  test.corrupt_for_test = options_.test_corrupt_self_test;
+  size_t bytes = 0;
+  if (absl::Status s = DeviceSelfTestBytes(test, kAlign, &bytes); !s.ok()) return s;
+  char* const scratch = device_arena_.Take(bytes);
+  if (scratch == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": a device pool of ", device_arena_.size,
+                     " bytes (--gpu_memory_pool_bytes) is too small for even the start-up "
+                     "self-test's ",
+                     bytes, " bytes"));
+  }
+  absl::Status status = RunDeviceSelfTest(options_.device, compute_.get(), scratch, kAlign, test);
+  device_arena_.used = 0;
+  device_arena_.peak = 0;
+  return status;
 }
 
 // A request needs its input and output arrays plus sort scratch on the device (about three

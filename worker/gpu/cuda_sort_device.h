@@ -107,6 +107,8 @@ class CudaSortDevice : public SortDevice {
   absl::Status RunSingle(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
+  // A small sort checked on the host, before the device takes requests (device_self_test.h).
+  absl::Status SelfTest();
   // Clears a failed batch's error; marks the device lost if it does not answer afterwards.
   void Recover();
 

@@ -48,6 +48,9 @@ struct CudaSortDeviceOptions {
   // batch lose_at_batch a trapping kernel loses the device for good. 0 disables each.
   int test_transient_fault_every = 0;
   int test_lose_at_batch = 0;
+  // Tests only: the start-up self-test's result is corrupted, so Create fails as on a GPU that the
+  // kernels do not run on.
+  bool test_corrupt_self_test = false;
 };
 
 }  // namespace sortd
