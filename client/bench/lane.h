@@ -125,6 +125,7 @@ struct Lane {
   int64_t last_measured_done_ns ABSL_GUARDED_BY(mu) = 0;
 
   // Written by the dispatcher only, read after it has been joined.
+  int64_t first_measured_sent_ns = 0;  // 0: none sent
   uint64_t warmup_sent = 0;
   uint64_t late = 0;
   double busy = 0;  // the dispatcher thread's CPU time / its wall time

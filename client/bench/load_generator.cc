@@ -168,6 +168,7 @@ void Runner::Dispatch(int d, const Clock& clock) {
     call->due_ns = due_ns;
     call->sent_ns = sent_ns;
     call->measured = measured;
+    if (measured && lane.first_measured_sent_ns == 0) lane.first_measured_sent_ns = sent_ns;
     if (!measured) {
       ++lane.warmup_sent;
     } else if (open_loop && waited_for_slot) {
@@ -256,7 +257,22 @@ BenchResult Runner::Run() {
   // A duration run measures at least its duration, even when the last answer came early.
   const int64_t window_end =
       options_.requests > 0 ? last_measured_done_ns : std::max(last_measured_done_ns, clock.end_ns);
-  result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - clock.warmup_end_ns));
+  // A closed loop counting --requests starts its clock with its first measured send: until then
+  // its slots were held by warm-up calls sent before the warm-up ended, whose time is not the
+  // measured requests' (with one slot and 50 ms calls, 0-50 ms more per run). Open loops start at
+  // the warm-up's end, when their first measured request is due.
+  int64_t window_start = clock.warmup_end_ns;
+  if (options_.requests > 0 && options_.rate <= 0) {
+    int64_t first_sent = 0;
+    for (const auto& lane : lanes_) {
+      if (lane->first_measured_sent_ns != 0 &&
+          (first_sent == 0 || lane->first_measured_sent_ns < first_sent)) {
+        first_sent = lane->first_measured_sent_ns;
+      }
+    }
+    if (first_sent != 0) window_start = first_sent;
+  }
+  result.measured = absl::Nanoseconds(std::max<int64_t>(0, window_end - window_start));
   return result;
 }
 

@@ -212,6 +212,32 @@ TEST(BenchTest, EchoNeedsEnableEchoAndThenBypassesTheEngine) {
   EXPECT_EQ(echo.engine->jobs_sorted(), 0u);
 }
 
+// A closed loop counting --requests is timed from its first measured send: the warm-up call still
+// running when the warm-up ends is not charged to the measured requests. One slot, 300 ms sorts,
+// a 50 ms warm-up: the warm-up call holds the slot about 250 ms past the warm-up's end, which
+// the window held before.
+TEST(BenchTest, ClosedLoopRequestCountIsTimedFromItsFirstMeasuredSend) {
+  CpuEngineOptions engine = Threads(1);
+  engine.test_delay_per_job = absl::Milliseconds(300);
+  TestServer server = TestServer::Start({}, engine);
+  BenchOptions o = SmallRun(server.target);
+  o.concurrency = 1;
+  o.channels = 1;
+  o.warmup = absl::Milliseconds(50);
+  o.requests = 2;
+  auto r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string report = FormatTextReport(*r);
+  EXPECT_TRUE(r->passed()) << report;
+  EXPECT_EQ(r->ok, 2u) << report;
+  EXPECT_GE(r->warmup_requests, 1u) << report;
+  // One call at a time: the window is the two calls and the gap between them (the answer's
+  // bookkeeping and the next send).
+  const double calls_ms = r->uncorrected.mean() * 2 / 1e6;
+  EXPECT_GE(absl::ToDoubleMilliseconds(r->measured), calls_ms) << report;
+  EXPECT_LT(absl::ToDoubleMilliseconds(r->measured), calls_ms + 100) << report;
+}
+
 // Several dispatchers share one --requests count: exactly that many measured requests in all,
 // whatever the split (401 is no multiple of 4), each verified, each reaching the engine.
 TEST(BenchTest, SeveralDispatchersSendExactlyTheRequestCountInAll) {
