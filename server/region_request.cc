@@ -46,6 +46,7 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
     bytes.size = range.byte_size();
     bytes.owner = std::shared_ptr<char>(r, r->data());  // keeps the mapping alive
     bytes.dma_ready = r->pinned_for_dma();
+    bytes.shared = true;  // the caller maps it too, and may write it while it is sorted
     return bytes;
   };
   const SortSpec& spec = validated.spec;
@@ -53,11 +54,13 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
   if (!keys.ok()) return keys.status();
   job.keys = ByteSource(keys->view());
   job.keys.set_dma_ready(keys->dma_ready);
+  job.keys.set_shared(true);
   if (spec.value_width != 0) {
     absl::StatusOr<OutputBytes> values = resolve(request.values_region(), "values_region");
     if (!values.ok()) return values.status();
     job.values = ByteSource(values->view());
     job.values.set_dma_ready(values->dma_ready);
+    job.values.set_shared(true);
   }
   absl::StatusOr<OutputBytes> out_keys = resolve(request.out_keys_region(), "out_keys_region");
   if (!out_keys.ok()) return out_keys.status();

@@ -78,7 +78,8 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
           ? 0
           : request->keys.size() + request->values.size() +
                 (validated->spec.return_indices ? validated->n * sizeof(uint32_t) : 0);
-  const size_t scratch_bytes = engine_->HostScratchBytes(validated->spec, validated->n);
+  const size_t scratch_bytes =
+      engine_->HostScratchBytes(validated->spec, validated->n, validated->shared_memory);
   absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
       request_bytes + response_bytes + scratch_bytes,
       absl::StrCat("request ", request_bytes, " + response ", response_bytes,

@@ -124,7 +124,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     key_type_ = KeyTypeName(stream_.spec.key_type);
     const size_t n = stream_.n, input = n * (key_width() + value_width());
     const size_t result = n * ResultBytesPerKey(stream_.spec);
-    const size_t scratch = shared_->engine->HostScratchBytes(stream_.spec, n);
+    const size_t scratch = shared_->engine->HostScratchBytes(stream_.spec, n, false);
     scratch_bytes_ = scratch;
     absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
         input + result + scratch,

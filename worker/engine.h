@@ -177,9 +177,12 @@ class SortEngine {
   }
 
   // Host memory the engine takes beside a job's own input and output while it sorts a job of `n`
-  // keys (the GPU pool's out-of-core runs, the CPU engine's gathered input and sort words),
-  // decided as Submit would decide it now; the server's memory budget counts it with the request.
-  virtual size_t HostScratchBytes(const SortSpec& spec, size_t n) const { return 0; }
+  // keys (the GPU pool's out-of-core runs, the CPU engine's gathered input and sort words, and its
+  // own copy of the results when the outputs are shared, OutputBytes::shared), decided as Submit
+  // would decide it now; the server's memory budget counts it with the request.
+  virtual size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+    return 0;
+  }
 
   // Host memory the engine holds for its whole life, whatever it sorts (the GPU workers' pinned
   // staging, the out-of-core pinned scratch); the server's default memory budget leaves it out.

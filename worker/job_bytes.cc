@@ -46,6 +46,7 @@ void ByteSource::CopyTo(size_t offset, size_t len, char* dst) const {
 ByteSource ByteSource::Slice(size_t offset, size_t len) const {
   ByteSource slice;
   slice.dma_ready_ = dma_ready_;
+  slice.shared_ = shared_;
   if (len == 0) return slice;
   size_t i = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin() - 1;
   size_t within = offset - starts_[i];

@@ -24,13 +24,15 @@ void CorruptKeys(SortJob& job) {
 // The sorter reads one array; input that arrived in pieces is gathered first (the one copy the
 // CPU path makes of its input, as protobuf parsing would have). An input that the job's output
 // overwrites (a region sorted in place) is copied first too: the sorter's output must not overlap
-// its input.
+// its input. So is a shared one (a region, which its owner may write meanwhile): the sorter reads
+// its input more than once (a count, then a scatter by it), and two reads that disagreed would
+// send keys past the ends of their buckets.
 const char* Contiguous(const ByteSource& source, const OutputBytes& output, OutputBytes& gathered) {
   std::optional<absl::string_view> view = source.contiguous();
   const bool overwritten = view && output.data != nullptr && output.size > 0 &&
                            output.data < view->data() + view->size() &&
                            view->data() < output.data + output.size;
-  if (view && !overwritten) return view->data();
+  if (view && !overwritten && !source.shared()) return view->data();
   gathered = OutputBytes::CopyOf(source);
   return gathered.data;
 }
@@ -49,8 +51,22 @@ void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
   const char* values =
       spec.value_width != 0 ? Contiguous(job.values, job.out_values, gathered_values) : nullptr;
   AllocateOutputs(job);
-  sorter.Sort(spec, SortInput{keys, values, job.n},
-              SortOutput{job.out_keys.data, job.out_values.data, job.out_indices.data});
+  // The sorter works in its output arrays (keys alone are sorted there): shared ones get the
+  // results only, copied from arrays of our own once they are final.
+  OutputBytes* const outputs[] = {&job.out_keys, &job.out_values, &job.out_indices};
+  OutputBytes own[3];
+  char* into[3];
+  for (int i = 0; i < 3; ++i) {
+    into[i] = outputs[i]->data;
+    if (outputs[i]->shared && outputs[i]->size != 0) {
+      own[i] = OutputBytes::Allocate(outputs[i]->size);
+      into[i] = own[i].data;
+    }
+  }
+  sorter.Sort(spec, SortInput{keys, values, job.n}, SortOutput{into[0], into[1], into[2]});
+  for (int i = 0; i < 3; ++i) {
+    if (own[i].data != nullptr) std::memcpy(outputs[i]->data, own[i].data, own[i].size);
+  }
   report.algorithm = Algorithm::kCpu;
   report.device = "cpu";
   report.compute = absl::Now() - start;
@@ -90,8 +106,9 @@ std::vector<WorkerStats> CpuEngine::Stats() const {
   return {stats};
 }
 
-size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
-  return n * (KeyWidth(spec.key_type) + spec.value_width) + CpuSorter::ScratchBytes(spec, n);
+size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+  return n * (KeyWidth(spec.key_type) + spec.value_width) + CpuSorter::ScratchBytes(spec, n) +
+         (outputs_shared ? n * ResultBytesPerKey(spec) : 0);
 }
 
 size_t CpuEngine::queued() const {

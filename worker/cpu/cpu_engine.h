@@ -53,8 +53,9 @@ class CpuEngine : public SortEngine {
   void BeginDrain(absl::Time deadline) override;
   std::string Describe() const override;
   std::vector<WorkerStats> Stats() const override;
-  // A job's input gathered into one array (it arrives in gRPC's slices) and the sorter's words.
-  size_t HostScratchBytes(const SortSpec& spec, size_t n) const override;
+  // A job's input gathered into one array (it arrives in gRPC's slices, or lies in shared
+  // memory), the sorter's words, and with shared outputs the results before they are copied there.
+  size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
 
   // Jobs queued and not yet taken by a worker.
   size_t queued() const;

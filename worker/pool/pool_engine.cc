@@ -198,7 +198,7 @@ size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
   return largest / ResultBytesPerKey(spec);
 }
 
-size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
+size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
   // The runs are counted whenever the job is too large for every device, unless it asks for the
   // CPU: whether AUTO would pick a device for it is a guess at admission, and the budget errs
   // towards more. A job that goes to the CPU engine takes what that engine takes; one that a GPU
@@ -206,7 +206,8 @@ size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n) const {
   if (spec.algorithm != Algorithm::kCpu && OutOfCoreRunKeys(spec, n) != 0) {
     return n * ResultBytesPerKey(spec);
   }
-  return WantsDevice(spec, n, /*pinned=*/false) ? 0 : cpu_->HostScratchBytes(spec, n);
+  return WantsDevice(spec, n, /*pinned=*/false) ? 0
+                                                : cpu_->HostScratchBytes(spec, n, outputs_shared);
 }
 
 absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
@@ -245,7 +246,7 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
 
 void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
   if (job->cpu_fallback) {
-    const size_t scratch = cpu_->HostScratchBytes(job->spec, job->n);
+    const size_t scratch = cpu_->HostScratchBytes(job->spec, job->n, job->out_keys.shared);
     if (job->reserve_host != nullptr && scratch > job->host_scratch_budgeted) {
       if (absl::Status s = job->reserve_host(scratch - job->host_scratch_budgeted); !s.ok()) {
         job->done(absl::Status(s.code(),

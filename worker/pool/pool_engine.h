@@ -37,7 +37,7 @@ class PoolEngine : public SortEngine {
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
-  size_t HostScratchBytes(const SortSpec& spec, size_t n) const override;
+  size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
   // The workers' pinned staging, the out-of-core pinned scratch and the CPU engine's.
   size_t HostBytesHeld() const override;
   // A job a device would sort in core now, on a worker whose device reads a growing input.

@@ -317,7 +317,7 @@ TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudgetFirst) {
   SortSpec spec;  // as Probe::Make's
   spec.key_type = KeyType::kUint32;
   spec.algorithm = Algorithm::kBitonic;
-  const size_t scratch = pool.cpu->HostScratchBytes(spec, 1000);
+  const size_t scratch = pool.cpu->HostScratchBytes(spec, 1000, false);
   std::vector<size_t> asked;
   const auto with_budget = [&asked](std::unique_ptr<SortJob> job, size_t budgeted,
                                     absl::Status answer) {
