@@ -181,9 +181,11 @@ Metrics::Metrics(const BuildInfo& build)
   };
   shared_memory_ = {
       gauge("sortd_shared_memory_regions", "Shared-memory regions registered."),
-      gauge("sortd_shared_memory_mapped_bytes", "Bytes of registered regions mapped by sortd."),
+      gauge("sortd_shared_memory_mapped_bytes",
+            "Bytes of shared-memory regions mapped by sortd: registered ones, and unregistered "
+            "ones that requests still use."),
       gauge("sortd_shared_memory_pinned_bytes",
-            "Bytes of registered regions pinned for the GPUs' DMA (cudaHostRegister).")};
+            "Of those, bytes pinned for the GPUs' DMA (cudaHostRegister).")};
   memory_budget_ = {
       gauge("sortd_inflight_bytes",
             "Request and response bytes of accepted SortKeys calls held now (the memory budget "

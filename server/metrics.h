@@ -62,7 +62,8 @@ class Metrics : public EngineObserver {
 
   // One SortKeys request that passed validation, by how its arrays travelled.
   void RecordTransport(bool shared_memory);
-  // Shared-memory regions registered now (after each register and unregister).
+  // Shared-memory regions registered now, and bytes mapped and pinned for regions registered or
+  // still in use (after each register and unregister, and once a second).
   void SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes);
 
   // The memory budget and the calls in progress (copied from the server once a second).

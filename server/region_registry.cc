@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,14 +49,20 @@ absl::Status ErrnoStatus(int err, const std::string& what) {
 
 }  // namespace
 
-MappedRegion::MappedRegion(std::string name, UniqueFd fd, char* base, size_t size)
-    : name_(std::move(name)), fd_(std::move(fd)), base_(base), size_(size) {}
+MappedRegion::MappedRegion(std::string name, UniqueFd fd, char* base, size_t size, dev_t dev,
+                           ino_t ino)
+    : name_(std::move(name)), fd_(std::move(fd)), dev_(dev), ino_(ino), base_(base), size_(size) {}
 
 MappedRegion::~MappedRegion() {
+  const bool pinned = pinned_for_dma();
   // Unpinned and unwatched before the pages go.
   dma_registration_.reset();
   watch_.reset();
   munmap(base_, size_);
+  if (counted_ != nullptr) {
+    counted_->mapped.fetch_sub(size_);
+    if (pinned) counted_->pinned.fetch_sub(size_);
+  }
 }
 
 absl::Status MappedRegion::CheckIntact() const {
@@ -99,17 +106,35 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
     if (regions_.contains(name)) {
       return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
     }
-    if (regions_.size() >= options_.max_regions) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(regions_.size(), " regions are registered, the limit is ",
-                       options_.max_regions, " (--shared_memory_max_regions)"));
-    }
-    if (byte_size > options_.max_bytes - mapped_bytes_) {
+    if (regions_.size() + pending_regions_ >= options_.max_regions) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "byte_size: ", byte_size, " more bytes would map ", mapped_bytes_ + byte_size,
-          ", over the limit of ", options_.max_bytes, " (--shared_memory_max_bytes)"));
+          regions_.size(), " regions are registered",
+          pending_regions_ != 0 ? absl::StrCat(" and ", pending_regions_, " being registered")
+                                : std::string(),
+          ", the limit is ", options_.max_regions, " (--shared_memory_max_regions)"));
     }
+    const size_t mapped = counted_->mapped.load() + pending_bytes_;
+    if (byte_size > options_.max_bytes - std::min(mapped, options_.max_bytes)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "byte_size: ", byte_size, " more bytes would map ", mapped + byte_size,
+          " (registered regions, those being registered and unregistered ones still in use), "
+          "over the limit of ",
+          options_.max_bytes, " (--shared_memory_max_bytes)"));
+    }
+    ++pending_regions_;
+    pending_bytes_ += byte_size;
   }
+  // The reservation above is given back on every way out; a region that is registered counts in
+  // counted_ instead, from the moment it joins regions_ until it is unmapped.
+  struct Unreserve {
+    RegionRegistry* registry;
+    size_t bytes;
+    ~Unreserve() {
+      absl::MutexLock lock(&registry->mu_);
+      --registry->pending_regions_;
+      registry->pending_bytes_ -= bytes;
+    }
+  } unreserve{this, byte_size};
   // O_NOFOLLOW: a symlink is refused, not followed; O_NONBLOCK: a FIFO cannot stall the open.
   const std::string what = absl::StrCat("region '", name, "' in ", options_.dir);
   UniqueFd fd(openat(dir_.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -125,8 +150,8 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   }
   void* base = mmap(nullptr, byte_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (base == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat(what, ": mmap"));
-  std::shared_ptr<MappedRegion> region(
-      new MappedRegion(name, std::move(fd), static_cast<char*>(base), byte_size));
+  std::shared_ptr<MappedRegion> region(new MappedRegion(
+      name, std::move(fd), static_cast<char*>(base), byte_size, st.st_dev, st.st_ino));
   absl::StatusOr<std::unique_ptr<SigbusGuard::Watch>> watch = guard_->WatchMapping(base, byte_size);
   if (!watch.ok()) return watch.status();
   region->watch_ = *std::move(watch);
@@ -143,12 +168,18 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   if (regions_.contains(name)) {
     return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
   }
-  if (regions_.size() >= options_.max_regions || byte_size > options_.max_bytes - mapped_bytes_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("shared-memory limits reached while mapping region '", name, "' (",
-                     options_.max_regions, " regions, ", options_.max_bytes, " bytes)"));
+  // Two names of one file (hard links) would be two regions over the same bytes, whose ranges
+  // the checks of a request could not tell overlap.
+  for (const auto& [other_name, other] : regions_) {
+    if (other->dev_ == region->dev_ && other->ino_ == region->ino_) {
+      return absl::AlreadyExistsError(absl::StrCat(what, " is the file of region '", other_name,
+                                                   "', registered already (device ", st.st_dev,
+                                                   ", inode ", st.st_ino, ")"));
+    }
   }
-  mapped_bytes_ += byte_size;
+  region->counted_ = counted_;
+  counted_->mapped.fetch_add(byte_size);
+  if (region->pinned_for_dma()) counted_->pinned.fetch_add(byte_size);
   regions_.emplace(name, region);
   return StatsOf(*region);
 }
@@ -159,8 +190,7 @@ absl::Status RegionRegistry::Unregister(const std::string& name) {
   if (it == regions_.end()) {
     return absl::NotFoundError(absl::StrCat("name: no region '", name, "' is registered"));
   }
-  mapped_bytes_ -= it->second->size();
-  regions_.erase(it);  // requests still using it keep it mapped until they finish
+  regions_.erase(it);  // requests still using it keep it mapped, and counted, until they finish
   return absl::OkStatus();
 }
 
@@ -186,10 +216,8 @@ SharedMemoryTotals RegionRegistry::Totals() const {
   absl::MutexLock lock(&mu_);
   SharedMemoryTotals totals;
   totals.regions = regions_.size();
-  totals.mapped_bytes = mapped_bytes_;
-  for (const auto& [name, region] : regions_) {
-    if (region->pinned_for_dma()) totals.pinned_bytes += region->size();
-  }
+  totals.mapped_bytes = counted_->mapped.load();
+  totals.pinned_bytes = counted_->pinned.load();
   return totals;
 }
 

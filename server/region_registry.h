@@ -6,6 +6,8 @@
 // using it finishes. A file that shrinks while mapped is contained by the SigbusGuard.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -27,6 +29,13 @@ struct SharedMemoryOptions {
   std::string dir = "/dev/shm";
   size_t max_regions = 64;              // registered at once
   size_t max_bytes = size_t{64} << 30;  // mapped at once, over all registered regions
+};
+
+// Bytes mapped by regions and pinned for DMA, registered or not: a region unregistered while
+// requests use it stays mapped (and pinned) until the last of them finishes, and counts until then.
+struct MappedRegionBytes {
+  std::atomic<size_t> mapped{0};
+  std::atomic<size_t> pinned{0};
 };
 
 // One mapped region. Shared by the registry and by the requests using it.
@@ -52,15 +61,19 @@ class MappedRegion {
 
  private:
   friend class RegionRegistry;
-  MappedRegion(std::string name, UniqueFd fd, char* base, size_t size);
+  MappedRegion(std::string name, UniqueFd fd, char* base, size_t size, dev_t dev, ino_t ino);
 
   const std::string name_;
   const UniqueFd fd_;
+  const dev_t dev_;  // the file, so that two names of it (hard links) are one region
+  const ino_t ino_;
   char* const base_;
   const size_t size_;
   std::unique_ptr<SigbusGuard::Watch> watch_;
   std::shared_ptr<void> dma_registration_;  // the engine's pin; null when it needs none
   std::string not_pinned_reason_;           // the engine's refusal, when it needed one
+  // Set once registered: the mapping counts there until it goes.
+  std::shared_ptr<MappedRegionBytes> counted_;
 };
 
 struct RegionStats {
@@ -74,7 +87,7 @@ struct RegionStats {
 
 struct SharedMemoryTotals {
   size_t regions = 0;       // registered
-  size_t mapped_bytes = 0;  // registered regions
+  size_t mapped_bytes = 0;  // mapped: registered regions, and unregistered ones still in use
   size_t pinned_bytes = 0;  // of those, pinned for DMA
 };
 
@@ -86,8 +99,10 @@ class RegionRegistry {
                                                                 SortEngine* engine);
 
   // INVALID_ARGUMENT for a bad name or size, NOT_FOUND / PERMISSION_DENIED / FAILED_PRECONDITION
-  // for a file that cannot be opened or is too small, ALREADY_EXISTS, RESOURCE_EXHAUSTED past the
-  // limits. Each message names the field and the numbers.
+  // for a file that cannot be opened or is too small, ALREADY_EXISTS for a name or a file (another
+  // name of it) registered already, RESOURCE_EXHAUSTED past the limits: max_bytes bounds what is
+  // mapped, by registered regions, regions being registered and unregistered ones still in use.
+  // Each message names the field and the numbers.
   absl::StatusOr<RegionStats> Register(const std::string& name, size_t byte_size);
   absl::Status Unregister(const std::string& name);
   std::vector<RegionStats> List() const;
@@ -110,7 +125,11 @@ class RegionRegistry {
   std::unique_ptr<SigbusGuard> guard_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<MappedRegion>> regions_ ABSL_GUARDED_BY(mu_);
-  size_t mapped_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  const std::shared_ptr<MappedRegionBytes> counted_ = std::make_shared<MappedRegionBytes>();
+  // Regions between their first check and their entry in regions_, and their bytes, held against
+  // the limits so that registrations at once cannot all map past them.
+  size_t pending_regions_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sortd

@@ -257,6 +257,11 @@ void SortdServer::ReleaseIdleMemory() {
   const size_t in_use = budget_->in_use();
   metrics_->SetCalls(in_use, budget_->limit(), calls_->live(), calls_->send_timeouts(),
                      calls_->receive_timeouts());
+  if (regions_ != nullptr) {
+    // Regions unregistered while in use go when their last request does, between these calls.
+    const SharedMemoryTotals totals = regions_->Totals();
+    metrics_->SetSharedMemory(totals.regions, totals.mapped_bytes, totals.pinned_bytes);
+  }
   peak_inflight_bytes_ = std::max(peak_inflight_bytes_, budget_->TakePeak());
   if (in_use == 0 && peak_inflight_bytes_ >= kTrimAfterPeakBytes) {
     malloc_trim(0);

@@ -263,10 +263,19 @@ TEST_F(SharedMemoryTest, RegistrationRefusals) {
 
   ASSERT_TRUE(Register("a", 4096).ok());
   EXPECT_EQ(Register("a", 4096).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  // Another name of the same file (a hard link) would be a second region over the same bytes,
+  // whose ranges a request's overlap checks could not relate.
+  ASSERT_EQ(link((dir_ + "/a").c_str(), (dir_ + "/hard").c_str()), 0);
+  const grpc::Status alias = Register("hard", 4096);
+  EXPECT_EQ(alias.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_THAT(alias.error_message(), HasSubstr("is the file of region 'a', registered already"));
   EXPECT_EQ(Unregister("nope").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(Unregister("a").ok());
   EXPECT_EQ(Unregister("a").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(List().empty());
+  ASSERT_TRUE(Register("hard", 4096).ok());  // one name at a time is fine
+  EXPECT_TRUE(Unregister("hard").ok());
+  unlink((dir_ + "/hard").c_str());
 }
 
 TEST_F(SharedMemoryTest, LimitsAnswerResourceExhaustedWithTheNumbers) {
@@ -283,6 +292,44 @@ TEST_F(SharedMemoryTest, LimitsAnswerResourceExhaustedWithTheNumbers) {
   const grpc::Status bytes = Register("big", size_t{257} << 20);
   EXPECT_EQ(bytes.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(bytes.error_message(), HasSubstr("--shared_memory_max_bytes"));
+}
+
+// --shared_memory_max_bytes bounds what is mapped, not only what is registered: a region
+// unregistered while a request uses it stays mapped until the request ends, and counts until then
+// (before, a caller could unregister and register again around slow requests and map without
+// bound).
+TEST_F(SharedMemoryTest, AnUnregisteredRegionStillInUseCountsAgainstTheBytesLimit) {
+  ServerOptions options;
+  options.shared_memory.enabled = true;
+  options.shared_memory.dir = dir_;
+  options.shared_memory.max_bytes = 12288;
+  CpuEngineOptions engine_options;
+  engine_options.threads = 1;
+  engine_options.test_delay_per_job = absl::Milliseconds(300);
+  server_.server.reset();  // one registry (SIGBUS guard) per process at a time
+  TestServer slow = TestServer::Start(options, engine_options);
+  auto channel = grpc::CreateChannel(slow.target, grpc::InsecureChannelCredentials());
+  shm_ = v1::SharedMemory::NewStub(channel);
+  auto sort = v1::SortService::NewStub(channel);
+  ClientRegion r(dir_, "r", 8192), s(dir_, "s", 8192);
+  ASSERT_TRUE(Register("r", 8192).ok());
+  AsyncCall call;
+  call.request.set_key_type(v1::KEY_TYPE_UINT32);
+  *call.request.mutable_keys_region() = Range("r", 0, 400);
+  *call.request.mutable_out_keys_region() = Range("r", 4096, 400);
+  call.Start(*sort);
+  ASSERT_TRUE(WaitFor([&] { return slow.engine->jobs_taken() == 1; }));  // it holds the region
+  ASSERT_TRUE(Unregister("r").ok());
+  const grpc::Status refused = Register("s", 8192);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("8192 more bytes would map 16384 (registered regions, those being "
+                        "registered and unregistered ones still in use), over the limit of 12288"));
+  EXPECT_THAT(slow.server->metrics().Scrape(), HasSubstr("sortd_shared_memory_mapped_bytes 8192"));
+  const grpc::Status status = call.result.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  // Once the request is answered its region goes, and the bytes with it.
+  EXPECT_TRUE(WaitFor([&] { return Register("s", 8192).ok(); }));
 }
 
 TEST_F(SharedMemoryTest, BadRangesAreRefusedNamingTheField) {
