@@ -15,10 +15,12 @@ namespace {
 
 // A plain file name of letters, digits, '.', '_' and '-': nothing that could name another
 // directory or trip up a log line.
+constexpr size_t kMaxNameBytes = 255;  // a file name's longest on Linux
+
 absl::Status CheckName(const std::string& name) {
-  if (name.empty() || name.size() > 255) {
+  if (name.empty() || name.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("name: must be 1 to 255 characters, got ", name.size()));
+        absl::StrCat("name: must be 1 to ", kMaxNameBytes, " characters, got ", name.size()));
   }
   if (name == "." || name == "..") {
     return absl::InvalidArgumentError(absl::StrCat("name: '", name, "' is not a file name"));
@@ -185,6 +187,7 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
 }
 
 absl::Status RegionRegistry::Unregister(const std::string& name) {
+  if (absl::Status s = CheckName(name); !s.ok()) return s;  // and never echo a huge one
   absl::MutexLock lock(&mu_);
   auto it = regions_.find(name);
   if (it == regions_.end()) {
@@ -223,6 +226,10 @@ SharedMemoryTotals RegionRegistry::Totals() const {
 
 absl::StatusOr<std::shared_ptr<MappedRegion>> RegionRegistry::Find(const std::string& name,
                                                                    const std::string& field) const {
+  if (name.size() > kMaxNameBytes) {  // no region has it, and the answer would echo it
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".region: ", name.size(), " characters, a region name has at most ", kMaxNameBytes));
+  }
   absl::MutexLock lock(&mu_);
   auto it = regions_.find(name);
   if (it == regions_.end()) {

@@ -103,6 +103,14 @@ class RequestWalker {
             status = EmbeddedMessage(*field, tag, at, size, end, depth_left, out);
             raw.clear();
           } else {
+            // Every other known field is a name or a short message: one of gigabytes would be
+            // copied three times (here, into the fields protobuf parses, by protobuf) before the
+            // memory budget sees the request.
+            if (known && size > kMaxFieldBytes) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat(field->full_name(), ": ", size, " bytes, over the ", kMaxFieldBytes,
+                               " that any field but keys and values may hold"));
+            }
             const size_t header = raw.size();
             status = in_.Take(size, end, nullptr, known ? &raw : nullptr);
             if (status.ok() && known &&
@@ -132,6 +140,8 @@ class RequestWalker {
   }
 
  private:
+  static constexpr uint32_t kMaxFieldBytes = 4096;
+
   // protobuf's generated parser takes a field with any other wire type for an unknown field.
   static bool IsKnownWireType(const google::protobuf::FieldDescriptor& field, uint32_t wire_type) {
     return wire_type ==

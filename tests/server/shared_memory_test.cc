@@ -270,6 +270,10 @@ TEST_F(SharedMemoryTest, RegistrationRefusals) {
   EXPECT_EQ(alias.error_code(), grpc::StatusCode::ALREADY_EXISTS);
   EXPECT_THAT(alias.error_message(), HasSubstr("is the file of region 'a', registered already"));
   EXPECT_EQ(Unregister("nope").error_code(), grpc::StatusCode::NOT_FOUND);
+  // A name no region can have is refused without being echoed back.
+  const grpc::Status huge = Unregister(std::string(1 << 20, 'n'));
+  EXPECT_EQ(huge.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(huge.error_message().size(), 200u) << huge.error_message().substr(0, 200);
   EXPECT_TRUE(Unregister("a").ok());
   EXPECT_EQ(Unregister("a").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(List().empty());

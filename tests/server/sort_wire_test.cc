@@ -343,6 +343,29 @@ TEST(SortWireTest, MalformedBytesAreInvalidArgument) {
   }
 }
 
+// A region name (or any field but keys and values) of more than 4 KiB is refused, naming the field
+// and its size, before it is copied: protobuf would take it, three copies later, ahead of the
+// memory budget.
+TEST(SortWireTest, OtherFieldsOfMoreThan4KiBAreRefusedNamingTheField) {
+  for (size_t size : {size_t{4096}, size_t{4097}, size_t{64} << 20}) {
+    v1::SortRequest request = FullRequest();
+    request.mutable_keys_region()->set_region(std::string(size, 'r'));
+    const std::string bytes = request.SerializeAsString();
+    absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 3, 4096));
+    if (size <= 4096) {
+      ASSERT_TRUE(frame.ok()) << frame.status();
+      EXPECT_EQ(frame->fields.keys_region().region().size(), size);
+    } else {
+      ASSERT_FALSE(frame.ok());
+      EXPECT_EQ(frame.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(frame.status().message(),
+                absl::StrCat("sortd.v1.RegionRange.region: ", size,
+                             " bytes, over the 4096 that any field but keys and values may hold"));
+    }
+    EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}), "");
+  }
+}
+
 OutputBytes Bytes(const std::string& s) {
   OutputBytes out = OutputBytes::Allocate(s.size());
   std::copy(s.begin(), s.end(), out.data);
