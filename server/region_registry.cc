@@ -118,20 +118,22 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
     const size_t mapped = counted_->mapped.load() + pending_bytes_;
     if (byte_size > options_.max_bytes - std::min(mapped, options_.max_bytes)) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "byte_size: ", byte_size, " more bytes would map ", mapped + byte_size,
-          " (registered regions, those being registered and unregistered ones still in use), "
-          "over the limit of ",
+          "byte_size: ", byte_size, " more bytes beside the ", mapped,
+          " mapped (registered regions, those being registered and unregistered ones still in "
+          "use) would pass the limit of ",
           options_.max_bytes, " (--shared_memory_max_bytes)"));
     }
     ++pending_regions_;
     pending_bytes_ += byte_size;
   }
-  // The reservation above is given back on every way out; a region that is registered counts in
-  // counted_ instead, from the moment it joins regions_ until it is unmapped.
+  // The reservation above is given back on every way out: by a failure, here; by the registration,
+  // in the same critical section that counts the region in counted_ (until it is unmapped).
   struct Unreserve {
     RegionRegistry* registry;
     size_t bytes;
+    bool done = false;  // the registration gave the reservation back
     ~Unreserve() {
+      if (done) return;
       absl::MutexLock lock(&registry->mu_);
       --registry->pending_regions_;
       registry->pending_bytes_ -= bytes;
@@ -149,6 +151,10 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   if (static_cast<size_t>(st.st_size) < byte_size) {
     return absl::InvalidArgumentError(absl::StrCat("byte_size: ", byte_size, " but ", what,
                                                    " holds only ", st.st_size, " bytes"));
+  }
+  {
+    absl::MutexLock lock(&mu_);  // before mapping and pinning; checked again after
+    if (absl::Status s = FileRegisteredAlready(st.st_dev, st.st_ino, what); !s.ok()) return s;
   }
   void* base = mmap(nullptr, byte_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (base == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat(what, ": mmap"));
@@ -170,20 +176,29 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   if (regions_.contains(name)) {
     return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
   }
-  // Two names of one file (hard links) would be two regions over the same bytes, whose ranges
-  // the checks of a request could not tell overlap.
-  for (const auto& [other_name, other] : regions_) {
-    if (other->dev_ == region->dev_ && other->ino_ == region->ino_) {
-      return absl::AlreadyExistsError(absl::StrCat(what, " is the file of region '", other_name,
-                                                   "', registered already (device ", st.st_dev,
-                                                   ", inode ", st.st_ino, ")"));
-    }
-  }
+  if (absl::Status s = FileRegisteredAlready(st.st_dev, st.st_ino, what); !s.ok()) return s;
+  --pending_regions_;
+  pending_bytes_ -= byte_size;
+  unreserve.done = true;
   region->counted_ = counted_;
   counted_->mapped.fetch_add(byte_size);
   if (region->pinned_for_dma()) counted_->pinned.fetch_add(byte_size);
   regions_.emplace(name, region);
   return StatsOf(*region);
+}
+
+absl::Status RegionRegistry::FileRegisteredAlready(dev_t dev, ino_t ino,
+                                                   const std::string& what) const {
+  // Two names of one file (hard links) would be two regions over the same bytes, whose ranges
+  // the checks of a request could not tell overlap.
+  for (const auto& [other_name, other] : regions_) {
+    if (other->dev_ == dev && other->ino_ == ino) {
+      return absl::AlreadyExistsError(absl::StrCat(what, " is the file of region '", other_name,
+                                                   "', registered already (device ", dev,
+                                                   ", inode ", ino, ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RegionRegistry::Unregister(const std::string& name) {

@@ -118,6 +118,9 @@ class RegionRegistry {
   RegionRegistry(const SharedMemoryOptions& options, SortEngine* engine, UniqueFd dir,
                  std::unique_ptr<SigbusGuard> guard);
   static RegionStats StatsOf(const MappedRegion& region);
+  // ALREADY_EXISTS when a registered region maps that file (`what` names the new one).
+  absl::Status FileRegisteredAlready(dev_t dev, ino_t ino, const std::string& what) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SharedMemoryOptions options_;
   SortEngine* const engine_;

@@ -131,9 +131,9 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   engine_->Submit(std::move(job));
 }
 
-// The shared-memory form: no array bytes either way. Copies: the CPU engine reads and writes the
-// regions in place (one copy of an input it overwrites); a GPU worker DMAs straight from and into
-// them when they are pinned (sortd.proto, SharedMemory).
+// The shared-memory form: no array bytes either way. Copies: the CPU engine copies the input into
+// memory of its own and the results out of it (its caller may write the region meanwhile); a GPU
+// worker DMAs straight from and into them when they are pinned (sortd.proto, SharedMemory).
 void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
                                        const ValidatedJob& validated, size_t scratch_bytes) {
   const absl::string_view key_type = KeyTypeName(validated.spec.key_type);

@@ -131,6 +131,12 @@ class RequestWalker {
       }
       if (!status.ok()) return status;
       if (known && out != nullptr) out->append(raw);
+      // Repeated, such fields merge, so their total is capped too.
+      if (out != nullptr && out->size() > kMaxOtherFieldsBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            type == nullptr ? "a group" : type->full_name(), ": more than ", kMaxOtherFieldsBytes,
+            " bytes of fields, over what all fields but keys and values may hold"));
+      }
     }
     if (group_tag != 0) {
       return NotASortRequest(in_.offset(),
@@ -141,6 +147,7 @@ class RequestWalker {
 
  private:
   static constexpr uint32_t kMaxFieldBytes = 4096;
+  static constexpr size_t kMaxOtherFieldsBytes = size_t{64} << 10;
 
   // protobuf's generated parser takes a field with any other wire type for an unknown field.
   static bool IsKnownWireType(const google::protobuf::FieldDescriptor& field, uint32_t wire_type) {

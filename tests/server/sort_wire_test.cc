@@ -364,6 +364,18 @@ TEST(SortWireTest, OtherFieldsOfMoreThan4KiBAreRefusedNamingTheField) {
     }
     EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}), "");
   }
+  // Repeated, each under the cap, they merge: their total is capped at 64 KiB.
+  v1::SortRequest one;
+  one.mutable_keys_region()->set_region(std::string(4000, 'r'));
+  std::string bytes = FullRequest().SerializeAsString();
+  for (int i = 0; i < 20; ++i) bytes += one.SerializeAsString();
+  absl::StatusOr<SortRequestFrame> frame = ParseSortRequest(Sliced(bytes, 5, 4096));
+  ASSERT_FALSE(frame.ok());
+  EXPECT_EQ(frame.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(frame.status().message(),
+            "sortd.v1.SortRequest: more than 65536 bytes of fields, over what all fields but keys "
+            "and values may hold");
+  EXPECT_EQ(testing::DiffWithProtobuf(bytes, {}), "");
 }
 
 OutputBytes Bytes(const std::string& s) {

@@ -46,11 +46,11 @@ std::string DiffWithProtobuf(absl::string_view bytes, const std::vector<size_t>&
   const std::string where =
       cuts.empty() ? " (one slice)" : absl::StrCat(" (cut at ", absl::StrJoin(cuts, ","), ")");
   std::string diff;
-  // sortd refuses a known field other than keys and values of more than 4 KiB (a region name),
-  // which protobuf would take.
+  // sortd refuses a known field other than keys and values of more than 4 KiB (a region name), or
+  // more than 64 KiB of them in all, which protobuf would take.
   const bool oversized =
       !frame.ok() && frame.status().code() == absl::StatusCode::kInvalidArgument &&
-      absl::StrContains(frame.status().message(), "that any field but keys and values may hold");
+      absl::StrContains(frame.status().message(), "but keys and values may hold");
   if (oversized) {
   } else if (!frame.ok()) {
     if (protobuf_ok) {

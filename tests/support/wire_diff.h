@@ -23,8 +23,8 @@ grpc::ByteBuffer SliceAt(absl::string_view bytes, const std::vector<size_t>& cut
 //   - both accept, with the same fields, keys and values (sortd's keys and values still viewing
 //     the slices, and sortd keeping no unknown fields), or
 //   - both refuse, sortd with INVALID_ARGUMENT "request is not a SortRequest: ... (byte N)", or
-//   - sortd refuses a field other than keys and values of more than 4 KiB (INVALID_ARGUMENT
-//     naming it), whatever protobuf does.
+//   - sortd refuses a field other than keys and values of more than 4 KiB, or more than 64 KiB
+//     of such fields (INVALID_ARGUMENT naming them), whatever protobuf does.
 // `parsed` receives sortd's result when given.
 std::string DiffWithProtobuf(absl::string_view bytes, const std::vector<size_t>& cuts,
                              absl::StatusOr<SortRequestFrame>* parsed = nullptr);

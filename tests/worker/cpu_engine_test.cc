@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tests/support/job_probe.h"
+#include "tests/support/key_scribbler.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 
@@ -292,13 +293,7 @@ TEST(CpuEngineTest, ASharedInputThatChangesWhileSortedIsReadOnce) {
   const std::string original =
       testing::MakeKeys(KeyType::kUint32, n, testing::Distribution::kRandom, seed);
   std::vector<uint32_t> region(n), out(n);
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    volatile uint32_t* keys = region.data();
-    for (uint32_t v = 0; !stop.load(std::memory_order_relaxed); v = ~v) {
-      for (size_t i = 0; i < n; ++i) keys[i] = v;
-    }
-  });
+  testing::KeyScribbler writer(region.data(), n);
   for (int round = 0; round < 8; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round << " seed " << seed);
     std::memcpy(region.data(), original.data(), n * sizeof(uint32_t));
@@ -319,8 +314,6 @@ TEST(CpuEngineTest, ASharedInputThatChangesWhileSortedIsReadOnce) {
     ASSERT_TRUE(answered.get_future().get().ok());
     EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
   }
-  stop.store(true);
-  writer.join();
   engine->Shutdown(absl::InfiniteFuture());
 }
 

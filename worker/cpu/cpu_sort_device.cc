@@ -71,6 +71,7 @@ void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
   const auto gather = [&](const ByteSource& src, size_t width, bool of_values) {
     ByteSource gathered;
     gathered.set_dma_ready(src.dma_ready());
+    gathered.set_shared(src.shared());
     ForEachInputPart(
         job, options_.gpu, of_values,
         [&](size_t first, size_t count) {
