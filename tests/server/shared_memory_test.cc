@@ -593,13 +593,7 @@ TEST_F(SharedMemoryTest, TruncationUnderLoadFailsOnlyThatRegion) {
 // counted the keys in one state and scattered them in the other, past the ends of its buckets,
 // and the process died. ThreadSanitizer would report the caller's race, the point of the test.
 TEST_F(SharedMemoryTest, KeysRewrittenWhileSortedCostOnlyTheirAnswer) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an intended race with the sort";
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-  GTEST_SKIP() << "an intended race with the sort";
-#endif
-#endif
+  if (kThreadSanitized) GTEST_SKIP() << "an intended race with the sort";
   ServerOptions options;
   options.shared_memory.enabled = true;
   options.shared_memory.dir = dir_;

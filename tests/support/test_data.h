@@ -25,6 +25,20 @@ inline constexpr bool kSanitized = false;
 inline constexpr bool kSanitized = false;
 #endif
 
+// Whether this build runs under ThreadSanitizer, which reports the races some tests make on
+// purpose (a caller rewriting memory that sortd sorts): those skip there.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitized = true;
+#else
+inline constexpr bool kThreadSanitized = false;
+#endif
+#else
+inline constexpr bool kThreadSanitized = false;
+#endif
+
 enum class Distribution {
   kRandom,  // uniform random bits (floats include NaNs, infinities, denormals)
   kAllEqual,

@@ -280,13 +280,7 @@ TEST(CpuEngineTest, ShutdownWaitsForInlineJobsThenRefusesThem) {
 // buckets (the server's heap, or the caller's output region). ThreadSanitizer would report the
 // writer's race with the sort, which is the point of the test, so it does not run there.
 TEST(CpuEngineTest, ASharedInputThatChangesWhileSortedIsReadOnce) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an intended race with the sort";
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-  GTEST_SKIP() << "an intended race with the sort";
-#endif
-#endif
+  if (testing::kThreadSanitized) GTEST_SKIP() << "an intended race with the sort";
   auto engine = MakeEngine(/*threads=*/4, 16, absl::ZeroDuration());
   const size_t n = testing::kSanitized ? size_t{1} << 18 : size_t{1} << 20;  // the parallel path
   const uint64_t seed = testing::TestSeed();
