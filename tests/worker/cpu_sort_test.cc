@@ -5,6 +5,7 @@
 // cpu_sort_paths_test.cc covers each internal strategy's own edge cases.
 #include "worker/cpu/cpu_sort.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -145,18 +146,19 @@ TEST(CpuSortScratch, ReusesScratchAcrossCalls) {
   EXPECT_EQ(sorter.scratch_bytes(), after_first);
 }
 
-// ScratchBytes bounds what a sort holds: one array of 8-byte words, two where 32-bit keys' words
-// may sort by radix (whether they do depends on the CPU), and nothing for keys alone in an aligned
+// ScratchBytes bounds what a sort holds: one array of 8-byte words, and where 32-bit keys' words
+// may sort by radix (whether they do depends on the CPU) a second one, or past 2^16 keys (where
+// they are partitioned first) room for a bucket of 2^16; nothing for keys alone in an aligned
 // output.
 TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
   constexpr size_t kLow = size_t{1} << 11, kHigh = size_t{1} << 16;
   for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
-    for (size_t n : {kLow - 1, kLow, kHigh, kHigh + 1}) {
+    for (size_t n : {kLow - 1, kLow, kHigh, kHigh + 1, 4 * kHigh}) {
       SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " n=" << n);
       for (uint32_t vw : {0u, 4u, 8u}) {
         const SortSpec spec{type, vw, false, false, vw == 0, Algorithm::kCpu};
-        const bool radix = KeyWidth(type) == 4 && n >= kLow && n <= kHigh;
-        EXPECT_EQ(CpuSorter::ScratchBytes(spec, n), (radix ? 2 : 1) * n * 8);
+        const bool radix = KeyWidth(type) == 4 && n >= kLow;
+        EXPECT_EQ(CpuSorter::ScratchBytes(spec, n), (n + (radix ? std::min(n, kHigh) : 0)) * 8);
         CpuSorter sorter;
         const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, n);
         RunSort(sorter, spec, keys, vw ? testing::MakeValues(vw, n) : std::string());

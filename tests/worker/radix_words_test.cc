@@ -66,5 +66,33 @@ TEST(RadixWordsTest, SkipsDigitsEveryWordShares) {
   }
 }
 
+// A field narrower than 32 bits (the bits below a partition bucket's): one, two and three digits,
+// each digit count at its widest and one bit past, with random bits above the field, which must not
+// count.
+TEST(RadixWordsTest, SortsByANarrowerFieldAlone) {
+  const uint64_t seed = testing::TestSeed();
+  std::mt19937_64 rng(seed);
+  for (int field_bits : {1, 7, 11, 12, 21, 22, 23, 31}) {
+    for (int shift : {32, 13}) {
+      SCOPED_TRACE(::testing::Message() << "field_bits=" << field_bits << " shift=" << shift);
+      const uint64_t field_mask = (uint64_t{1} << field_bits) - 1;
+      const auto field = [&](uint64_t w) { return (w >> shift) & field_mask; };
+      std::vector<uint64_t> words(5000);
+      for (size_t i = 0; i < words.size(); ++i) {
+        const uint64_t above = (rng() >> (shift + field_bits)) << (shift + field_bits);
+        words[i] = above | ((rng() & field_mask) << shift) | (i & ((uint64_t{1} << shift) - 1));
+      }
+      std::vector<uint64_t> expected = words;
+      std::stable_sort(expected.begin(), expected.end(),
+                       [&](uint64_t a, uint64_t b) { return field(a) < field(b); });
+      std::vector<uint64_t> tmp(words.size(), 0xDEADBEEFDEADBEEF);
+      const uint64_t* sorted =
+          RadixSortWordsByField(words.data(), tmp.data(), words.size(), shift, field_bits);
+      ASSERT_TRUE(sorted == words.data() || sorted == tmp.data());
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), sorted));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sortd

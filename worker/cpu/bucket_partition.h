@@ -33,16 +33,17 @@ struct BucketOf {
   }
 };
 
-// The partition's two passes over input keys [begin, end), each encoding them from the input.
-// Everything they read comes by value, so that stores to the counts and words need not reload it
-// (through a reference they might alias it, and did: the passes ran 3x slower).
-template <typename Key, typename Codec>
+// The partition's two passes over input keys [begin, end), each encoding them from the input, into
+// at most 2^kLogBuckets buckets. Everything they read comes by value, so that stores to the counts
+// and words need not reload it (through a reference they might alias it, and did: the passes ran
+// 3x slower).
+template <typename Key, typename Codec, int kLogBuckets = kPartitionLogBuckets>
 void CountBuckets(const unsigned char* src, const Codec codec, const BucketOf bucket_of,
                   size_t* counts, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   // Four histograms taken in turn, so that neighbouring keys of one bucket do not wait on each
   // other's increment.
-  constexpr size_t kMaxBuckets = size_t{1} << kPartitionLogBuckets;
+  constexpr size_t kMaxBuckets = size_t{1} << kLogBuckets;
   uint32_t partial[4][kMaxBuckets] = {};
   auto bucket = [&](size_t i) {
     const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
@@ -66,7 +67,7 @@ void CountBuckets(const unsigned char* src, const Codec codec, const BucketOf bu
 // threads write 256 MiB in ~35 ms), and that read was a third of it. The partial lines at either
 // end of a task's part of a bucket (which it may share with the neighbouring task's part) are
 // written with ordinary stores.
-template <typename Word>
+template <typename Word, int kLogBuckets = kPartitionLogBuckets>
 class LineScatter {
  public:
   static constexpr size_t kLineWords = 64 / sizeof(Word);
@@ -113,7 +114,7 @@ class LineScatter {
   struct alignas(64) Line {
     Word w[kLineWords];
   };
-  static constexpr size_t kMaxBuckets = size_t{1} << kPartitionLogBuckets;
+  static constexpr size_t kMaxBuckets = size_t{1} << kLogBuckets;
   Word* words_;
   size_t* next_;
   size_t buckets_;
@@ -122,11 +123,11 @@ class LineScatter {
   uint8_t filled_[kMaxBuckets];  // one past its last word
 };
 
-template <typename Key, typename Word, typename Codec>
+template <typename Key, typename Word, typename Codec, int kLogBuckets = kPartitionLogBuckets>
 void ScatterToBuckets(const unsigned char* src, const Codec codec, const BucketOf bucket_of,
                       size_t* next, Word* words, size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
-  LineScatter<Word> lines(words, next, bucket_of.last + 1);
+  LineScatter<Word, kLogBuckets> lines(words, next, bucket_of.last + 1);
   for (size_t i = begin; i < end; ++i) {
     const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
     const Word w = codec.Encode(KeyTraits<Key>::ToOrdered(b), i);

@@ -55,6 +55,11 @@ bool ValueRidesInWord(const SortSpec& spec, size_t n) {
 // (AVX-512), which it does faster than as integers; the radix sort is measured against the integer
 // sort only.
 bool RadixSortPays(size_t n) { return RadixWordsPolicy::Covers(n) && !VqSortFloatsPays(); }
+// Past the caches, the same words partitioned into cache-sized buckets first (measured on AVX2
+// against vqsort's integer sort of the words, docs/benchmarks.md, "partitioned radix").
+bool PartitionedRadixSortPays(size_t n) {
+  return RadixWordsPolicy::CoversPartitioned(n) && !VqSortFloatsPays();
+}
 
 int TasksFor(size_t n, ThreadPool* pool) {
   if (pool == nullptr || n < CpuSortPolicy::kParallelMinKeys) return 1;
@@ -327,6 +332,65 @@ void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, co
   }
 }
 
+// The output arrays of a 32-bit key sort from its key `first` on.
+SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first) {
+  auto at = [](void* p, size_t offset) {
+    return p == nullptr ? nullptr : static_cast<unsigned char*>(p) + offset;
+  };
+  return {at(out.keys, first * 4), at(out.values, first * spec.value_width),
+          at(out.indices, first * 4)};
+}
+
+// Words of 32-bit keys with a 32-bit payload, on one thread, past the caches: partitioned by the
+// key's top bits into buckets (RadixWordsPolicy says how many; a count and a scatter, both encoding
+// from the input), each then sorted by radix on the key bits below the bucket's while it is in
+// cache, and decoded. Bucket bounds come from the keys' exact range, aligned so that the keys of a
+// bucket share every bit above its sort's field. words holds n words, tmp kMaxWords; counts
+// 2^(kMaxLogBuckets + 1) + 1 entries.
+template <typename Key, typename Codec>
+void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+                          const Codec codec, int word_bits, uint64_t* words, uint64_t* tmp,
+                          size_t* counts, const hwy::Sorter& sorter) {
+  using Policy = RadixWordsPolicy;
+  const size_t n = in.n;
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  const int field_shift = word_bits - 32;  // the key's field: its masked ordered bits
+  const auto range = KeyRange<Key>(src, codec.mask, 0, n);
+  const uint64_t lo = range.first, hi = range.second;
+  const int range_bits = BitWidth(hi - lo);
+  const int log_buckets = std::min({range_bits, Policy::kMaxLogBuckets,
+                                    std::max(range_bits - 2 * Policy::kDigitBits,
+                                             BitWidth(n - 1) - Policy::kMaxLogBucketWords)});
+  int shift = range_bits - log_buckets;
+  uint64_t first = lo >> shift << shift;
+  // Aligning the first bucket down may need one more bucket than 2^log_buckets: then wider ones.
+  if (((hi - first) >> shift) >> log_buckets != 0) first = lo >> ++shift << shift;
+  const BucketOf bucket_of{first << field_shift, shift + field_shift,
+                           static_cast<size_t>((hi - first) >> shift)};
+  const size_t buckets = bucket_of.last + 1;
+  CountBuckets<Key, Codec, Policy::kMaxLogBuckets>(src, codec, bucket_of, counts, 0, n);
+  size_t* next = counts + buckets + 1;
+  size_t sum = 0;
+  for (size_t d = 0; d < buckets; ++d) {
+    const size_t c = counts[d];
+    counts[d] = next[d] = sum;
+    sum += c;
+  }
+  counts[buckets] = n;
+  ScatterToBuckets<Key, uint64_t, Codec, Policy::kMaxLogBuckets>(src, codec, bucket_of, next, words,
+                                                                 0, n);
+  for (size_t d = 0; d < buckets; ++d) {
+    const size_t begin = counts[d], size = counts[d + 1] - begin;
+    const uint64_t* sorted = words + begin;
+    if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
+      SortWordsAscending(sorter, words + begin, size, word_bits);
+    } else {
+      sorted = RadixSortWordsByField(words + begin, tmp, size, field_shift, shift);
+    }
+    DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
+  }
+}
+
 }  // namespace
 
 CpuSorter::CpuSorter(ThreadPool* helpers) : helpers_(helpers) {
@@ -347,10 +411,10 @@ void* CpuSorter::Scratch(size_t bytes) {
 
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
-  // The radix sort of 32-bit keys' words takes a second array of them (whether it runs depends on
-  // the CPU; the bound does not).
-  const bool radix = KeyWidth(spec.key_type) == 4 && RadixWordsPolicy::Covers(n);
-  return (radix ? 2 : 1) * n * sizeof(uint64_t);
+  // The radix sort of 32-bit keys' words takes a second array of them, or of one bucket's (whether
+  // it runs depends on the CPU; the bound does not).
+  const bool radix = KeyWidth(spec.key_type) == 4 && n >= RadixWordsPolicy::kMinWords;
+  return (n + (radix ? std::min(n, RadixWordsPolicy::kMaxWords) : 0)) * sizeof(uint64_t);
 }
 
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
@@ -424,6 +488,14 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       EncodeRange<Key>(src, codec, words, 0, n);
       const Word* sorted = RadixSortWordsByField(words, words + n, n, word_bits - 32);
       DecodeRange<Key>(spec, codec, sorted, in, out, 0, n);
+      return;
+    }
+    if (tasks == 1 && PartitionedRadixSortPays(n)) {
+      auto* words =
+          static_cast<uint64_t*>(Scratch((n + RadixWordsPolicy::kMaxWords) * sizeof(uint64_t)));
+      size_t* counts = Counts(2 * (size_t{1} << RadixWordsPolicy::kMaxLogBuckets) + 1);
+      PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n, counts,
+                                *sorters_[0]);
       return;
     }
   }

@@ -1,9 +1,10 @@
 // The CPU engine's sort: Highway's vectorized quicksort (vqsort, dispatched at run time to the best
 // instruction set of the machine) over order-preserving key bits (kernels/util/key_traits.h), so it
 // follows the API's total order for floats. Keys that carry values or indices are packed with their
-// input position into one word, which makes the result stable and gives the permutation (where
-// the words of 32-bit keys fit the caches, a stable radix sort by the key sorts them). Large
-// arrays are partitioned by their top bits across a thread pool, then each bucket is sorted alone.
+// input position into one word, which makes the result stable and gives the permutation (on CPUs
+// where it pays, a stable radix sort by the key sorts the words of 32-bit keys, past the caches
+// after partitioning them by their top bits into buckets that fit). Large arrays are partitioned
+// by their top bits across a thread pool, then each bucket is sorted alone.
 // It is the engine behind RunJobOnCpu, the GPU pool's CPU fallback and the CPU stand-in devices.
 #pragma once
 
@@ -55,7 +56,8 @@ class CpuSorter {
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
   // Most heap bytes Sort takes beside its output for n keys of `spec`: the words that keys with
-  // values or indices sort as (twice, for the radix sort of 32-bit keys' words). Keys alone sort in
+  // values or indices sort as (and for the radix sort of 32-bit keys' words a second array of them,
+  // or of one bucket's, at most 2^16 words). Keys alone sort in
   // their output array, which costs nothing when it is aligned for them (the engine's own outputs
   // are) and one array of keys otherwise.
   static size_t ScratchBytes(const SortSpec& spec, size_t n);
