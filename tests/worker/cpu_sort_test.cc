@@ -147,13 +147,13 @@ TEST(CpuSortScratch, ReusesScratchAcrossCalls) {
 }
 
 // ScratchBytes bounds what a sort holds: one array of 8-byte words, and where 32-bit keys' words
-// may sort by radix (whether they do depends on the CPU) a second one, or past 2^16 keys (where
-// they are partitioned first) room for a bucket of 2^16; nothing for keys alone in an aligned
-// output.
+// may sort by radix (whether they do depends on the CPU) a second one, or past 2^16 keys room for
+// a bucket of 2^16 (from 2^20, where they are partitioned first, a bucket's copy); nothing for
+// keys alone in an aligned output.
 TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
-  constexpr size_t kLow = size_t{1} << 11, kHigh = size_t{1} << 16;
+  constexpr size_t kLow = size_t{1} << 11, kHigh = size_t{1} << 16, kPartitioned = size_t{1} << 20;
   for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
-    for (size_t n : {kLow - 1, kLow, kHigh, kHigh + 1, 4 * kHigh}) {
+    for (size_t n : {kLow - 1, kLow, kHigh, kHigh + 1, kPartitioned}) {
       SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " n=" << n);
       for (uint32_t vw : {0u, 4u, 8u}) {
         const SortSpec spec{type, vw, false, false, vw == 0, Algorithm::kCpu};

@@ -94,5 +94,45 @@ TEST(RadixWordsTest, SortsByANarrowerFieldAlone) {
   }
 }
 
+// The partitioned radix sort's buckets, for key ranges of every width and sizes from 2^20 to 2^32:
+// the first bucket aligned, the last holding hi, at most 2^kMaxLogBuckets of them, and the bits
+// below them always within two digits. Among them the ranges whose first bucket, aligned down,
+// needs one more: [1, 2^31] at 2^20 keys (where the extra bucket is taken, keeping two digits) and
+// at 2^25 + 1 keys (where 2^kMaxLogBuckets buckets are taken already, so they widen).
+TEST(RadixWordsTest, PlansBucketsWithinTheirLimits) {
+  const uint64_t seed = testing::TestSeed();
+  std::mt19937_64 rng(seed);
+  struct Case {
+    uint64_t lo, hi;
+    size_t n;
+  };
+  std::vector<Case> cases = {{0, 0, size_t{1} << 20},
+                             {0xFFFFFFFF, 0xFFFFFFFF, size_t{1} << 20},
+                             {0, 0xFFFFFFFF, size_t{1} << 20},
+                             {0, 0xFFFFFFFF, size_t{1} << 32},
+                             {1, uint64_t{1} << 31, size_t{1} << 20},
+                             {1, uint64_t{1} << 31, (size_t{1} << 25) + 1},
+                             {0x12345, 0x12345 + (1 << 20), size_t{1} << 20}};
+  for (int i = 0; i < 2000; ++i) {
+    const uint64_t a = static_cast<uint32_t>(rng()) >> (rng() % 32);
+    const uint64_t b = static_cast<uint32_t>(rng()) >> (rng() % 32);
+    cases.push_back({std::min(a, b), std::max(a, b), size_t{1} << (20 + rng() % 13)});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << std::hex << "lo=" << c.lo << " hi=" << c.hi << " n=" << c.n);
+    const RadixBuckets plan = PlanRadixBuckets(c.lo, c.hi, c.n);
+    ASSERT_GE(plan.shift, 0);
+    EXPECT_LE(plan.shift, 2 * RadixWordsPolicy::kDigitBits);
+    EXPECT_LE(plan.first, c.lo);
+    EXPECT_EQ(plan.first % (uint64_t{1} << plan.shift), 0u);
+    EXPECT_EQ((c.hi - plan.first) >> plan.shift, plan.last);
+    EXPECT_LT(plan.last, size_t{1} << RadixWordsPolicy::kMaxLogBuckets);
+  }
+  // Keys over the whole range: 2^10 buckets, 22 bits below them (two 11-bit digits).
+  EXPECT_EQ(PlanRadixBuckets(0, 0xFFFFFFFF, size_t{1} << 20).shift, 22);
+  EXPECT_EQ(PlanRadixBuckets(0, 0xFFFFFFFF, size_t{1} << 20).last, 1023u);
+}
+
 }  // namespace
 }  // namespace sortd

@@ -1,6 +1,7 @@
-// The CPU sorter's parallel partition: the bucket of a word by its top bits, and the two passes
-// over a task's part of the input that count its keys per bucket and then scatter them there. The
-// passes encode keys from the input (worker/cpu/sort_words.h) rather than reading an encoded copy.
+// The CPU sorter's partitions (across threads, and on one thread before the radix sort of 32-bit
+// keys' words): the bucket of a word by its top bits, and the two passes over a task's part of the
+// input that count its keys per bucket and then scatter them there. The passes encode keys from
+// the input (worker/cpu/sort_words.h) rather than reading an encoded copy.
 #pragma once
 
 #include <algorithm>
@@ -21,8 +22,8 @@ namespace sortd {
 // scatter's write streams stay in the TLB; a 2^26-key input leaves L2-sized buckets.
 inline constexpr int kPartitionLogBuckets = 8;
 
-// The parallel partition's bucket of a word: its bits above `shift` once `lo` is taken off, words
-// below `lo` in the first bucket and words above the sampled range in the last.
+// A partition's bucket of a word: its bits above `shift` once `lo` is taken off, words below `lo`
+// in the first bucket and words above the range (the parallel partition's is sampled) in the last.
 struct BucketOf {
   uint64_t lo;
   int shift;

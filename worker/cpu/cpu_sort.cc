@@ -342,10 +342,9 @@ SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first)
 }
 
 // Words of 32-bit keys with a 32-bit payload, on one thread, past the caches: partitioned by the
-// key's top bits into buckets (RadixWordsPolicy says how many; a count and a scatter, both encoding
-// from the input), each then sorted by radix on the key bits below the bucket's while it is in
-// cache, and decoded. Bucket bounds come from the keys' exact range, aligned so that the keys of a
-// bucket share every bit above its sort's field. words holds n words, tmp kMaxWords; counts
+// key's top bits into buckets (PlanRadixBuckets, from the keys' exact range; a count and a
+// scatter, both encoding from the input), each then sorted by radix on the key bits below the
+// bucket's while it is in cache, and decoded. words holds n words, tmp kMaxWords; counts
 // 2^(kMaxLogBuckets + 1) + 1 entries.
 template <typename Key, typename Codec>
 void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
@@ -356,17 +355,8 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   const auto* src = static_cast<const unsigned char*>(in.keys);
   const int field_shift = word_bits - 32;  // the key's field: its masked ordered bits
   const auto range = KeyRange<Key>(src, codec.mask, 0, n);
-  const uint64_t lo = range.first, hi = range.second;
-  const int range_bits = BitWidth(hi - lo);
-  const int log_buckets = std::min({range_bits, Policy::kMaxLogBuckets,
-                                    std::max(range_bits - 2 * Policy::kDigitBits,
-                                             BitWidth(n - 1) - Policy::kMaxLogBucketWords)});
-  int shift = range_bits - log_buckets;
-  uint64_t first = lo >> shift << shift;
-  // Aligning the first bucket down may need one more bucket than 2^log_buckets: then wider ones.
-  if (((hi - first) >> shift) >> log_buckets != 0) first = lo >> ++shift << shift;
-  const BucketOf bucket_of{first << field_shift, shift + field_shift,
-                           static_cast<size_t>((hi - first) >> shift)};
+  const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n);
+  const BucketOf bucket_of{plan.first << field_shift, plan.shift + field_shift, plan.last};
   const size_t buckets = bucket_of.last + 1;
   CountBuckets<Key, Codec, Policy::kMaxLogBuckets>(src, codec, bucket_of, counts, 0, n);
   size_t* next = counts + buckets + 1;
@@ -385,7 +375,7 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
     if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
       SortWordsAscending(sorter, words + begin, size, word_bits);
     } else {
-      sorted = RadixSortWordsByField(words + begin, tmp, size, field_shift, shift);
+      sorted = RadixSortWordsByField(words + begin, tmp, size, field_shift, plan.shift);
     }
     DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
   }

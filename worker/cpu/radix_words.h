@@ -26,14 +26,39 @@ struct RadixWordsPolicy {
   static constexpr bool Covers(size_t n) { return n >= kMinWords && n <= kMaxWords; }
   // From 2^20 words, partitioned first into buckets by their top bits, enough of them that the
   // bits below a bucket's fit two digits (one pass fewer: 1.4-1.8x faster than three from 2^20 to
-  // 2^22; from 2^17 to 2^19 neither beat vqsort), and that buckets average at most 2^15 words;
-  // at most 2048 buckets (the partition's 64-byte line buffers: 128 KiB). A bucket still larger
-  // than kMaxWords is sorted by vqsort.
+  // 2^22; from 2^17 to 2^19 neither beat vqsort), and that buckets average at most 2^15 words
+  // (up to 2^26 words); at most 2048 buckets (the partition's 64-byte line buffers: 128 KiB). A
+  // bucket still larger than kMaxWords is sorted by vqsort (most of them past 2^27 words).
   static constexpr size_t kMinPartitionedWords = size_t{1} << 20;
   static constexpr int kMaxLogBucketWords = 15;
   static constexpr int kMaxLogBuckets = 11;
   static constexpr bool CoversPartitioned(size_t n) { return n >= kMinPartitionedWords; }
 };
+
+// The buckets of n keys whose fields lie in [lo, hi]: the bucket of field k is (k - first) >>
+// shift. first is a multiple of 2^shift, so the keys of a bucket share every field bit from
+// `shift` up and sort by the `shift` bits below.
+struct RadixBuckets {
+  uint64_t first;
+  int shift;
+  size_t last;  // buckets - 1, below 2^kMaxLogBuckets
+};
+inline RadixBuckets PlanRadixBuckets(uint64_t lo, uint64_t hi, size_t n) {
+  using Policy = RadixWordsPolicy;
+  const auto bit_width = [](uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); };
+  const int range_bits = bit_width(hi - lo);
+  const int log_buckets = std::min({range_bits, Policy::kMaxLogBuckets,
+                                    std::max(range_bits - 2 * Policy::kDigitBits,
+                                             bit_width(n - 1) - Policy::kMaxLogBucketWords)});
+  int shift = range_bits - log_buckets;
+  uint64_t first = lo >> shift << shift;
+  // Aligned down, the range may need one bucket more than 2^log_buckets: taken while that stays
+  // within the most buckets (a wider shift could cost a third digit), wider buckets otherwise.
+  if (((hi - first) >> shift) >> log_buckets != 0 && log_buckets == Policy::kMaxLogBuckets) {
+    first = lo >> ++shift << shift;
+  }
+  return {first, shift, static_cast<size_t>((hi - first) >> shift)};
+}
 
 // One pass per digit of kDigits, each of digit_bits (the last one's mask stops at the field's top).
 template <int kDigits>
