@@ -10,34 +10,27 @@
 
 namespace sortd::testing {
 
+#if defined(__has_feature)
+#define SORTD_TEST_HAS_FEATURE(x) __has_feature(x)
+#else
+#define SORTD_TEST_HAS_FEATURE(x) 0
+#endif
+// Whether this build runs under ThreadSanitizer, which reports the races some tests make on
+// purpose (a caller rewriting memory that sortd sorts): those skip there.
+#if defined(__SANITIZE_THREAD__) || SORTD_TEST_HAS_FEATURE(thread_sanitizer)
+inline constexpr bool kThreadSanitized = true;
+#else
+inline constexpr bool kThreadSanitized = false;
+#endif
+#if defined(__SANITIZE_ADDRESS__) || SORTD_TEST_HAS_FEATURE(address_sanitizer)
+inline constexpr bool kAddressSanitized = true;
+#else
+inline constexpr bool kAddressSanitized = false;
+#endif
 // Whether this build runs under ThreadSanitizer or AddressSanitizer, which make every instrumented
 // memory access of a sort several times slower: tests that need only take a path (the parallel one,
 // say) size for it, and the plain build runs their full sizes.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
-// Whether this build runs under ThreadSanitizer, which reports the races some tests make on
-// purpose (a caller rewriting memory that sortd sorts): those skip there.
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool kThreadSanitized = true;
-#else
-inline constexpr bool kThreadSanitized = false;
-#endif
-#else
-inline constexpr bool kThreadSanitized = false;
-#endif
+inline constexpr bool kSanitized = kThreadSanitized || kAddressSanitized;
 
 enum class Distribution {
   kRandom,  // uniform random bits (floats include NaNs, infinities, denormals)

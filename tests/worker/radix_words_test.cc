@@ -12,15 +12,17 @@
 namespace sortd {
 namespace {
 
-// Sorts `words` by bits [shift, shift + 32) with RadixSortWordsByField and checks the result is
-// std::stable_sort's, and that it lies in one of the two buffers it was given.
-void CheckAgainstStableSort(std::vector<uint64_t> words, int shift) {
-  const auto field = [shift](uint64_t w) { return static_cast<uint32_t>(w >> shift); };
+// Sorts `words` by bits [shift, shift + field_bits) with RadixSortWordsByField and checks the
+// result is std::stable_sort's, and that it lies in one of the two buffers it was given.
+void CheckAgainstStableSort(std::vector<uint64_t> words, int shift, int field_bits = 32) {
+  const uint64_t field_mask = (uint64_t{1} << field_bits) - 1;
+  const auto field = [&](uint64_t w) { return (w >> shift) & field_mask; };
   std::vector<uint64_t> expected = words;
   std::stable_sort(expected.begin(), expected.end(),
                    [&](uint64_t a, uint64_t b) { return field(a) < field(b); });
   std::vector<uint64_t> tmp(words.size(), 0xDEADBEEFDEADBEEF);
-  const uint64_t* sorted = RadixSortWordsByField(words.data(), tmp.data(), words.size(), shift);
+  const uint64_t* sorted =
+      RadixSortWordsByField(words.data(), tmp.data(), words.size(), shift, field_bits);
   ASSERT_TRUE(sorted == words.data() || sorted == tmp.data());
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), sorted));
 }
@@ -76,20 +78,12 @@ TEST(RadixWordsTest, SortsByANarrowerFieldAlone) {
     for (int shift : {32, 13}) {
       SCOPED_TRACE(::testing::Message() << "field_bits=" << field_bits << " shift=" << shift);
       const uint64_t field_mask = (uint64_t{1} << field_bits) - 1;
-      const auto field = [&](uint64_t w) { return (w >> shift) & field_mask; };
       std::vector<uint64_t> words(5000);
       for (size_t i = 0; i < words.size(); ++i) {
         const uint64_t above = (rng() >> (shift + field_bits)) << (shift + field_bits);
         words[i] = above | ((rng() & field_mask) << shift) | (i & ((uint64_t{1} << shift) - 1));
       }
-      std::vector<uint64_t> expected = words;
-      std::stable_sort(expected.begin(), expected.end(),
-                       [&](uint64_t a, uint64_t b) { return field(a) < field(b); });
-      std::vector<uint64_t> tmp(words.size(), 0xDEADBEEFDEADBEEF);
-      const uint64_t* sorted =
-          RadixSortWordsByField(words.data(), tmp.data(), words.size(), shift, field_bits);
-      ASSERT_TRUE(sorted == words.data() || sorted == tmp.data());
-      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), sorted));
+      CheckAgainstStableSort(words, shift, field_bits);
     }
   }
 }

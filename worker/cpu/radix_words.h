@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "worker/cpu/sort_words.h"
+
 namespace sortd {
 
 struct RadixWordsPolicy {
@@ -45,11 +47,10 @@ struct RadixBuckets {
 };
 inline RadixBuckets PlanRadixBuckets(uint64_t lo, uint64_t hi, size_t n) {
   using Policy = RadixWordsPolicy;
-  const auto bit_width = [](uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); };
-  const int range_bits = bit_width(hi - lo);
+  const int range_bits = BitWidth(hi - lo);
   const int log_buckets = std::min({range_bits, Policy::kMaxLogBuckets,
                                     std::max(range_bits - 2 * Policy::kDigitBits,
-                                             bit_width(n - 1) - Policy::kMaxLogBucketWords)});
+                                             BitWidth(n - 1) - Policy::kMaxLogBucketWords)});
   int shift = range_bits - log_buckets;
   uint64_t first = lo >> shift << shift;
   // Aligned down, the range may need one bucket more than 2^log_buckets: taken while that stays
