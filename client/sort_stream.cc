@@ -173,8 +173,6 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
                      " bytes of keys and ", values.size(), " bytes of values"));
   }
 
-  grpc::ClientContext context;
-  ApplyTimeout(context);
   const Totals want{n * key_width, n * value_width, header.return_indices() ? n * 4 : 0};
   Totals got;
   // Each field straight into the outputs, which have exactly the room the header asks for; one
@@ -198,6 +196,10 @@ absl::Status SortClient::SortArrayViaStream(const v1::SortStreamHeader& header,
   grpc::Status rpc;
   absl::Status local;
   {
+    // Scoped with the call: a message whose write failed stays in the call, which the context holds
+    // until it is destroyed, so waiting for the arrays' release with the context alive could hang.
+    grpc::ClientContext context;
+    ApplyTimeout(context);
     LentArrays arrays;
     arrays.keys = keys;
     arrays.values = values;
