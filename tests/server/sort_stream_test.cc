@@ -103,7 +103,9 @@ TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
   ServerOptions options;
   options.limits.max_stream_keys = 1 << 20;
   options.max_inflight_bytes = 16 << 20;
-  TestServer t = TestServer::Start(options);
+  CpuEngineOptions engine;
+  engine.threads = 4;  // the scratch figure below counts a bucket's copy per thread
+  TestServer t = TestServer::Start(options, engine);
   auto client = t.Client();
   auto stub = v1::SortService::NewStub(client->channel());
   using grpc::StatusCode;
@@ -127,10 +129,10 @@ TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
       *stub, {Header((1 << 20) + 1)}, StatusCode::RESOURCE_EXHAUSTED,
       "1048577 keys exceed this server's limit of 1048576 per stream (--max_stream_keys)");
   // The CPU engine's scratch: the input gathered (12 bytes a key), a word per key (8 bytes) and
-  // room for the radix sort's copy of one bucket of 2^16 words (512 KiB).
+  // room for the radix sort's copy of one bucket of 2^16 words (512 KiB) for each of its 4 threads.
   ExpectRefused(*stub, {Header(1 << 20, 8)}, StatusCode::RESOURCE_EXHAUSTED,
                 "a stream of 1048576 keys: input 12582912 + result 12582912 + sort scratch "
-                "21495808 bytes");
+                "23068672 bytes");
   v1::SortStreamRequest huge_answers = Header(10);
   huge_answers.mutable_header()->set_response_chunk_keys(uint64_t{1} << 40);
   ExpectRefused(*stub, {huge_answers}, StatusCode::INVALID_ARGUMENT,

@@ -93,7 +93,8 @@ INSTANTIATE_TEST_SUITE_P(InCacheRadix, CpuSortTest,
                                             ::testing::Values<size_t>((1 << 11) + 1, (1 << 16) - 1),
                                             ::testing::Values(false)),
                          CaseName);
-// 2^20 + 1 runs on four threads (the parallel path); under the sanitizers, which look for races and
+// 2^20 + 1 runs on four threads (the parallel paths; for 32-bit keys with a payload where vqsort
+// lacks AVX-512, the partitioned radix sort); under the sanitizers, which look for races and
 // memory errors on that path rather than for wrong orders, 2^18 + 1 (still past the cut-over) keeps
 // these 60 cases to a few minutes on two cores ...
 constexpr size_t kLargeSize = (size_t{1} << (testing::kSanitized ? 18 : 20)) + 1;
@@ -169,6 +170,27 @@ TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
   EXPECT_EQ(
       CpuSorter::ScratchBytes({KeyType::kUint32, 0, false, true, false, Algorithm::kCpu}, kLow),
       0u);
+}
+
+// Split across tasks, partitioned 32-bit keys' words take one bucket's copy a task, or a second
+// array of words where that is less; below the partition, and with too few helpers to split, one
+// bucket's copy.
+TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
+  constexpr size_t kHigh = size_t{1} << 16, kPartitioned = size_t{1} << 20;
+  const SortSpec spec{KeyType::kUint32, 8, false, false, false, Algorithm::kCpu};
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 3), (kPartitioned + 4 * kHigh) * 8);
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 1), (kPartitioned + kHigh) * 8);
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned - 1, 3), (kPartitioned - 1 + kHigh) * 8);
+  // 32 tasks (one per 2^15 keys) would take 2^21 words of copies: a second array instead.
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 63), 2 * kPartitioned * 8);
+  ThreadPool pool(3);
+  CpuSorter sorter(&pool);
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat32}) {
+    const std::string keys = testing::MakeKeys(type, kPartitioned, Distribution::kRandom, 7);
+    const SortSpec typed{type, 8, false, false, false, Algorithm::kCpu};
+    RunSort(sorter, typed, keys, testing::MakeValues(8, kPartitioned));
+    EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(typed, kPartitioned, 3));
+  }
 }
 
 }  // namespace

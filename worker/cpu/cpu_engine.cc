@@ -107,7 +107,8 @@ std::vector<WorkerStats> CpuEngine::Stats() const {
 }
 
 size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-  return n * (KeyWidth(spec.key_type) + spec.value_width) + CpuSorter::ScratchBytes(spec, n) +
+  return n * (KeyWidth(spec.key_type) + spec.value_width) +
+         CpuSorter::ScratchBytes(spec, n, helpers_.size()) +
          (outputs_shared ? n * ResultBytesPerKey(spec) : 0);
 }
 

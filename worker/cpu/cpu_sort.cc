@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "hwy/contrib/sort/vqsort.h"
 #include "kernels/util/key_traits.h"
@@ -55,16 +55,18 @@ bool ValueRidesInWord(const SortSpec& spec, size_t n) {
 // (AVX-512), which it does faster than as integers; the radix sort is measured against the integer
 // sort only.
 bool RadixSortPays(size_t n) { return RadixWordsPolicy::Covers(n) && !VqSortFloatsPays(); }
-// Past the caches, the same words partitioned into cache-sized buckets first (measured on AVX2
-// against vqsort's integer sort of the words, docs/benchmarks.md, "partitioned radix").
+// Past the caches, the same words partitioned into cache-sized buckets first, on one thread or
+// several (measured on AVX2 against vqsort's integer sort of the words, docs/benchmarks.md,
+// "partitioned for the radix sort" and "on every thread").
 bool PartitionedRadixSortPays(size_t n) {
   return RadixWordsPolicy::CoversPartitioned(n) && !VqSortFloatsPays();
 }
 
-int TasksFor(size_t n, ThreadPool* pool) {
-  if (pool == nullptr || n < CpuSortPolicy::kParallelMinKeys) return 1;
+// The tasks a sort of n keys splits into with `helpers` helper threads.
+int TasksFor(size_t n, int helpers) {
+  if (helpers <= 0 || n < CpuSortPolicy::kParallelMinKeys) return 1;
   const int tasks = static_cast<int>(
-      std::min<size_t>(pool->size() + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
+      std::min<size_t>(helpers + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
   return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
 }
 
@@ -341,44 +343,106 @@ SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first)
           at(out.indices, first * 4)};
 }
 
-// Words of 32-bit keys with a 32-bit payload, on one thread, past the caches: partitioned by the
-// key's top bits into buckets (PlanRadixBuckets, from the keys' exact range; a count and a
-// scatter, both encoding from the input), each then sorted by radix on the key bits below the
-// bucket's while it is in cache, and decoded. words holds n words, tmp kMaxWords; counts
-// 2^(kMaxLogBuckets + 1) + 1 entries.
+// Scatters the words of input keys [0, n) into their buckets on `tasks` tasks, each over one chunk
+// of the input: a count per task, then each task's place in every bucket (after the earlier
+// chunks' words, so a bucket keeps its words in input order), then the scatter. counts holds
+// (tasks + 1) * buckets + 1 entries; the buckets' starts, then n, end in its last buckets + 1,
+// which are returned.
+template <typename Key, typename Word, int kLogBuckets, typename Codec>
+const size_t* PartitionOnTasks(const unsigned char* src, const Codec codec,
+                               const BucketOf bucket_of, size_t n, Word* words, size_t* counts,
+                               ThreadPool* helpers, int tasks) {
+  const size_t buckets = bucket_of.last + 1;
+  size_t* starts = counts + tasks * buckets;
+  const Chunks chunks{n, tasks};
+  ParallelFor(helpers, tasks, [&](int t) {
+    CountBuckets<Key, Codec, kLogBuckets>(src, codec, bucket_of, counts + t * buckets,
+                                          chunks.begin(t), chunks.end(t));
+  });
+  size_t sum = 0;
+  for (size_t d = 0; d < buckets; ++d) {
+    starts[d] = sum;
+    for (int t = 0; t < tasks; ++t) {
+      const size_t c = counts[t * buckets + d];
+      counts[t * buckets + d] = sum;
+      sum += c;
+    }
+  }
+  starts[buckets] = n;
+  ParallelFor(helpers, tasks, [&](int t) {
+    ScatterToBuckets<Key, Word, Codec, kLogBuckets>(src, codec, bucket_of, counts + t * buckets,
+                                                    words, chunks.begin(t), chunks.end(t));
+  });
+  return starts;
+}
+
+// The words the partitioned radix sort of n words on `tasks` tasks copies its buckets into: one
+// bucket's room a task, or one word a word where that is less.
+size_t PartitionedCopyWords(size_t n, int tasks) {
+  return std::min(n, static_cast<size_t>(tasks) * RadixWordsPolicy::kMaxWords);
+}
+
+// The smallest and largest ordered, direction-masked key of n, on `tasks` tasks; ranges holds
+// 2 * tasks entries.
+template <typename Key>
+std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRangeOnTasks(
+    const unsigned char* src, typename KeyTraits<Key>::Bits mask, size_t n, ThreadPool* helpers,
+    int tasks, uint64_t* ranges) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  if (tasks == 1) return KeyRange<Key>(src, mask, 0, n);
+  const Chunks chunks{n, tasks};
+  ParallelFor(helpers, tasks, [&](int t) {
+    const auto r = KeyRange<Key>(src, mask, chunks.begin(t), chunks.end(t));
+    ranges[2 * t] = r.first;
+    ranges[2 * t + 1] = r.second;
+  });
+  Bits lo = static_cast<Bits>(ranges[0]), hi = static_cast<Bits>(ranges[1]);
+  for (int t = 1; t < tasks; ++t) {
+    lo = std::min(lo, static_cast<Bits>(ranges[2 * t]));
+    hi = std::max(hi, static_cast<Bits>(ranges[2 * t + 1]));
+  }
+  return {lo, hi};
+}
+
+// Words of 32-bit keys with a 32-bit payload past the caches: partitioned by the key's top bits
+// into buckets (PlanRadixBuckets, from the keys' exact range; a count and a scatter, both encoding
+// from the input and split by input chunk on `tasks` tasks), each then sorted by radix on the key
+// bits below the bucket's while it is in cache, and decoded; tasks take buckets in turn. words
+// holds n words, tmp PartitionedCopyWords(n, tasks): room for one bucket's copy a task, or when
+// that is more, a second array of words in which each bucket is copied in its own place; counts
+// (tasks + 1) * 2^kMaxLogBuckets + 1 entries.
 template <typename Key, typename Codec>
 void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec codec, int word_bits, uint64_t* words, uint64_t* tmp,
-                          size_t* counts, const hwy::Sorter& sorter) {
+                          size_t* counts, ThreadPool* helpers, int tasks,
+                          const std::vector<std::unique_ptr<hwy::Sorter>>& sorters) {
   using Policy = RadixWordsPolicy;
   const size_t n = in.n;
   const auto* src = static_cast<const unsigned char*>(in.keys);
   const int field_shift = word_bits - 32;  // the key's field: its masked ordered bits
-  const auto range = KeyRange<Key>(src, codec.mask, 0, n);
+  const auto range =
+      KeyRangeOnTasks<Key>(src, codec.mask, n, helpers, tasks, reinterpret_cast<uint64_t*>(counts));
   const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n);
   const BucketOf bucket_of{plan.first << field_shift, plan.shift + field_shift, plan.last};
   const size_t buckets = bucket_of.last + 1;
-  CountBuckets<Key, Codec, Policy::kMaxLogBuckets>(src, codec, bucket_of, counts, 0, n);
-  size_t* next = counts + buckets + 1;
-  size_t sum = 0;
-  for (size_t d = 0; d < buckets; ++d) {
-    const size_t c = counts[d];
-    counts[d] = next[d] = sum;
-    sum += c;
-  }
-  counts[buckets] = n;
-  ScatterToBuckets<Key, uint64_t, Codec, Policy::kMaxLogBuckets>(src, codec, bucket_of, next, words,
-                                                                 0, n);
-  for (size_t d = 0; d < buckets; ++d) {
-    const size_t begin = counts[d], size = counts[d + 1] - begin;
-    const uint64_t* sorted = words + begin;
-    if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
-      SortWordsAscending(sorter, words + begin, size, word_bits);
-    } else {
-      sorted = RadixSortWordsByField(words + begin, tmp, size, field_shift, plan.shift);
+  // counts: one histogram per task (then where its words go next), then the buckets' starts and n.
+  const size_t* starts = PartitionOnTasks<Key, uint64_t, Policy::kMaxLogBuckets>(
+      src, codec, bucket_of, n, words, counts, helpers, tasks);
+  const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
+  std::atomic<size_t> next_bucket{0};
+  ParallelFor(helpers, tasks, [&](int t) {
+    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
+      const size_t begin = starts[d], size = starts[d + 1] - begin;
+      const uint64_t* sorted = words + begin;
+      if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
+        SortWordsAscending(*sorters[t], words + begin, size, word_bits);
+      } else {
+        uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
+        sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
+      }
+      DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
     }
-    DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
-  }
+  });
 }
 
 }  // namespace
@@ -399,12 +463,16 @@ void* CpuSorter::Scratch(size_t bytes) {
   return scratch_.get();
 }
 
-size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n) {
+size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
-  // The radix sort of 32-bit keys' words takes a second array of them, or of one bucket's (whether
-  // it runs depends on the CPU; the bound does not).
-  const bool radix = KeyWidth(spec.key_type) == 4 && n >= RadixWordsPolicy::kMinWords;
-  return (n + (radix ? std::min(n, RadixWordsPolicy::kMaxWords) : 0)) * sizeof(uint64_t);
+  // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
+  // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
+  size_t copies = 0;
+  if (KeyWidth(spec.key_type) == 4 && n >= RadixWordsPolicy::kMinWords) {
+    copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, TasksFor(n, helpers))
+                                                    : std::min(n, RadixWordsPolicy::kMaxWords);
+  }
+  return (n + copies) * sizeof(uint64_t);
 }
 
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
@@ -480,12 +548,12 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       DecodeRange<Key>(spec, codec, sorted, in, out, 0, n);
       return;
     }
-    if (tasks == 1 && PartitionedRadixSortPays(n)) {
+    if (PartitionedRadixSortPays(n)) {
       auto* words =
-          static_cast<uint64_t*>(Scratch((n + RadixWordsPolicy::kMaxWords) * sizeof(uint64_t)));
-      size_t* counts = Counts(2 * (size_t{1} << RadixWordsPolicy::kMaxLogBuckets) + 1);
-      PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n, counts,
-                                *sorters_[0]);
+          static_cast<uint64_t*>(Scratch((n + PartitionedCopyWords(n, tasks)) * sizeof(uint64_t)));
+      size_t* counts = Counts((tasks + 1) * (size_t{1} << RadixWordsPolicy::kMaxLogBuckets) + 1);
+      PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n, counts, helpers_,
+                                tasks, sorters_);
       return;
     }
   }
@@ -519,26 +587,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const BucketOf bucket_of{sample_lo, shift, static_cast<size_t>((sample_hi - sample_lo) >> shift)};
   const size_t buckets = bucket_of.last + 1;
   // counts: one histogram per task, then the buckets' starts (and n).
-  size_t* counts = Counts(tasks * buckets + buckets + 1);
-  size_t* starts = counts + tasks * buckets;
-  const Chunks chunks{n, tasks};
-  ParallelFor(helpers_, tasks, [&](int t) {
-    CountBuckets<Key>(src, codec, bucket_of, counts + t * buckets, chunks.begin(t), chunks.end(t));
-  });
-  size_t sum = 0;
-  for (size_t d = 0; d < buckets; ++d) {
-    starts[d] = sum;
-    for (int t = 0; t < tasks; ++t) {
-      const size_t c = counts[t * buckets + d];
-      counts[t * buckets + d] = sum;
-      sum += c;
-    }
-  }
-  starts[buckets] = n;
-  ParallelFor(helpers_, tasks, [&](int t) {
-    ScatterToBuckets<Key, Word>(src, codec, bucket_of, counts + t * buckets, words, chunks.begin(t),
-                                chunks.end(t));
-  });
+  const size_t* starts = PartitionOnTasks<Key, Word, kPartitionLogBuckets>(
+      src, codec, bucket_of, n, words, Counts((tasks + 1) * buckets + 1), helpers_, tasks);
   // Each bucket is decoded right after its sort, while it is still in cache.
   std::atomic<size_t> next_bucket{0};
   ParallelFor(helpers_, tasks, [&](int t) {
@@ -560,7 +610,7 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   using Bits = typename KeyTraits<Key>::Bits;
   const size_t n = in.n;
   const bool with_index = spec.value_width != 0 || spec.return_indices;
-  const int tasks = TasksFor(n, helpers_);
+  const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size());
   if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
 
   const Bits mask = DirectionMask<Bits>(spec.descending);
@@ -583,24 +633,8 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   }
   // A 64-bit key does when its range leaves room for the position (a pass over the keys decides).
   const auto* src = static_cast<const unsigned char*>(in.keys);
-  Bits lo, hi;
-  if (tasks == 1) {
-    std::tie(lo, hi) = KeyRange<Key>(src, mask, 0, n);
-  } else {
-    const Chunks chunks{n, tasks};
-    uint64_t* ranges = reinterpret_cast<uint64_t*>(Counts(2 * tasks));
-    ParallelFor(helpers_, tasks, [&](int t) {
-      const auto r = KeyRange<Key>(src, mask, chunks.begin(t), chunks.end(t));
-      ranges[2 * t] = r.first;
-      ranges[2 * t + 1] = r.second;
-    });
-    lo = static_cast<Bits>(ranges[0]);
-    hi = static_cast<Bits>(ranges[1]);
-    for (int t = 1; t < tasks; ++t) {
-      lo = std::min(lo, static_cast<Bits>(ranges[2 * t]));
-      hi = std::max(hi, static_cast<Bits>(ranges[2 * t + 1]));
-    }
-  }
+  uint64_t* ranges = tasks == 1 ? nullptr : reinterpret_cast<uint64_t*>(Counts(2 * tasks));
+  const auto [lo, hi] = KeyRangeOnTasks<Key>(src, mask, n, helpers_, tasks, ranges);
   const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
   // Truncated words keep room for the doubles' sort where their tie words still fit 64 bits.
   const int word_budget = index_bits <= 31 ? kWordBitsSortableAsDoubles : 64;

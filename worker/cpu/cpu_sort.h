@@ -55,12 +55,13 @@ class CpuSorter {
   // Requires in.n < kMaxCpuSortKeys; output arrays must not overlap the input.
   void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
 
-  // Most heap bytes Sort takes beside its output for n keys of `spec`: the words that keys with
-  // values or indices sort as (and for the radix sort of 32-bit keys' words a second array of them,
-  // or of one bucket's, at most 2^16 words). Keys alone sort in
-  // their output array, which costs nothing when it is aligned for them (the engine's own outputs
-  // are) and one array of keys otherwise.
-  static size_t ScratchBytes(const SortSpec& spec, size_t n);
+  // Most heap bytes Sort takes beside its output for n keys of `spec`, on a sorter with `helpers`
+  // helper threads: the words that keys with values or indices sort as (and for the radix sort of
+  // 32-bit keys' words a second array of them, or of one bucket's for each task, 2^16 words, where
+  // that is less). Keys alone sort in their output array, which costs nothing when it is aligned
+  // for them (the engine's own outputs are) and one array of keys otherwise. The partitions' counts
+  // (16 KiB a task) are not included.
+  static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0);
 
   // Scratch bytes held now.
   size_t scratch_bytes() const { return scratch_size_; }
