@@ -376,6 +376,16 @@ const size_t* PartitionOnTasks(const unsigned char* src, const Codec codec,
   return starts;
 }
 
+// Runs fn(t, d) for every bucket d on `tasks` tasks, t being the task, which take buckets in turn
+// (buckets differ in size, so a fixed share each would leave tasks idle).
+template <typename Fn>
+void ForEachBucketOnTasks(ThreadPool* helpers, int tasks, size_t buckets, Fn&& fn) {
+  std::atomic<size_t> next_bucket{0};
+  ParallelFor(helpers, tasks, [&](int t) {
+    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) fn(t, d);
+  });
+}
+
 // The words the partitioned radix sort of n words on `tasks` tasks copies its buckets into: one
 // bucket's room a task, or one word a word where that is less.
 size_t PartitionedCopyWords(size_t n, int tasks) {
@@ -425,23 +435,19 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n);
   const BucketOf bucket_of{plan.first << field_shift, plan.shift + field_shift, plan.last};
   const size_t buckets = bucket_of.last + 1;
-  // counts: one histogram per task (then where its words go next), then the buckets' starts and n.
   const size_t* starts = PartitionOnTasks<Key, uint64_t, Policy::kMaxLogBuckets>(
       src, codec, bucket_of, n, words, counts, helpers, tasks);
   const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
-  std::atomic<size_t> next_bucket{0};
-  ParallelFor(helpers, tasks, [&](int t) {
-    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
-      const size_t begin = starts[d], size = starts[d + 1] - begin;
-      const uint64_t* sorted = words + begin;
-      if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
-        SortWordsAscending(*sorters[t], words + begin, size, word_bits);
-      } else {
-        uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
-        sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
-      }
-      DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
+  ForEachBucketOnTasks(helpers, tasks, buckets, [&](int t, size_t d) {
+    const size_t begin = starts[d], size = starts[d + 1] - begin;
+    const uint64_t* sorted = words + begin;
+    if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
+      SortWordsAscending(*sorters[t], words + begin, size, word_bits);
+    } else {
+      uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
+      sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
     }
+    DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
   });
 }
 
@@ -586,22 +592,18 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const int shift = std::max(tie_bits, BitWidth(sample_hi - sample_lo) - kPartitionLogBuckets);
   const BucketOf bucket_of{sample_lo, shift, static_cast<size_t>((sample_hi - sample_lo) >> shift)};
   const size_t buckets = bucket_of.last + 1;
-  // counts: one histogram per task, then the buckets' starts (and n).
   const size_t* starts = PartitionOnTasks<Key, Word, kPartitionLogBuckets>(
       src, codec, bucket_of, n, words, Counts((tasks + 1) * buckets + 1), helpers_, tasks);
   // Each bucket is decoded right after its sort, while it is still in cache.
-  std::atomic<size_t> next_bucket{0};
-  ParallelFor(helpers_, tasks, [&](int t) {
-    for (size_t d; (d = next_bucket.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
-      if (starts[d + 1] - starts[d] > 1) {
-        SortWordsAscending(*sorters_[t], words + starts[d], starts[d + 1] - starts[d], word_bits);
-        if constexpr (Codec::kTies) {
-          OrderTies<Key>(codec, src, words, starts[d], starts[d + 1], *sorters_[t]);
-        }
+  ForEachBucketOnTasks(helpers_, tasks, buckets, [&](int t, size_t d) {
+    if (starts[d + 1] - starts[d] > 1) {
+      SortWordsAscending(*sorters_[t], words + starts[d], starts[d + 1] - starts[d], word_bits);
+      if constexpr (Codec::kTies) {
+        OrderTies<Key>(codec, src, words, starts[d], starts[d + 1], *sorters_[t]);
       }
-      if (!decode_is_identity)
-        DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
     }
+    if (!decode_is_identity)
+      DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
   });
 }
 
