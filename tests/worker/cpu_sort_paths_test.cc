@@ -132,10 +132,21 @@ void ForEachSortPath(Fn&& fn) {
   if (!ran) fn();
 }
 
+// Threaded, the sorter also carries values and truncated keys into the partition's buckets at
+// every size (CpuSortOptions::carry_min_keys), where by default only arrays past the last-level
+// cache are carried: the paths' own inputs then reach both ways of reading them back
+// (cpu_sort_test's threaded cases read them by input position).
+CpuSortOptions CarryingAtEverySize() {
+  CpuSortOptions options;
+  options.carry_min_keys = 0;
+  return options;
+}
+
 class CpuSortPathsTest : public ::testing::TestWithParam<bool> {  // param: threaded
  protected:
   ThreadPool pool_{3};
-  CpuSorter sorter_{GetParam() ? &pool_ : nullptr};
+  CpuSorter sorter_{GetParam() ? &pool_ : nullptr,
+                    GetParam() ? CarryingAtEverySize() : CpuSortOptions{}};
   // Past the parallel cut-over when threaded; the single-thread paths otherwise.
   size_t big() const { return GetParam() ? (size_t{1} << 17) + 3 : 3001; }
 
@@ -266,10 +277,10 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
 
 // From kMinPartitionedWords, 32-bit keys with a payload (where vqsort does not sort their words as
 // doubles: the AVX2 path of ForEachSortPath) are partitioned into buckets by their top bits first,
-// on one thread or on four, each sorted by radix on the bits below the bucket's, or by vqsort when
-// crowded past kMaxWords: keys over the whole range (2^10 buckets, two digits below them), a range
-// whose first bucket, aligned down, needs one more bucket than planned, every key in one bucket
-// (one value; nine in ten one value) and few values.
+// on one thread or on four (carrying their values along), each sorted by radix on the bits below
+// the bucket's, or by vqsort when crowded past kMaxWords: keys over the whole range (2^10 buckets,
+// two digits below them), a range whose first bucket, aligned down, needs one more bucket than
+// planned, every key in one bucket (one value; nine in ten one value) and few values.
 TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
   const uint64_t seed = testing::TestSeed();
   ForEachSortPath([&] {
@@ -304,16 +315,18 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
 
 // Split into 16 tasks, whose buckets' copies (2^16 words each) would add up to the words
 // themselves, the partitioned radix sort copies each bucket into its own place in a second array of
-// words instead.
+// words instead, with the values carried into the buckets after that array or not.
 TEST(CpuSortPartitionedTest, SixteenTasksCopyBucketsInPlace) {
   const uint64_t seed = testing::TestSeed();
   ThreadPool pool(15);
-  CpuSorter sorter(&pool);
+  CpuSorter sorter(&pool), carrying(&pool, CarryingAtEverySize());
   const size_t n = RadixWordsPolicy::kMinPartitionedWords;
   ForEachSortPath([&] {
     for (KeyType type : {KeyType::kUint32, KeyType::kFloat32}) {
       SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type));
-      CheckAll(sorter, type, testing::MakeKeys(type, n, testing::Distribution::kRandom, seed));
+      const std::string keys = testing::MakeKeys(type, n, testing::Distribution::kRandom, seed);
+      CheckAll(sorter, type, keys);
+      CheckAll(carrying, type, keys);
       if (testing::kSanitized) break;  // one type stands for both
     }
   });

@@ -193,5 +193,47 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
   }
 }
 
+// A partition carries values (but those riding in 32-bit keys' words) and 64-bit keys into its
+// buckets from CpuSortOptions::carry_min_keys, where no indices come back: their copies count.
+TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
+  constexpr size_t kHigh = size_t{1} << 16, kCarry = CpuSortOptions{}.carry_min_keys;
+  auto bytes = [](KeyType type, uint32_t vw, bool stable, bool indices, size_t n, int helpers) {
+    return CpuSorter::ScratchBytes({type, vw, false, stable, indices, Algorithm::kCpu}, n, helpers);
+  };
+  const size_t copies = 4 * kHigh;  // one bucket's room for each of 4 tasks
+  EXPECT_EQ(bytes(KeyType::kUint32, 8, false, false, kCarry, 3),
+            (kCarry + copies) * 8 + kCarry * 8);
+  EXPECT_EQ(bytes(KeyType::kUint32, 8, false, false, kCarry - 1, 3), (kCarry - 1 + copies) * 8);
+  EXPECT_EQ(bytes(KeyType::kFloat32, 4, true, false, kCarry, 3),
+            (kCarry + copies) * 8 + kCarry * 4);
+  // Unstable 4-byte values ride in 32-bit keys' words; indices need input positions.
+  EXPECT_EQ(bytes(KeyType::kInt32, 4, false, false, kCarry, 3), (kCarry + copies) * 8);
+  EXPECT_EQ(bytes(KeyType::kUint32, 8, false, true, kCarry, 3), (kCarry + copies) * 8);
+  // 32-bit keys are partitioned on one thread too (for the radix sort of their words); 64-bit keys
+  // only across threads, and then carried with their values.
+  EXPECT_EQ(bytes(KeyType::kUint32, 8, true, false, kCarry, 0), (kCarry + kHigh) * 8 + kCarry * 8);
+  EXPECT_EQ(bytes(KeyType::kInt64, 4, false, false, kCarry, 3), kCarry * 8 + kCarry * 12);
+  EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry, 0), kCarry * 8);
+  EXPECT_EQ(bytes(KeyType::kUint64, 8, false, true, kCarry, 3), kCarry * 8);
+
+  // With the threshold lowered to their size, sorts carry their records (they take more than the
+  // default bound) and stay within the bound for that threshold.
+  constexpr size_t kN = (size_t{1} << 18) + 3;
+  CpuSortOptions options;
+  options.carry_min_keys = kN;
+  ThreadPool pool(3);
+  for (KeyType type : {KeyType::kUint32, KeyType::kUint64}) {
+    const std::string keys = testing::MakeKeys(type, kN, Distribution::kRandom, 11);
+    for (uint32_t vw : {4u, 8u}) {
+      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw);
+      CpuSorter sorter(&pool, options);
+      const SortSpec spec{type, vw, false, true, false, Algorithm::kCpu};
+      RunSort(sorter, spec, keys, testing::MakeValues(vw, kN));
+      EXPECT_GT(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3));
+      EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3, options));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sortd

@@ -124,17 +124,68 @@ class LineScatter {
   uint8_t filled_[kMaxBuckets];  // one past its last word
 };
 
-template <typename Key, typename Word, typename Codec, int kLogBuckets = kPartitionLogBuckets>
+// An array read by input position after the sort (values, or the keys that truncated words lack),
+// carried into the buckets beside the words: `in` is read at each word's input position, `out`
+// receives its records laid out as the words are. A bucket then reads them in cache, by the place
+// in the bucket its words hold instead, where reads by input position land anywhere in an array
+// past the caches.
+struct Rider {
+  const unsigned char* in = nullptr;
+  void* out = nullptr;
+};
+
+// Scatters one rider's records of type T (void: none) to the same places as the words.
+template <typename T, int kLogBuckets>
+class RiderScatter {
+ public:
+  RiderScatter(const Rider& rider, const size_t* next, size_t buckets)
+      : in_(rider.in),
+        next_(next, buckets),
+        lines_(static_cast<T*>(rider.out), next_.at, buckets) {}
+  void Put(size_t d, size_t i) { lines_.Put(d, LoadUnaligned<T>(in_ + i * sizeof(T))); }
+  void Finish() { lines_.Finish(); }
+
+ private:
+  // The rider's own copy of the words' next places, which the words' scatter moves on.
+  struct Places {
+    Places(const size_t* next, size_t buckets) { std::memcpy(at, next, buckets * sizeof(size_t)); }
+    size_t at[size_t{1} << kLogBuckets];
+  };
+  const unsigned char* in_;
+  Places next_;
+  LineScatter<T, kLogBuckets> lines_;
+};
+template <int kLogBuckets>
+class RiderScatter<void, kLogBuckets> {
+ public:
+  RiderScatter(const Rider&, const size_t*, size_t) {}
+  void Put(size_t, size_t) {}
+  void Finish() {}
+};
+
+// The words of input keys [begin, end) into their buckets, and with them the records of up to two
+// riders of types A and B.
+template <typename Key, typename Word, typename Codec, int kLogBuckets = kPartitionLogBuckets,
+          typename A = void, typename B = void>
 void ScatterToBuckets(const unsigned char* src, const Codec codec, const BucketOf bucket_of,
-                      size_t* next, Word* words, size_t begin, size_t end) {
+                      size_t* next, Word* words, size_t begin, size_t end, const Rider& a = {},
+                      const Rider& b = {}) {
   using Bits = typename KeyTraits<Key>::Bits;
-  LineScatter<Word, kLogBuckets> lines(words, next, bucket_of.last + 1);
+  const size_t buckets = bucket_of.last + 1;
+  RiderScatter<A, kLogBuckets> rider_a(a, next, buckets);
+  RiderScatter<B, kLogBuckets> rider_b(b, next, buckets);
+  LineScatter<Word, kLogBuckets> lines(words, next, buckets);
   for (size_t i = begin; i < end; ++i) {
-    const Bits b = LoadUnaligned<Bits>(src + i * sizeof(Bits));
-    const Word w = codec.Encode(KeyTraits<Key>::ToOrdered(b), i);
-    lines.Put(bucket_of(w), w);
+    const Word w =
+        codec.Encode(KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + i * sizeof(Bits))), i);
+    const size_t d = bucket_of(w);
+    lines.Put(d, w);
+    rider_a.Put(d, i);
+    rider_b.Put(d, i);
   }
   lines.Finish();
+  rider_a.Finish();
+  rider_b.Finish();
 }
 
 }  // namespace sortd

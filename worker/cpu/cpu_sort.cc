@@ -334,24 +334,76 @@ void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, co
   }
 }
 
-// The output arrays of a 32-bit key sort from its key `first` on.
+// The output arrays from key `first` on.
 SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first) {
   auto at = [](void* p, size_t offset) {
     return p == nullptr ? nullptr : static_cast<unsigned char*>(p) + offset;
   };
-  return {at(out.keys, first * 4), at(out.values, first * spec.value_width),
+  return {at(out.keys, first * KeyWidth(spec.key_type)), at(out.values, first * spec.value_width),
           at(out.indices, first * 4)};
+}
+
+// Whether a partitioned sort of n keys carries what its decode reads by input position (the
+// values, and the keys that truncated words lack) into the buckets beside the words
+// (bucket_partition.h, Rider), to be read there in cache: only when no indices come back, since
+// each bucket's words then hold their place in the bucket instead of their input position.
+bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& options) {
+  return !spec.return_indices && n >= options.carry_min_keys;
+}
+
+// The buckets' copies of the records a partitioned sort carries (null: none carried).
+struct Carried {
+  unsigned char* keys = nullptr;  // the input's keys, for truncated words
+  unsigned char* values = nullptr;
+};
+// Bytes a key's carried records take.
+template <typename Codec>
+size_t CarriedBytesPerKey(const SortSpec& spec, bool carry) {
+  if (!Codec::kWithIndex || !carry) return 0;
+  return spec.value_width + (Codec::kTies ? 8 : 0);
+}
+// The copies laid out at `at` (8-byte aligned) for n keys.
+template <typename Codec>
+Carried CarriedAt(const SortSpec& spec, unsigned char* at, size_t n, bool carry) {
+  if (!Codec::kWithIndex || !carry) return {};
+  if (Codec::kTies) return {at, at + 8 * n};
+  return {nullptr, at};
+}
+
+// Gives words [0, n) of a bucket their place in it as their position, which the carried records
+// are read by (places rise with input positions within a bucket, so equal keys keep their order).
+template <typename Word>
+SORTD_VECTORIZE void NumberInBucket(Word* words, size_t n, int index_bits) {
+  const Word position = static_cast<Word>((uint64_t{1} << index_bits) - 1);
+  for (size_t k = 0; k < n; ++k) words[k] = (words[k] & ~position) | static_cast<Word>(k);
+}
+
+// The input as bucket [begin, begin + size) of the words reads it: where records are carried, its
+// copies from the bucket's start, by the place each word is given here; otherwise the input itself.
+template <typename Word, typename Codec>
+SortInput BucketInput(const SortSpec& spec, const Codec& codec, const SortInput& in,
+                      const Carried& carried, Word* words, size_t begin, size_t size) {
+  if constexpr (Codec::kWithIndex) {
+    if (carried.values != nullptr) {
+      NumberInBucket(words + begin, size, codec.index_bits);
+      return {carried.keys == nullptr ? in.keys : carried.keys + begin * 8,
+              carried.values + begin * spec.value_width, size};
+    }
+  }
+  return in;
 }
 
 // Scatters the words of input keys [0, n) into their buckets on `tasks` tasks, each over one chunk
 // of the input: a count per task, then each task's place in every bucket (after the earlier
 // chunks' words, so a bucket keeps its words in input order), then the scatter. counts holds
 // (tasks + 1) * buckets + 1 entries; the buckets' starts, then n, end in its last buckets + 1,
-// which are returned.
-template <typename Key, typename Word, int kLogBuckets, typename Codec>
+// which are returned. Riders a and b (records of types A and B) go to the words' places.
+template <typename Key, typename Word, int kLogBuckets, typename A = void, typename B = void,
+          typename Codec>
 const size_t* PartitionOnTasks(const unsigned char* src, const Codec codec,
                                const BucketOf bucket_of, size_t n, Word* words, size_t* counts,
-                               ThreadPool* helpers, int tasks) {
+                               ThreadPool* helpers, int tasks, const Rider& a = {},
+                               const Rider& b = {}) {
   const size_t buckets = bucket_of.last + 1;
   size_t* starts = counts + tasks * buckets;
   const Chunks chunks{n, tasks};
@@ -370,10 +422,42 @@ const size_t* PartitionOnTasks(const unsigned char* src, const Codec codec,
   }
   starts[buckets] = n;
   ParallelFor(helpers, tasks, [&](int t) {
-    ScatterToBuckets<Key, Word, Codec, kLogBuckets>(src, codec, bucket_of, counts + t * buckets,
-                                                    words, chunks.begin(t), chunks.end(t));
+    ScatterToBuckets<Key, Word, Codec, kLogBuckets, A, B>(
+        src, codec, bucket_of, counts + t * buckets, words, chunks.begin(t), chunks.end(t), a, b);
   });
   return starts;
+}
+
+// PartitionOnTasks of in's keys, carrying records into `carried` where it is set.
+template <typename Key, typename Word, int kLogBuckets, typename Codec>
+const size_t* PartitionCarrying(const SortSpec& spec, const SortInput& in, const Codec codec,
+                                const BucketOf bucket_of, Word* words, size_t* counts,
+                                ThreadPool* helpers, int tasks, const Carried& carried) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  const size_t n = in.n;
+  if (carried.values == nullptr) {
+    return PartitionOnTasks<Key, Word, kLogBuckets>(src, codec, bucket_of, n, words, counts,
+                                                    helpers, tasks);
+  }
+  if constexpr (!Codec::kWithIndex) return nullptr;  // never carries
+  const Rider values{static_cast<const unsigned char*>(in.values), carried.values};
+  if constexpr (Codec::kTies) {
+    const Rider keys{src, carried.keys};
+    if (spec.value_width == 4) {
+      return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t, Bits>(
+          src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
+    }
+    return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t, Bits>(
+        src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
+  } else {
+    if (spec.value_width == 4) {
+      return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t>(src, codec, bucket_of, n, words,
+                                                                counts, helpers, tasks, values);
+    }
+    return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t>(src, codec, bucket_of, n, words,
+                                                              counts, helpers, tasks, values);
+  }
 }
 
 // Runs fn(t, d) for every bucket d on `tasks` tasks, t being the task, which take buckets in turn
@@ -420,11 +504,11 @@ std::pair<typename KeyTraits<Key>::Bits, typename KeyTraits<Key>::Bits> KeyRange
 // bits below the bucket's while it is in cache, and decoded; tasks take buckets in turn. words
 // holds n words, tmp PartitionedCopyWords(n, tasks): room for one bucket's copy a task, or when
 // that is more, a second array of words in which each bucket is copied in its own place; counts
-// (tasks + 1) * 2^kMaxLogBuckets + 1 entries.
+// (tasks + 1) * 2^kMaxLogBuckets + 1 entries; `carried` where records are carried.
 template <typename Key, typename Codec>
 void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec codec, int word_bits, uint64_t* words, uint64_t* tmp,
-                          size_t* counts, ThreadPool* helpers, int tasks,
+                          const Carried& carried, size_t* counts, ThreadPool* helpers, int tasks,
                           const std::vector<std::unique_ptr<hwy::Sorter>>& sorters) {
   using Policy = RadixWordsPolicy;
   const size_t n = in.n;
@@ -435,11 +519,12 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n);
   const BucketOf bucket_of{plan.first << field_shift, plan.shift + field_shift, plan.last};
   const size_t buckets = bucket_of.last + 1;
-  const size_t* starts = PartitionOnTasks<Key, uint64_t, Policy::kMaxLogBuckets>(
-      src, codec, bucket_of, n, words, counts, helpers, tasks);
+  const size_t* starts = PartitionCarrying<Key, uint64_t, Policy::kMaxLogBuckets>(
+      spec, in, codec, bucket_of, words, counts, helpers, tasks, carried);
   const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
   ForEachBucketOnTasks(helpers, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
+    const SortInput bucket_in = BucketInput(spec, codec, in, carried, words, begin, size);
     const uint64_t* sorted = words + begin;
     if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
       SortWordsAscending(*sorters[t], words + begin, size, word_bits);
@@ -447,13 +532,14 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
       uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
       sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
     }
-    DecodeRange<Key>(spec, codec, sorted, in, OutputFrom(spec, out, begin), 0, size);
+    DecodeRange<Key>(spec, codec, sorted, bucket_in, OutputFrom(spec, out, begin), 0, size);
   });
 }
 
 }  // namespace
 
-CpuSorter::CpuSorter(ThreadPool* helpers) : helpers_(helpers) {
+CpuSorter::CpuSorter(ThreadPool* helpers, const CpuSortOptions& options)
+    : helpers_(helpers), options_(options) {
   const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
   for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
 }
@@ -469,16 +555,28 @@ void* CpuSorter::Scratch(size_t bytes) {
   return scratch_.get();
 }
 
-size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers) {
+size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
+                               const CpuSortOptions& options) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
+  const bool narrow_keys = KeyWidth(spec.key_type) == 4;
+  const int tasks = TasksFor(n, helpers);
   size_t copies = 0;
-  if (KeyWidth(spec.key_type) == 4 && n >= RadixWordsPolicy::kMinWords) {
-    copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, TasksFor(n, helpers))
+  if (narrow_keys && n >= RadixWordsPolicy::kMinWords) {
+    copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, tasks)
                                                     : std::min(n, RadixWordsPolicy::kMaxWords);
   }
-  return (n + copies) * sizeof(uint64_t);
+  // A partition carries the values (but those riding in 32-bit keys' words) and truncated 64-bit
+  // keys into the buckets where no indices come back.
+  size_t carried = 0;
+  const bool partitioned = tasks > 1 || (narrow_keys && RadixWordsPolicy::CoversPartitioned(n));
+  const bool value_in_word = narrow_keys && spec.value_width == 4 && !spec.stable &&
+                             n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
+  if (partitioned && CarriesRecords(spec, n, options) && !value_in_word) {
+    carried = spec.value_width + (narrow_keys ? 0 : 8);
+  }
+  return (n + copies) * sizeof(uint64_t) + n * carried;
 }
 
 void CpuSorter::ReleaseScratchAbove(size_t keep_bytes) {
@@ -543,6 +641,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool in_output =
       !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
+  const bool carry = CarriesRecords(spec, n, options_);
 
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
@@ -555,11 +654,14 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       return;
     }
     if (PartitionedRadixSortPays(n)) {
-      auto* words =
-          static_cast<uint64_t*>(Scratch((n + PartitionedCopyWords(n, tasks)) * sizeof(uint64_t)));
+      const size_t word_bytes = (n + PartitionedCopyWords(n, tasks)) * sizeof(uint64_t);
+      auto* scratch = static_cast<unsigned char*>(
+          Scratch(word_bytes + n * CarriedBytesPerKey<Codec>(spec, carry)));
+      auto* words = reinterpret_cast<uint64_t*>(scratch);
       size_t* counts = Counts((tasks + 1) * (size_t{1} << RadixWordsPolicy::kMaxLogBuckets) + 1);
-      PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n, counts, helpers_,
-                                tasks, sorters_);
+      PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n,
+                                CarriedAt<Codec>(spec, scratch + word_bytes, n, carry), counts,
+                                helpers_, tasks, sorters_);
       return;
     }
   }
@@ -573,8 +675,14 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     return;
   }
 
-  Word* words =
-      in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
+  // Carried records start 8-byte aligned after the words.
+  const size_t word_bytes = (n * sizeof(Word) + 7) / 8 * 8;
+  auto* scratch = in_output ? nullptr
+                            : static_cast<unsigned char*>(
+                                  Scratch(word_bytes + n * CarriedBytesPerKey<Codec>(spec, carry)));
+  Word* words = in_output ? static_cast<Word*>(out.keys) : reinterpret_cast<Word*>(scratch);
+  const Carried carried =
+      in_output ? Carried{} : CarriedAt<Codec>(spec, scratch + word_bytes, n, carry);
   // Bucket bounds from a sample: a bucket function only has to be monotone, so words outside the
   // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
   uint64_t sample_lo = ~uint64_t{0}, sample_hi = 0;
@@ -592,18 +700,24 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const int shift = std::max(tie_bits, BitWidth(sample_hi - sample_lo) - kPartitionLogBuckets);
   const BucketOf bucket_of{sample_lo, shift, static_cast<size_t>((sample_hi - sample_lo) >> shift)};
   const size_t buckets = bucket_of.last + 1;
-  const size_t* starts = PartitionOnTasks<Key, Word, kPartitionLogBuckets>(
-      src, codec, bucket_of, n, words, Counts((tasks + 1) * buckets + 1), helpers_, tasks);
+  const size_t* starts = PartitionCarrying<Key, Word, kPartitionLogBuckets>(
+      spec, in, codec, bucket_of, words, Counts((tasks + 1) * buckets + 1), helpers_, tasks,
+      carried);
   // Each bucket is decoded right after its sort, while it is still in cache.
   ForEachBucketOnTasks(helpers_, tasks, buckets, [&](int t, size_t d) {
-    if (starts[d + 1] - starts[d] > 1) {
-      SortWordsAscending(*sorters_[t], words + starts[d], starts[d + 1] - starts[d], word_bits);
+    const size_t begin = starts[d], size = starts[d + 1] - begin;
+    const SortInput bucket_in = BucketInput(spec, codec, in, carried, words, begin, size);
+    if (size > 1) {
+      SortWordsAscending(*sorters_[t], words + begin, size, word_bits);
       if constexpr (Codec::kTies) {
-        OrderTies<Key>(codec, src, words, starts[d], starts[d + 1], *sorters_[t]);
+        OrderTies<Key>(codec, static_cast<const unsigned char*>(bucket_in.keys), words + begin, 0,
+                       size, *sorters_[t]);
       }
     }
-    if (!decode_is_identity)
-      DecodeRange<Key>(spec, codec, words, in, out, starts[d], starts[d + 1]);
+    if (!decode_is_identity) {
+      DecodeRange<Key>(spec, codec, words + begin, bucket_in, OutputFrom(spec, out, begin), 0,
+                       size);
+    }
   });
 }
 

@@ -38,12 +38,23 @@ struct SortOutput {
 // Largest n the sorter accepts: the permutation is carried as uint32.
 inline constexpr size_t kMaxCpuSortKeys = size_t{1} << 32;
 
+struct CpuSortOptions {
+  // Fewest keys for which a sort partitioned into buckets (across threads, or for the radix sort of
+  // 32-bit keys' words) carries the records it reads by input position after sorting (values, and
+  // the keys of truncated words) into the buckets beside the words, to read them there in cache.
+  // Past the last-level cache (8-byte values of 2^22 keys take 32 MiB) reads by position miss at
+  // random; below it carrying costs more than it saves (16 threads of the H200 host, carried
+  // against not: 0.71-1.04x at 2^18-2^20 keys, 0.94-1.09x at 2^22, 1.03-1.19x at 2^24, 1.12-1.35x
+  // at 2^26; one thread's partitioned radix sort 0.92-0.97x at 2^20, 1.22x at 2^24).
+  size_t carry_min_keys = size_t{1} << 23;
+};
+
 // Holds scratch memory between calls, so a worker that keeps one sorter allocates only when a
 // request is larger than any before. Not thread-safe: one sorter per worker thread.
 class CpuSorter {
  public:
   // `helpers` (may be null, must outlive the sorter) splits large sorts across cores.
-  explicit CpuSorter(ThreadPool* helpers = nullptr);
+  explicit CpuSorter(ThreadPool* helpers = nullptr, const CpuSortOptions& options = {});
   ~CpuSorter();
   CpuSorter(const CpuSorter&) = delete;  // owns scratch and vqsort state
   CpuSorter& operator=(const CpuSorter&) = delete;
@@ -58,10 +69,12 @@ class CpuSorter {
   // Most heap bytes Sort takes beside its output for n keys of `spec`, on a sorter with `helpers`
   // helper threads: the words that keys with values or indices sort as (and for the radix sort of
   // 32-bit keys' words a second array of them, or of one bucket's for each task, 2^16 words, where
-  // that is less). Keys alone sort in their output array, which costs nothing when it is aligned
-  // for them (the engine's own outputs are) and one array of keys otherwise. The partitions' counts
-  // (16 KiB a task) are not included.
-  static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0);
+  // that is less), and the buckets' copies of the records a partition carries (values, and 64-bit
+  // keys). Keys alone sort in their output array, which costs nothing when it is aligned for them
+  // (the engine's own outputs are) and one array of keys otherwise. The partitions' counts (16 KiB
+  // a task) are not included.
+  static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,
+                             const CpuSortOptions& options = {});
 
   // Scratch bytes held now.
   size_t scratch_bytes() const { return scratch_size_; }
@@ -81,6 +94,7 @@ class CpuSorter {
   size_t* Counts(size_t entries);
 
   ThreadPool* helpers_;
+  CpuSortOptions options_;
   // One vqsort state per parallel task (task t only ever uses sorters_[t]).
   std::vector<std::unique_ptr<hwy::Sorter>> sorters_;
   std::unique_ptr<unsigned char[]> scratch_;  // one array of words (or keys)
