@@ -7,6 +7,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -132,23 +133,33 @@ void ForEachSortPath(Fn&& fn) {
   if (!ran) fn();
 }
 
-// Threaded, the sorter also carries values and truncated keys into the partition's buckets at
-// every size (CpuSortOptions::carry_min_keys), where by default only arrays past the last-level
-// cache are carried: the paths' own inputs then reach both ways of reading them back
-// (cpu_sort_test's threaded cases read them by input position).
-CpuSortOptions CarryingAtEverySize() {
-  CpuSortOptions options;
-  options.carry_min_keys = 0;
-  return options;
+// The sorter's paths run on one thread and on four, each reading values and truncated keys back
+// by input position, or carrying them into the buckets of a partition (CpuSortOptions) at every
+// size: by default only arrays past the last-level cache are carried, and then partitioned on one
+// thread too.
+struct Threading {
+  bool threaded;
+  bool carrying;
+};
+std::string ThreadingName(const Threading& threading) {
+  return std::string(threading.threaded ? "threaded" : "one_thread") +
+         (threading.carrying ? "_carrying" : "");
 }
+void PrintTo(const Threading& threading, std::ostream* os) { *os << ThreadingName(threading); }
 
-class CpuSortPathsTest : public ::testing::TestWithParam<bool> {  // param: threaded
+class CpuSortPathsTest : public ::testing::TestWithParam<Threading> {
  protected:
+  static CpuSortOptions Options(const Threading& threading) {
+    CpuSortOptions options;
+    if (threading.carrying) options.carry_min_keys = 0;
+    return options;
+  }
+  bool threaded() const { return GetParam().threaded; }
+
   ThreadPool pool_{3};
-  CpuSorter sorter_{GetParam() ? &pool_ : nullptr,
-                    GetParam() ? CarryingAtEverySize() : CpuSortOptions{}};
+  CpuSorter sorter_{threaded() ? &pool_ : nullptr, Options(GetParam())};
   // Past the parallel cut-over when threaded; the single-thread paths otherwise.
-  size_t big() const { return GetParam() ? (size_t{1} << 17) + 3 : 3001; }
+  size_t big() const { return threaded() ? (size_t{1} << 17) + 3 : 3001; }
 
   // Every type and distribution at one below, at, and one above a strategy's smallest and largest
   // sizes, on every sort path.
@@ -268,7 +279,7 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
 // high digits (those passes skipped) and on keys with few values (long runs of ties, stable or
 // not).
 TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
-  if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
+  if (threaded()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
   CheckAtCutovers(RadixWordsPolicy::kMinWords, RadixWordsPolicy::kMaxWords,
                   {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32},
                   {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
@@ -277,11 +288,14 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
 
 // From kMinPartitionedWords, 32-bit keys with a payload (where vqsort does not sort their words as
 // doubles: the AVX2 path of ForEachSortPath) are partitioned into buckets by their top bits first,
-// on one thread or on four (carrying their values along), each sorted by radix on the bits below
-// the bucket's, or by vqsort when crowded past kMaxWords: keys over the whole range (2^10 buckets,
-// two digits below them), a range whose first bucket, aligned down, needs one more bucket than
-// planned, every key in one bucket (one value; nine in ten one value) and few values.
+// on one thread or on four (carrying their records along or not), each sorted by radix on the bits
+// below the bucket's, or by vqsort when crowded past kMaxWords: keys over the whole range (2^10
+// buckets, two digits below them), a range whose first bucket, aligned down, needs one more bucket
+// than planned, every key in one bucket (one value; nine in ten one value) and few values.
 TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
+  if (GetParam().carrying && !threaded()) {
+    GTEST_SKIP() << "the same partition as on four tasks, which carry their records here too";
+  }
   const uint64_t seed = testing::TestSeed();
   ForEachSortPath([&] {
     std::mt19937_64 rng(seed);
@@ -319,7 +333,9 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
 TEST(CpuSortPartitionedTest, SixteenTasksCopyBucketsInPlace) {
   const uint64_t seed = testing::TestSeed();
   ThreadPool pool(15);
-  CpuSorter sorter(&pool), carrying(&pool, CarryingAtEverySize());
+  CpuSortOptions carry_all;
+  carry_all.carry_min_keys = 0;
+  CpuSorter sorter(&pool), carrying(&pool, carry_all);
   const size_t n = RadixWordsPolicy::kMinPartitionedWords;
   ForEachSortPath([&] {
     for (KeyType type : {KeyType::kUint32, KeyType::kFloat32}) {
@@ -337,7 +353,7 @@ TEST(CpuSortPartitionedTest, SixteenTasksCopyBucketsInPlace) {
 // ForEachSortPath), by vqsort on either side and when the keys crowd few buckets (few values, one
 // byte varying): both cut-overs, every 64-bit key type and request shape.
 TEST_P(CpuSortPathsTest, SixtyFourBitWordsAtTheSmallSortCutovers) {
-  if (GetParam()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
+  if (threaded()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
   CheckAtCutovers(SmallSortPolicy::kMinKeys, SmallSortPolicy::kMaxKeys,
                   {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64, KeyType::kUint32},
                   {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
@@ -489,9 +505,11 @@ TEST_P(CpuSortPathsTest, IntegerExtremes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Threading, CpuSortPathsTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return std::string(info.param ? "threaded" : "one_thread");
+INSTANTIATE_TEST_SUITE_P(Threading, CpuSortPathsTest,
+                         ::testing::Values(Threading{false, false}, Threading{false, true},
+                                           Threading{true, false}, Threading{true, true}),
+                         [](const ::testing::TestParamInfo<Threading>& info) {
+                           return ThreadingName(info.param);
                          });
 
 }  // namespace

@@ -209,11 +209,11 @@ TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
   // Unstable 4-byte values ride in 32-bit keys' words; indices need input positions.
   EXPECT_EQ(bytes(KeyType::kInt32, 4, false, false, kCarry, 3), (kCarry + copies) * 8);
   EXPECT_EQ(bytes(KeyType::kUint32, 8, false, true, kCarry, 3), (kCarry + copies) * 8);
-  // 32-bit keys are partitioned on one thread too (for the radix sort of their words); 64-bit keys
-  // only across threads, and then carried with their values.
+  // Partitioned on one thread too; 64-bit keys are carried with their values.
   EXPECT_EQ(bytes(KeyType::kUint32, 8, true, false, kCarry, 0), (kCarry + kHigh) * 8 + kCarry * 8);
   EXPECT_EQ(bytes(KeyType::kInt64, 4, false, false, kCarry, 3), kCarry * 8 + kCarry * 12);
-  EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry, 0), kCarry * 8);
+  EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry, 0), kCarry * 8 + kCarry * 16);
+  EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry - 1, 0), (kCarry - 1) * 8);
   EXPECT_EQ(bytes(KeyType::kUint64, 8, false, true, kCarry, 3), kCarry * 8);
 
   // With the threshold lowered to their size, sorts carry their records (they take more than the

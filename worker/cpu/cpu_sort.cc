@@ -567,13 +567,12 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
     copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, tasks)
                                                     : std::min(n, RadixWordsPolicy::kMaxWords);
   }
-  // A partition carries the values (but those riding in 32-bit keys' words) and truncated 64-bit
-  // keys into the buckets where no indices come back.
+  // Values (but those riding in 32-bit keys' words) and truncated 64-bit keys are carried into a
+  // partition's buckets, on any number of threads.
   size_t carried = 0;
-  const bool partitioned = tasks > 1 || (narrow_keys && RadixWordsPolicy::CoversPartitioned(n));
   const bool value_in_word = narrow_keys && spec.value_width == 4 && !spec.stable &&
                              n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
-  if (partitioned && CarriesRecords(spec, n, options) && !value_in_word) {
+  if (CarriesRecords(spec, n, options) && !value_in_word) {
     carried = spec.value_width + (narrow_keys ? 0 : 8);
   }
   return (n + copies) * sizeof(uint64_t) + n * carried;
@@ -622,11 +621,12 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
 }
 
-// Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks the
-// words are first scattered into buckets by their top bits (a counting pass, then a scatter, both
-// split by input chunk and both encoding from the input, which is cheaper than writing the encoded
-// words once more and reading them back), and the buckets are then sorted independently. Words
-// that tie on a truncated key are put in order right after the sort that brought them together.
+// Encodes every key into a Word, sorts the words ascending and decodes them. On several tasks, or
+// where records are carried, the words are first scattered into buckets by their top bits (a
+// counting pass, then a scatter, both split by input chunk and both encoding from the input, which
+// is cheaper than writing the encoded words once more and reading them back), and the buckets are
+// then sorted independently. Words that tie on a truncated key are put in order right after the
+// sort that brought them together.
 template <typename Key, typename Word, typename Codec>
 void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec& codec, int word_bits, int tasks) {
@@ -641,7 +641,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool in_output =
       !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
-  const bool carry = CarriesRecords(spec, n, options_);
+  const bool carry = Codec::kWithIndex && CarriesRecords(spec, n, options_);
 
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
@@ -665,7 +665,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       return;
     }
   }
-  if (tasks == 1) {
+  // Carried records pay for a partition on one thread too.
+  if (tasks == 1 && !carry) {
     Word* words =
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);

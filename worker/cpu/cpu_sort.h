@@ -4,7 +4,8 @@
 // input position into one word, which makes the result stable and gives the permutation (on CPUs
 // where it pays, a stable radix sort by the key sorts the words of 32-bit keys, past the caches
 // after partitioning them by their top bits into buckets that fit). Large arrays are partitioned
-// by their top bits across a thread pool, then each bucket is sorted alone.
+// by their top bits across a thread pool, then each bucket is sorted alone; past the caches the
+// values travel into the buckets with the words, on one thread too (CpuSortOptions).
 // It is the engine behind RunJobOnCpu, the GPU pool's CPU fallback and the CPU stand-in devices.
 #pragma once
 
