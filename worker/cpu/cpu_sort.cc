@@ -28,8 +28,12 @@ struct CpuSortPolicy {
   static constexpr int kMinParallelTasks = 3;
   // Fewest keys one parallel task handles.
   static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
-  // Keys sampled to bound the buckets' range.
+  // Keys sampled to bound the buckets' range, and to see whether an input is in order already.
   static constexpr size_t kRangeSamples = 1024;
+  // Most neighbouring samples out of step with the rest in an input taken to be in order.
+  // (random keys: about half; 1% of keys swapped in a sorted input, where carrying still lost
+  // 0.87-0.96x on 16 threads of the H200 host: about 40).
+  static constexpr size_t kOrderedMaxOutOfStep = kRangeSamples / 16;
   // Longest run of tied truncated words put in order by insertion; longer ones go to vqsort.
   static constexpr size_t kInsertionMaxTies = 16;
   // Words checked for ties at once before the run search (one 2 KiB block: in L1, and rarely
@@ -44,10 +48,15 @@ struct CpuSortPolicy {
 };
 
 // Whether a 32-bit key's 4-byte value rides in its word instead of its position: only where
-// neither stability nor indices need the position.
+// neither stability nor indices need the position; on any CPU, or also on those whose words do
+// not sort as doubles.
+bool ValueRidesInWordOnEveryCpu(const SortSpec& spec, size_t n) {
+  return spec.value_width == 4 && !spec.stable && !spec.return_indices &&
+         n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
+}
 bool ValueRidesInWord(const SortSpec& spec, size_t n) {
-  if (spec.value_width != 4 || spec.stable || spec.return_indices) return false;
-  return n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles || !VqSortFloatsPays();
+  return ValueRidesInWordOnEveryCpu(spec, n) ||
+         (spec.value_width == 4 && !spec.stable && !spec.return_indices && !VqSortFloatsPays());
 }
 
 // Whether words of a 32-bit key and a 32-bit payload sort by radix (worker/cpu/radix_words.h):
@@ -351,6 +360,29 @@ bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& option
   return !spec.return_indices && n >= options.carry_min_keys;
 }
 
+// Whether keys [0, n) look in order already, either way (or all equal): at most
+// kOrderedMaxOutOfStep of the steps between kRangeSamples evenly spaced keys go against the rest.
+// Reads by position then mostly stream through the input, and carrying costs more than it saves
+// (presorted, reversed and constant inputs: 0.70-0.89x on the dev VM).
+template <typename Key>
+bool LooksInOrder(const unsigned char* src, size_t n) {
+  using Bits = typename KeyTraits<Key>::Bits;
+  constexpr size_t kSamples = CpuSortPolicy::kRangeSamples;
+  auto sample = [&](size_t k) {
+    return KeyTraits<Key>::ToOrdered(
+        LoadUnaligned<Bits>(src + k * (n - 1) / (kSamples - 1) * sizeof(Bits)));
+  };
+  size_t rises = 0, falls = 0;
+  Bits previous = sample(0);
+  for (size_t k = 1; k < kSamples; ++k) {
+    const Bits b = sample(k);
+    rises += previous < b;
+    falls += b < previous;
+    previous = b;
+  }
+  return std::min(rises, falls) <= CpuSortPolicy::kOrderedMaxOutOfStep;
+}
+
 // The buckets' copies of the records a partitioned sort carries (null: none carried).
 struct Carried {
   unsigned char* keys = nullptr;  // the input's keys, for truncated words
@@ -359,14 +391,14 @@ struct Carried {
 // Bytes a key's carried records take.
 template <typename Codec>
 size_t CarriedBytesPerKey(const SortSpec& spec, bool carry) {
-  if (!Codec::kWithIndex || !carry) return 0;
-  return spec.value_width + (Codec::kTies ? 8 : 0);
+  if (!carry) return 0;
+  return spec.value_width + (Codec::kTies ? sizeof(uint64_t) : 0);
 }
 // The copies laid out at `at` (8-byte aligned) for n keys.
 template <typename Codec>
 Carried CarriedAt(const SortSpec& spec, unsigned char* at, size_t n, bool carry) {
-  if (!Codec::kWithIndex || !carry) return {};
-  if (Codec::kTies) return {at, at + 8 * n};
+  if (!carry) return {};
+  if (Codec::kTies) return {at, at + sizeof(uint64_t) * n};
   return {nullptr, at};
 }
 
@@ -378,19 +410,22 @@ SORTD_VECTORIZE void NumberInBucket(Word* words, size_t n, int index_bits) {
   for (size_t k = 0; k < n; ++k) words[k] = (words[k] & ~position) | static_cast<Word>(k);
 }
 
-// The input as bucket [begin, begin + size) of the words reads it: where records are carried, its
-// copies from the bucket's start, by the place each word is given here; otherwise the input itself.
+// Gives the words of a bucket whose records are carried their places in it as positions.
 template <typename Word, typename Codec>
-SortInput BucketInput(const SortSpec& spec, const Codec& codec, const SortInput& in,
-                      const Carried& carried, Word* words, size_t begin, size_t size) {
+void NumberCarriedBucket(const Codec& codec, const Carried& carried, Word* words, size_t size) {
   if constexpr (Codec::kWithIndex) {
-    if (carried.values != nullptr) {
-      NumberInBucket(words + begin, size, codec.index_bits);
-      return {carried.keys == nullptr ? in.keys : carried.keys + begin * 8,
-              carried.values + begin * spec.value_width, size};
-    }
+    if (carried.values != nullptr) NumberInBucket(words, size, codec.index_bits);
   }
-  return in;
+}
+
+// The input as bucket [begin, begin + size) reads it: where records are carried, their copies from
+// the bucket's start, by the places NumberCarriedBucket gives its words; otherwise the input
+// itself, by input position.
+SortInput BucketInput(const SortSpec& spec, const SortInput& in, const Carried& carried,
+                      size_t begin, size_t size) {
+  if (carried.values == nullptr) return in;
+  return {carried.keys == nullptr ? nullptr : carried.keys + begin * sizeof(uint64_t),
+          carried.values + begin * spec.value_width, size};
 }
 
 // Scatters the words of input keys [0, n) into their buckets on `tasks` tasks, each over one chunk
@@ -436,28 +471,29 @@ const size_t* PartitionCarrying(const SortSpec& spec, const SortInput& in, const
   using Bits = typename KeyTraits<Key>::Bits;
   const auto* src = static_cast<const unsigned char*>(in.keys);
   const size_t n = in.n;
-  if (carried.values == nullptr) {
-    return PartitionOnTasks<Key, Word, kLogBuckets>(src, codec, bucket_of, n, words, counts,
-                                                    helpers, tasks);
-  }
-  if constexpr (!Codec::kWithIndex) return nullptr;  // never carries
-  const Rider values{static_cast<const unsigned char*>(in.values), carried.values};
-  if constexpr (Codec::kTies) {
-    const Rider keys{src, carried.keys};
-    if (spec.value_width == 4) {
-      return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t, Bits>(
-          src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
+  if constexpr (Codec::kWithIndex) {
+    if (carried.values != nullptr) {
+      const Rider values{static_cast<const unsigned char*>(in.values), carried.values};
+      if constexpr (Codec::kTies) {
+        const Rider keys{src, carried.keys};
+        if (spec.value_width == 4) {
+          return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t, Bits>(
+              src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
+        }
+        return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t, Bits>(
+            src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
+      } else {
+        if (spec.value_width == 4) {
+          return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t>(src, codec, bucket_of, n, words,
+                                                                    counts, helpers, tasks, values);
+        }
+        return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t>(src, codec, bucket_of, n, words,
+                                                                  counts, helpers, tasks, values);
+      }
     }
-    return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t, Bits>(
-        src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
-  } else {
-    if (spec.value_width == 4) {
-      return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t>(src, codec, bucket_of, n, words,
-                                                                counts, helpers, tasks, values);
-    }
-    return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t>(src, codec, bucket_of, n, words,
-                                                              counts, helpers, tasks, values);
   }
+  return PartitionOnTasks<Key, Word, kLogBuckets>(src, codec, bucket_of, n, words, counts, helpers,
+                                                  tasks);
 }
 
 // Runs fn(t, d) for every bucket d on `tasks` tasks, t being the task, which take buckets in turn
@@ -524,7 +560,8 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
   ForEachBucketOnTasks(helpers, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
-    const SortInput bucket_in = BucketInput(spec, codec, in, carried, words, begin, size);
+    NumberCarriedBucket(codec, carried, words + begin, size);
+    const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     const uint64_t* sorted = words + begin;
     if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
       SortWordsAscending(*sorters[t], words + begin, size, word_bits);
@@ -570,10 +607,8 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
   // Values (but those riding in 32-bit keys' words) and truncated 64-bit keys are carried into a
   // partition's buckets, on any number of threads.
   size_t carried = 0;
-  const bool value_in_word = narrow_keys && spec.value_width == 4 && !spec.stable &&
-                             n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
-  if (CarriesRecords(spec, n, options) && !value_in_word) {
-    carried = spec.value_width + (narrow_keys ? 0 : 8);
+  if (CarriesRecords(spec, n, options) && !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n))) {
+    carried = spec.value_width + (narrow_keys ? 0 : sizeof(uint64_t));
   }
   return (n + copies) * sizeof(uint64_t) + n * carried;
 }
@@ -641,7 +676,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool in_output =
       !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
-  const bool carry = Codec::kWithIndex && CarriesRecords(spec, n, options_);
+  const bool carry =
+      Codec::kWithIndex && CarriesRecords(spec, n, options_) && !LooksInOrder<Key>(src, n);
 
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
@@ -707,7 +743,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   // Each bucket is decoded right after its sort, while it is still in cache.
   ForEachBucketOnTasks(helpers_, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
-    const SortInput bucket_in = BucketInput(spec, codec, in, carried, words, begin, size);
+    NumberCarriedBucket(codec, carried, words + begin, size);
+    const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     if (size > 1) {
       SortWordsAscending(*sorters_[t], words + begin, size, word_bits);
       if constexpr (Codec::kTies) {
