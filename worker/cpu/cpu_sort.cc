@@ -463,37 +463,40 @@ const size_t* PartitionOnTasks(const unsigned char* src, const Codec codec,
   return starts;
 }
 
+// PartitionOnTasks carrying values of type Value, and for truncated words the keys too.
+template <typename Key, typename Word, int kLogBuckets, typename Value, typename Codec>
+const size_t* PartitionWithValues(const SortInput& in, const Codec codec, const BucketOf bucket_of,
+                                  Word* words, size_t* counts, ThreadPool* helpers, int tasks,
+                                  const Carried& carried) {
+  const auto* src = static_cast<const unsigned char*>(in.keys);
+  const Rider values{static_cast<const unsigned char*>(in.values), carried.values};
+  if constexpr (Codec::kTies) {
+    return PartitionOnTasks<Key, Word, kLogBuckets, Value, typename KeyTraits<Key>::Bits>(
+        src, codec, bucket_of, in.n, words, counts, helpers, tasks, values,
+        Rider{src, carried.keys});
+  } else {
+    return PartitionOnTasks<Key, Word, kLogBuckets, Value>(src, codec, bucket_of, in.n, words,
+                                                           counts, helpers, tasks, values);
+  }
+}
+
 // PartitionOnTasks of in's keys, carrying records into `carried` where it is set.
 template <typename Key, typename Word, int kLogBuckets, typename Codec>
 const size_t* PartitionCarrying(const SortSpec& spec, const SortInput& in, const Codec codec,
                                 const BucketOf bucket_of, Word* words, size_t* counts,
                                 ThreadPool* helpers, int tasks, const Carried& carried) {
-  using Bits = typename KeyTraits<Key>::Bits;
-  const auto* src = static_cast<const unsigned char*>(in.keys);
-  const size_t n = in.n;
   if constexpr (Codec::kWithIndex) {
+    if (carried.values != nullptr && spec.value_width == 4) {
+      return PartitionWithValues<Key, Word, kLogBuckets, uint32_t>(in, codec, bucket_of, words,
+                                                                   counts, helpers, tasks, carried);
+    }
     if (carried.values != nullptr) {
-      const Rider values{static_cast<const unsigned char*>(in.values), carried.values};
-      if constexpr (Codec::kTies) {
-        const Rider keys{src, carried.keys};
-        if (spec.value_width == 4) {
-          return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t, Bits>(
-              src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
-        }
-        return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t, Bits>(
-            src, codec, bucket_of, n, words, counts, helpers, tasks, values, keys);
-      } else {
-        if (spec.value_width == 4) {
-          return PartitionOnTasks<Key, Word, kLogBuckets, uint32_t>(src, codec, bucket_of, n, words,
-                                                                    counts, helpers, tasks, values);
-        }
-        return PartitionOnTasks<Key, Word, kLogBuckets, uint64_t>(src, codec, bucket_of, n, words,
-                                                                  counts, helpers, tasks, values);
-      }
+      return PartitionWithValues<Key, Word, kLogBuckets, uint64_t>(in, codec, bucket_of, words,
+                                                                   counts, helpers, tasks, carried);
     }
   }
-  return PartitionOnTasks<Key, Word, kLogBuckets>(src, codec, bucket_of, n, words, counts, helpers,
-                                                  tasks);
+  return PartitionOnTasks<Key, Word, kLogBuckets>(static_cast<const unsigned char*>(in.keys), codec,
+                                                  bucket_of, in.n, words, counts, helpers, tasks);
 }
 
 // Runs fn(t, d) for every bucket d on `tasks` tasks, t being the task, which take buckets in turn
