@@ -32,11 +32,15 @@ using testing::TestServer;
 using testing::WaitFor;
 
 // A server on one stand-in GPU that reads growing inputs, starting every stream at its first
-// chunk (so the job waits on the upload in every test) with the given patience.
+// chunk (so the job waits on the upload in every test) with the given patience. `stand_in`, when
+// given, is pointed at the device (alive as long as the server) to see when a job reaches it.
 TestServer StartEarlyServer(absl::Duration patience = absl::Seconds(20),
-                            ServerOptions options = ServerOptions()) {
+                            ServerOptions options = ServerOptions(),
+                            const CpuSortDevice** stand_in = nullptr) {
   std::vector<std::unique_ptr<SortDevice>> devices;
-  devices.push_back(std::make_unique<CpuSortDevice>(CpuSortDeviceOptions{}));
+  auto device = std::make_unique<CpuSortDevice>(CpuSortDeviceOptions{});
+  if (stand_in != nullptr) *stand_in = device.get();
+  devices.push_back(std::move(device));
   auto cpu = CpuEngine::Create({});
   EXPECT_TRUE(cpu.ok());
   PoolEngineOptions pool;
@@ -115,7 +119,8 @@ TEST(SortStreamEarlyTest, AnUploadSlowerThanThePatienceIsHandedBackAndStillSorte
 }
 
 TEST(SortStreamEarlyTest, AStreamGoingWrongWhileItsJobWaitsEndsWithItsOwnStatus) {
-  TestServer t = StartEarlyServer();
+  const CpuSortDevice* stand_in = nullptr;
+  TestServer t = StartEarlyServer(absl::Seconds(20), ServerOptions(), &stand_in);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   using grpc::StatusCode;
   // Each job has started on the first chunk and waits for the rest when the stream fails.
@@ -128,12 +133,13 @@ TEST(SortStreamEarlyTest, AStreamGoingWrongWhileItsJobWaitsEndsWithItsOwnStatus)
   ExpectRefused(*stub, {Header(10, 8), Chunk(20, 40), Chunk(20, 39)}, StatusCode::INVALID_ARGUMENT,
                 "values: 39 bytes, but 5 keys x value_width 8 = 40 bytes");
   {
+    const size_t batches = stand_in->batch_sizes().size();  // the streams above have ended
     grpc::ClientContext context;
     std::unique_ptr<StreamCall> call = stub->SortStream(&context);
     ASSERT_TRUE(call->Write(Header(1000)));
     ASSERT_TRUE(call->Write(Chunk(400)));
-    ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
-    absl::SleepFor(absl::Milliseconds(20));  // the job is on the stand-in, waiting
+    ASSERT_TRUE(WaitFor([&] { return stand_in->batch_sizes().size() > batches; }))
+        << "the early job never reached the stand-in";
     context.TryCancel();
     EXPECT_EQ(call->Finish().error_code(), StatusCode::CANCELLED);
   }
@@ -188,14 +194,17 @@ TEST(SortStreamEarlyTest, AClientThatStopsReadingAnEarlyAnswerIsCancelledAfterTh
 TEST(SortStreamEarlyTest, ADrainWhileAnEarlyJobWaitsEndsTheStreamUnavailable) {
   ServerOptions options;
   options.drain_deadline = absl::Seconds(20);
-  TestServer t = StartEarlyServer(absl::Seconds(20), options);
+  const CpuSortDevice* stand_in = nullptr;
+  TestServer t = StartEarlyServer(absl::Seconds(20), options, &stand_in);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   grpc::ClientContext context;
   std::unique_ptr<StreamCall> call = stub->SortStream(&context);
   ASSERT_TRUE(call->Write(Header(1000)));
   ASSERT_TRUE(call->Write(Chunk(400)));
-  ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
-  absl::SleepFor(absl::Milliseconds(20));  // the job is on the stand-in, waiting
+  // The budget is taken at the header, before the chunk is read: only the stand-in's batch says
+  // that the early job has started and waits for the rest.
+  ASSERT_TRUE(WaitFor([&] { return !stand_in->batch_sizes().empty(); }))
+      << "the early job never reached the stand-in";
   std::thread drain([&] { t.server->Shutdown(); });
   absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
   call->Write(Chunk(3600));
