@@ -40,6 +40,7 @@ class SortServiceImpl final : public grpc::Service {
   // From now on new RPCs (and new requests in open sessions) get UNAVAILABLE; those already handed
   // to the engine still finish, and each session ends once its requests are answered.
   void StartDraining();
+  bool draining() const { return draining_.load(); }
 
  private:
   class Call;

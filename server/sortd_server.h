@@ -85,6 +85,8 @@ class SortdServer {
   const MemoryBudget& memory_budget() const { return *budget_; }
   const CallTracker& calls() const { return *calls_; }
   const SortEngine& engine() const { return *engine_; }
+  // Whether Shutdown has begun refusing new RPCs and requests (the drain).
+  bool draining() const { return service_.draining(); }
 
   // Drains and stops: health turns NOT_SERVING, new RPCs get UNAVAILABLE, accepted requests
   // finish within the drain deadline (later ones are failed with UNAVAILABLE), then the gRPC

@@ -110,7 +110,8 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   options.max_inflight_bytes = 1 << 20;
   CpuEngineOptions engine;
   engine.threads = 1;
-  engine.test_delay_per_job = absl::Milliseconds(300);
+  engine.test_delay_per_job =
+      absl::Seconds(1);  // the refused call's connection and upload fit in it
   TestServer t = TestServer::Start(options, engine);
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   // 320 KB of keys: request, response and the engine's copy of the input take 960 KB of the 1 MiB.
@@ -245,7 +246,7 @@ TEST(ServerLimitsTest, ACallStillUploadingWhenTheDrainBeginsGetsUnavailable) {
   ASSERT_TRUE(call.Start());  // the headers are in; the message is not
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 1; }));
   std::thread drain([&] { t.server->Shutdown(); });
-  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  EXPECT_TRUE(WaitFor([&] { return t.server->draining(); }));  // it waits for this call
   call.Write(Serialized(U32Request(1000)));
   call.WritesDone();
   const grpc::Status status = call.Finish();

@@ -457,7 +457,7 @@ TEST_F(SharedMemoryTest, UnregisterWhileInUse) {
   *call.request.mutable_keys_region() = Range("r", 0, 400);
   *call.request.mutable_out_keys_region() = Range("r", 4096, 400);
   call.Start(*sort);
-  absl::SleepFor(absl::Milliseconds(100));  // the job holds the region now
+  ASSERT_TRUE(WaitFor([&] { return slow.engine->jobs_taken() == 1; }));  // it holds the region
   {
     grpc::ClientContext c;
     v1::UnregisterRegionRequest req;

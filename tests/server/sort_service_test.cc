@@ -251,14 +251,17 @@ TEST(SortServiceTest, FullQueueAnswersResourceExhaustedAtOnce) {
 }
 
 TEST(SortServiceTest, ExpiredJobIsNotSorted) {
-  TestServer t = TestServer::Start({}, OneSlowThread(absl::Milliseconds(400)));
+  TestServer t = TestServer::Start({}, OneSlowThread(absl::Seconds(2)));
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   AsyncCall first, late;
   first.request = late.request = MakeSortRequest(KeyType::kInt32, 1000, 4, false, false, false);
   first.Start(*stub);
   ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 1; }));
-  late.context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
+  // The deadline leaves the server time to queue the job (on a loaded machine too), and expires
+  // while the first job still holds the only thread.
+  late.context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
   late.Start(*stub);
+  ASSERT_TRUE(WaitFor([&] { return t.engine->queued() == 1; })) << "the late job was never queued";
   EXPECT_EQ(late.result.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(first.result.get().ok());
   ASSERT_TRUE(WaitFor([&] { return t.engine->jobs_taken() == 2; }));

@@ -144,11 +144,14 @@ TEST(SortStreamEarlyTest, AStreamGoingWrongWhileItsJobWaitsEndsWithItsOwnStatus)
     EXPECT_EQ(call->Finish().error_code(), StatusCode::CANCELLED);
   }
   {
+    const size_t batches = stand_in->batch_sizes().size();
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     std::unique_ptr<StreamCall> call = stub->SortStream(&context);
     ASSERT_TRUE(call->Write(Header(1000)));
     ASSERT_TRUE(call->Write(Chunk(400)));
+    ASSERT_TRUE(WaitFor([&] { return stand_in->batch_sizes().size() > batches; }))
+        << "the early job never reached the stand-in before the deadline";
     EXPECT_EQ(call->Finish().error_code(), StatusCode::DEADLINE_EXCEEDED);
   }
   EXPECT_TRUE(WaitFor(
@@ -206,7 +209,7 @@ TEST(SortStreamEarlyTest, ADrainWhileAnEarlyJobWaitsEndsTheStreamUnavailable) {
   ASSERT_TRUE(WaitFor([&] { return !stand_in->batch_sizes().empty(); }))
       << "the early job never reached the stand-in";
   std::thread drain([&] { t.server->Shutdown(); });
-  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  EXPECT_TRUE(WaitFor([&] { return t.server->draining(); }));  // it waits for this call
   call->Write(Chunk(3600));
   call->WritesDone();
   const grpc::Status status = call->Finish();

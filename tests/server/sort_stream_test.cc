@@ -264,7 +264,7 @@ TEST(SortStreamTest, DeadlineAndCancellationMidUploadFreeTheStream) {
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
     std::unique_ptr<StreamCall> call = stub->SortStream(&context);
     ASSERT_TRUE(call->Write(Header(1000)));
     ASSERT_TRUE(WaitFor([&] { return t.server->memory_budget().in_use() > 0; }));
@@ -368,7 +368,7 @@ TEST(SortStreamTest, AStreamStillUploadingWhenTheDrainBeginsGetsUnavailable) {
   ASSERT_TRUE(call->Write(Header(10)));
   ASSERT_TRUE(WaitFor([&] { return t.server->calls().live() == 1; }));
   std::thread drain([&] { t.server->Shutdown(); });
-  absl::SleepFor(absl::Milliseconds(100));  // let the drain begin (it waits for this call)
+  EXPECT_TRUE(WaitFor([&] { return t.server->draining(); }));  // it waits for this call
   call->Write(Chunk(40));
   call->WritesDone();
   const grpc::Status status = call->Finish();

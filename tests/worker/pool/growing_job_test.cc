@@ -12,6 +12,7 @@
 #include "tests/support/job_probe.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
 #include "worker/cpu/cpu_sort_device.h"
 #include "worker/pool/pool_engine.h"
@@ -21,6 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::JobProbe;
+using testing::WaitFor;
 
 std::unique_ptr<PoolEngine> MakePool(std::vector<CpuSortDeviceOptions> device_options,
                                      BatchPolicy batching = {},
@@ -68,7 +70,8 @@ struct GrowingProbe : JobProbe {
 };
 
 TEST(GrowingJobTest, ADeviceSortsTheInputAsItArrives) {
-  auto pool = MakePool({{}});
+  CpuSortDevice* device = nullptr;
+  auto pool = MakePool({{}}, {}, &device);
   const uint64_t seed = testing::TestSeed();
   for (KeyType type : {KeyType::kUint32, KeyType::kFloat64, KeyType::kInt64}) {
     SCOPED_TRACE(KeyTypeName(type));
@@ -80,7 +83,11 @@ TEST(GrowingJobTest, ADeviceSortsTheInputAsItArrives) {
     job->spec.return_indices = true;
     const SortSpec spec = job->spec;
     ASSERT_TRUE(pool->TakesGrowingInput(spec, p.n_));
+    const size_t batches = device->batch_sizes().size();
     pool->Submit(std::move(job));
+    // The device waits for the first piece before any is sent, so it copies some early however
+    // slowly its thread is scheduled.
+    ASSERT_TRUE(WaitFor([&] { return device->batch_sizes().size() > batches; }));
     p.Upload(7919, absl::Milliseconds(1));
     auto [status, report] = p.result.get();
     ASSERT_TRUE(status.ok()) << status;

@@ -195,7 +195,7 @@ TEST(PoolEngineTest, FullQueueAnswersResourceExhausted) {
   Pool pool = MakePool({slow}, batching);
   Probe running, q1, q2, refused;
   pool.engine->Submit(running.Make(KeyType::kUint32, 10, Algorithm::kRadix));
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(WaitFor([&] { return pool.devices[0]->batch_sizes().size() == 1; }));  // it runs
   pool.engine->Submit(q1.Make(KeyType::kUint32, 10, Algorithm::kRadix));
   pool.engine->Submit(q2.Make(KeyType::kUint32, 10, Algorithm::kRadix));
   pool.engine->Submit(refused.Make(KeyType::kUint32, 10, Algorithm::kRadix));
@@ -254,7 +254,9 @@ TEST(PoolEngineTest, ShutdownTellsEveryWorkerTheDeadlineAtOnce) {
   Pool pool = MakePool({a, b}, batching);
   Probe probes[6];
   for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
-  absl::SleepFor(absl::Milliseconds(100));  // each worker is inside its first batch
+  ASSERT_TRUE(WaitFor([&] {  // each worker is inside its first batch
+    return pool.devices[0]->batch_sizes().size() == 1 && pool.devices[1]->batch_sizes().size() == 1;
+  }));
   const absl::Time start = absl::Now();
   pool.engine->Shutdown(absl::Now());
   // Both running batches finish; no worker starts another after the deadline, so the drain
