@@ -50,13 +50,14 @@ struct CpuSortPolicy {
 // Whether a 32-bit key's 4-byte value rides in its word instead of its position: only where
 // neither stability nor indices need the position; on any CPU, or also on those whose words do
 // not sort as doubles.
+bool ValueMayRideInWord(const SortSpec& spec) {
+  return spec.value_width == 4 && !spec.stable && !spec.return_indices;
+}
 bool ValueRidesInWordOnEveryCpu(const SortSpec& spec, size_t n) {
-  return spec.value_width == 4 && !spec.stable && !spec.return_indices &&
-         n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
+  return ValueMayRideInWord(spec) && n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
 }
 bool ValueRidesInWord(const SortSpec& spec, size_t n) {
-  return ValueRidesInWordOnEveryCpu(spec, n) ||
-         (spec.value_width == 4 && !spec.stable && !spec.return_indices && !VqSortFloatsPays());
+  return ValueRidesInWordOnEveryCpu(spec, n) || (ValueMayRideInWord(spec) && !VqSortFloatsPays());
 }
 
 // Whether words of a 32-bit key and a 32-bit payload sort by radix (worker/cpu/radix_words.h):
@@ -360,6 +361,10 @@ bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& option
   return !spec.return_indices && n >= options.carry_min_keys;
 }
 
+// The position of the k-th of kRangeSamples keys spread evenly over [0, n), first and last
+// included.
+size_t RangeSample(size_t k, size_t n) { return k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1); }
+
 // Whether keys [0, n) look in order already, either way (or all equal): at most
 // kOrderedMaxOutOfStep of the steps between kRangeSamples evenly spaced keys go against the rest.
 // Reads by position then mostly stream through the input, and carrying costs more than it saves
@@ -369,8 +374,7 @@ bool LooksInOrder(const unsigned char* src, size_t n) {
   using Bits = typename KeyTraits<Key>::Bits;
   constexpr size_t kSamples = CpuSortPolicy::kRangeSamples;
   auto sample = [&](size_t k) {
-    return KeyTraits<Key>::ToOrdered(
-        LoadUnaligned<Bits>(src + k * (n - 1) / (kSamples - 1) * sizeof(Bits)));
+    return KeyTraits<Key>::ToOrdered(LoadUnaligned<Bits>(src + RangeSample(k, n) * sizeof(Bits)));
   };
   size_t rises = 0, falls = 0;
   Bits previous = sample(0);
@@ -727,7 +731,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   // sampled range are clamped into the first or last bucket, and no pass over the input is spent.
   uint64_t sample_lo = ~uint64_t{0}, sample_hi = 0;
   for (size_t k = 0; k < CpuSortPolicy::kRangeSamples; ++k) {
-    const uint64_t w = encode(k * (n - 1) / (CpuSortPolicy::kRangeSamples - 1));
+    const uint64_t w = encode(RangeSample(k, n));
     sample_lo = std::min(sample_lo, w);
     sample_hi = std::max(sample_hi, w);
   }
