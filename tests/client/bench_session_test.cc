@@ -113,7 +113,7 @@ TEST_F(BenchSessionTest, ARequestPastTheTimeoutIsCancelledWithItsSession) {
   service_.stall_request = 3;  // the setup request, then requests 1 and 2
   BenchOptions o = OneSlot();
   o.requests = 5;
-  o.call_timeout = absl::Milliseconds(300);
+  o.call_timeout = absl::Seconds(1);  // the answered calls beat it on a loaded run
   auto r = RunBench(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->ok, 4u) << FormatTextReport(*r);

@@ -212,7 +212,7 @@ TEST(CpuEngineTest, SmallJobsAreSortedOnTheSubmittingThread) {
 }
 
 TEST(CpuEngineTest, ATestDelayQueuesEvenTheSmallestJob) {
-  auto engine = MakeEngine(1, 8, absl::Milliseconds(50), /*inline_max_keys=*/1000);
+  auto engine = MakeEngine(1, 8, absl::Milliseconds(500), /*inline_max_keys=*/1000);
   JobProbe probe;
   engine->Submit(probe.Make(KeyType::kUint32, 10));
   EXPECT_EQ(probe.result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
