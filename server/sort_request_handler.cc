@@ -15,8 +15,27 @@ absl::Status ShuttingDownError() {
   return absl::UnavailableError("the server is shutting down and takes no new requests");
 }
 
-void AllowLaterScratch(MemoryBudget& budget, SortJob& job, size_t budgeted) {
-  job.host_scratch_budgeted = budgeted;
+absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
+                                      const SortSpec& spec, size_t n, bool outputs_shared,
+                                      size_t bytes, absl::string_view what) {
+  const size_t fastest = engine.HostScratchBytes(spec, n, outputs_shared);
+  auto admit = [&](size_t scratch) -> absl::StatusOr<JobAdmission> {
+    absl::StatusOr<MemoryBudget::Reservation> reservation = budget.Reserve(
+        bytes + scratch,
+        absl::StrCat(what, scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "",
+                     " bytes"));
+    if (!reservation.ok()) return reservation.status();
+    return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < fastest}};
+  };
+  absl::StatusOr<JobAdmission> admitted = admit(fastest);
+  const size_t least = engine.LeastHostScratchBytes(spec, n, outputs_shared);
+  if (admitted.ok() || least >= fastest) return admitted;
+  return admit(least);
+}
+
+void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted) {
+  job.host_scratch_budgeted = admitted.bytes;
+  job.host_scratch_least = admitted.least;
   job.reserve_host = budget.LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
 }
 
@@ -78,18 +97,16 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
           ? 0
           : request->keys.size() + request->values.size() +
                 (validated->spec.return_indices ? validated->n * sizeof(uint32_t) : 0);
-  const size_t scratch_bytes =
-      engine_->HostScratchBytes(validated->spec, validated->n, validated->shared_memory);
-  absl::StatusOr<MemoryBudget::Reservation> reservation = budget_->Reserve(
-      request_bytes + response_bytes + scratch_bytes,
-      absl::StrCat("request ", request_bytes, " + response ", response_bytes,
-                   scratch_bytes != 0 ? absl::StrCat(" + sort scratch ", scratch_bytes) : "",
-                   " bytes"));
-  if (!reservation.ok()) return Refuse(exchange, key_type, reservation.status());
-  exchange->Hold(*std::move(reservation));
+  absl::StatusOr<JobAdmission> admission =
+      AdmitJob(*budget_, *engine_, validated->spec, validated->n, validated->shared_memory,
+               request_bytes + response_bytes,
+               absl::StrCat("request ", request_bytes, " + response ", response_bytes));
+  if (!admission.ok()) return Refuse(exchange, key_type, admission.status());
+  const AdmittedScratch scratch = admission->scratch;
+  exchange->Hold(std::move(admission->reservation));
   metrics_->RecordTransport(validated->shared_memory);
   if (validated->shared_memory) {
-    return SortInRegions(exchange, *request, *validated, scratch_bytes);
+    return SortInRegions(exchange, *request, *validated, scratch);
   }
   if (validated->n <= 1) {
     grpc::ByteBuffer response = AnswerTrivially(*validated, *request, arrival);
@@ -102,7 +119,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   auto job = std::make_unique<SortJob>();
   job->spec = validated->spec;
   job->n = validated->n;
-  AllowLaterScratch(*budget_, *job, scratch_bytes);
+  AllowLaterScratch(*budget_, *job, scratch);
   const size_t bytes = request->keys.size() + request->values.size();
   job->keys = std::move(request->keys);
   job->values = std::move(request->values);
@@ -135,7 +152,8 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
 // memory of its own and the results out of it (its caller may write the region meanwhile); a GPU
 // worker DMAs straight from and into them when they are pinned (sortd.proto, SharedMemory).
 void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
-                                       const ValidatedJob& validated, size_t scratch_bytes) {
+                                       const ValidatedJob& validated,
+                                       const AdmittedScratch& scratch) {
   const absl::string_view key_type = KeyTypeName(validated.spec.key_type);
   // Answers with the report and no array bytes, or with the error.
   auto finish = [this, exchange, key_type](const absl::Status& status, const SortReport* report) {
@@ -159,7 +177,7 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   auto job = std::make_unique<SortJob>();
   job->spec = validated.spec;
   job->n = validated.n;
-  AllowLaterScratch(*budget_, *job, scratch_bytes);
+  AllowLaterScratch(*budget_, *job, scratch);
   absl::StatusOr<std::unique_ptr<RegionLease>> attached =
       AttachRegions(*regions_, request.fields, validated, *job);
   if (!attached.ok()) {

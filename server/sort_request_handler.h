@@ -23,10 +23,28 @@ namespace sortd {
 // UNAVAILABLE for work that arrives once the server has begun to drain.
 absl::Status ShuttingDownError();
 
-// Lets a job admitted with `budgeted` bytes of host scratch take more from `budget` should it need
-// more where it runs: the CPU engine's scratch, when a sort admitted for a GPU falls back there
-// (SortJob::reserve_host).
-void AllowLaterScratch(MemoryBudget& budget, SortJob& job, size_t budgeted);
+// The engine's host scratch a job's admission reserved, and whether that is only the least.
+struct AdmittedScratch {
+  size_t bytes = 0;
+  bool least = false;
+};
+// A job's admission in the memory budget: what it reserved, the scratch among it.
+struct JobAdmission {
+  MemoryBudget::Reservation reservation;
+  AdmittedScratch scratch;
+};
+// Reserves `bytes` (described by `what`, e.g. "request A + response B") and beside them the
+// engine's host scratch for n keys of `spec`: the fastest sort's where the budget has room for it,
+// else the least the engine can sort them in (SortEngine::LeastHostScratchBytes), so a speed-up
+// that takes memory never costs a request its answer. A refusal names the least.
+absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
+                                      const SortSpec& spec, size_t n, bool outputs_shared,
+                                      size_t bytes, absl::string_view what);
+
+// Tells a job what host scratch its admission holds, and lets it take more from `budget` should it
+// need more where it runs: the CPU engine's scratch, when a sort admitted for a GPU falls back
+// there (SortJob::reserve_host).
+void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted);
 
 // The way back for one request.
 class SortExchange {
@@ -69,7 +87,7 @@ class SortRequestHandler {
 
  private:
   void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
-                     const ValidatedJob& validated, size_t scratch_bytes);
+                     const ValidatedJob& validated, const AdmittedScratch& scratch);
 
   SortEngine* const engine_;
   Metrics* const metrics_;

@@ -124,14 +124,12 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     key_type_ = KeyTypeName(stream_.spec.key_type);
     const size_t n = stream_.n, input = n * (key_width() + value_width());
     const size_t result = n * ResultBytesPerKey(stream_.spec);
-    const size_t scratch = shared_->engine->HostScratchBytes(stream_.spec, n, false);
-    scratch_bytes_ = scratch;
-    absl::StatusOr<MemoryBudget::Reservation> reservation = shared_->budget->Reserve(
-        input + result + scratch,
-        absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result,
-                     scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "", " bytes"));
-    if (!reservation.ok()) return reservation.status();
-    reservation_ = *std::move(reservation);
+    absl::StatusOr<JobAdmission> admission =
+        AdmitJob(*shared_->budget, *shared_->engine, stream_.spec, n, false, input + result,
+                 absl::StrCat("a stream of ", n, " keys: input ", input, " + result ", result));
+    if (!admission.ok()) return admission.status();
+    scratch_ = admission->scratch;
+    reservation_ = std::move(admission->reservation);
     key_copies_.emplace(n * key_width());
     value_copies_.emplace(n * value_width());
     const SortStreamOptions& options = shared_->options;
@@ -302,7 +300,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     job->arrival = arrival_;
     job->deadline = DeadlineOf(*context_);
     job->is_cancelled = [context = context_] { return context->IsCancelled(); };
-    AllowLaterScratch(*shared_->budget, *job, scratch_bytes_);
+    AllowLaterScratch(*shared_->budget, *job, scratch_);
     return job;
   }
 
@@ -389,8 +387,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   ByteSource values_;
   std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
   std::optional<StreamChunkCopies> key_copies_, value_copies_;  // or copies (HoldChunkSlices)
-  size_t scratch_bytes_ = 0;  // of the reservation: the engine's host scratch at admission
-  size_t received_ = 0;       // keys uploaded so far
+  AdmittedScratch scratch_;  // of the reservation: the engine's host scratch at admission
+  size_t received_ = 0;      // keys uploaded so far
   // The array's second view for a job handed to the engine before the upload ends; null when
   // the stream does not start early.
   std::shared_ptr<GrowingInput> growing_;

@@ -113,12 +113,16 @@ struct SortJob {
   bool cpu_fallback = true;
 
   // The host scratch the server's memory budget already holds for this job (what
-  // SortEngine::HostScratchBytes said at admission), and a way to take more of that budget: a job
-  // admitted for a GPU that the pool sends to the CPU engine instead takes that engine's scratch,
-  // which admission did not count, and fails RESOURCE_EXHAUSTED when it does not fit. Null where
-  // no budget applies; what it takes is given back when the job goes.
+  // SortEngine::HostScratchBytes, or LeastHostScratchBytes, said at admission), and a way to take
+  // more of that budget: a job admitted for a GPU that the pool sends to the CPU engine instead
+  // takes that engine's scratch beside it (the fastest sort's, else the least), and fails
+  // RESOURCE_EXHAUSTED when neither fits. Each call replaces the share the last one took. Null
+  // where no budget applies; what it takes is given back when the job goes.
   size_t host_scratch_budgeted = 0;
   std::function<absl::Status(size_t bytes)> reserve_host;
+  // The budget holds only the least scratch for the job: the engine sorts it within
+  // LeastHostScratchBytes, giving up what only makes it faster.
+  bool host_scratch_least = false;
 
   // An out-of-core sort's run or block: its large transfers take turns on the GPU's link with the
   // sort's other runs and blocks (LinkTurns, worker/gpu/link_turns.h), so the workers sorting
@@ -182,6 +186,12 @@ class SortEngine {
   // would decide it now; the server's memory budget counts it with the request.
   virtual size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
     return 0;
+  }
+  // The least host memory of that kind the job can be sorted in, giving up what only makes it
+  // faster (the CPU engine's carried records). A budget with no room for HostScratchBytes admits
+  // the job with this, and the engine then sorts it within it (SortJob::host_scratch_least).
+  virtual size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+    return HostScratchBytes(spec, n, outputs_shared);
   }
 
   // Host memory the engine holds for its whole life, whatever it sorts (the GPU workers' pinned

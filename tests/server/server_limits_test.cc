@@ -12,6 +12,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "server/memory_budget.h"
 #include "tests/server/server_fixture.h"
+#include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
 
@@ -21,6 +22,7 @@ namespace {
 using ::testing::AllOf;
 using testing::AsyncCall;
 using ::testing::HasSubstr;
+using testing::MakeSortRequest;
 using testing::RawCall;
 using testing::TestServer;
 using testing::WaitFor;
@@ -136,6 +138,54 @@ TEST(ServerLimitsTest, CallsBeyondTheBudgetGetResourceExhaustedAndTheBudgetComes
   EXPECT_EQ(too_big.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(too_big.message()), HasSubstr("more than the server's whole budget"));
   EXPECT_EQ(t.engine->jobs_taken(), 2u);  // refused calls never reached the engine
+}
+
+// A budget with room for a CPU sort's least scratch but not for the fastest sort's (carried
+// records) admits the request with the least, and the engine sorts within it; with room for the
+// fastest it carries; below the least the refusal names the least.
+TEST(ServerLimitsTest, ASortThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLeast) {
+  constexpr size_t kN = 20000;  // budgets past 1 MiB, which gRPC's memory quota shares
+  const v1::SortRequest request = MakeSortRequest(KeyType::kUint64, kN, 8, false, true);
+  const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
+  const size_t bytes = request.ByteSizeLong() + kN * 16;  // request and response
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.sort.carry_min_keys = 0;  // carried at any size
+  auto probe = CpuEngine::Create(engine);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  const size_t fastest = (*probe)->HostScratchBytes(spec, kN, false);
+  const size_t least = (*probe)->LeastHostScratchBytes(spec, kN, false);
+  ASSERT_LT(least, fastest);
+  const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, engine.sort, CpuScratch::kLeast);
+  const std::string expected =
+      testing::ReferenceSortKeys(spec.key_type, request.keys(), /*descending=*/false);
+  for (const size_t budget : {bytes + least, bytes + fastest}) {
+    SCOPED_TRACE(::testing::Message() << "budget " << budget << " with least " << least
+                                      << ", fastest " << fastest << " bytes of scratch");
+    ServerOptions options;
+    options.max_inflight_bytes = budget;
+    TestServer t = TestServer::Start(options, engine);
+    v1::SortResponse response;
+    const absl::Status status = t.Client()->SortRaw(request, &response);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(), expected,
+                                          {response.keys(), response.values(), ""},
+                                          /*require_stable=*/true));
+    if (budget < bytes + fastest) {
+      EXPECT_LE(t.engine->scratch_bytes(), sorter_least) << "carried beyond the budget";
+    } else {
+      EXPECT_GT(t.engine->scratch_bytes(), sorter_least) << "carried nothing with room for it";
+    }
+  }
+  ServerOptions options;
+  options.max_inflight_bytes = bytes + least - 1;
+  TestServer t = TestServer::Start(options, engine);
+  v1::SortResponse response;
+  const absl::Status refused = t.Client()->SortRaw(request, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()),
+              HasSubstr(absl::StrCat(" + sort scratch ", least, " bytes")));
+  EXPECT_EQ(t.engine->jobs_taken(), 0u);
 }
 
 // An engine whose lifelong pools would take all the memory there is.

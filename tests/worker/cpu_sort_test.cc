@@ -27,14 +27,15 @@ struct Output {
 };
 
 Output RunSort(CpuSorter& sorter, const SortSpec& spec, const std::string& keys,
-               const std::string& values) {
+               const std::string& values, CpuScratch scratch = CpuScratch::kFastest) {
   const size_t n = keys.size() / KeyWidth(spec.key_type);
   Output out{std::string(keys.size(), testing::kPoisonByte),
              std::string(n * spec.value_width, testing::kPoisonByte),
              std::string(spec.return_indices ? n * 4 : 0, testing::kPoisonByte)};
   sorter.Sort(spec, SortInput{keys.data(), spec.value_width ? values.data() : nullptr, n},
               SortOutput{out.keys.data(), spec.value_width ? out.values.data() : nullptr,
-                         spec.return_indices ? out.indices.data() : nullptr});
+                         spec.return_indices ? out.indices.data() : nullptr},
+              scratch);
   return out;
 }
 
@@ -232,6 +233,42 @@ TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
       RunSort(sorter, spec, keys, testing::MakeValues(vw, kN));
       EXPECT_GT(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3));
       EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3, options));
+    }
+  }
+}
+
+// A sort told to take the least scratch (its job's memory budget held no more) carries nothing,
+// whatever the sorter's options, and stays within the least bound; the same sorter carries again
+// when it may.
+TEST(CpuSortScratch, TheLeastScratchCarriesNothing) {
+  constexpr size_t kN = (size_t{1} << 18) + 3;
+  CpuSortOptions carry_all, carry_none;
+  carry_all.carry_min_keys = 0;
+  carry_none.carry_min_keys = SIZE_MAX;
+  ThreadPool pool(3);
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat64}) {
+    const std::string keys = testing::MakeKeys(type, kN, Distribution::kRandom, 13);
+    const std::string values = testing::MakeValues(8, kN);
+    for (ThreadPool* helpers : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+      const int h = helpers ? 3 : 0;
+      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << (helpers ? ", 4 tasks" : ", one"));
+      const SortSpec spec{type, 8, false, true, false, Algorithm::kCpu};
+      const size_t least = CpuSorter::ScratchBytes(spec, kN, h, carry_all, CpuScratch::kLeast);
+      EXPECT_EQ(least, CpuSorter::ScratchBytes(spec, kN, h, carry_none));
+      EXPECT_LT(least, CpuSorter::ScratchBytes(spec, kN, h, carry_all));
+      CpuSorter sorter(helpers, carry_all);
+      const std::string expected = testing::ReferenceSortKeys(type, keys, false);
+      for (CpuScratch scratch : {CpuScratch::kLeast, CpuScratch::kFastest}) {
+        const Output out = RunSort(sorter, spec, keys, values, scratch);
+        EXPECT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
+                                              {out.keys, out.values, out.indices},
+                                              /*require_stable=*/true));
+        if (scratch == CpuScratch::kLeast) {
+          EXPECT_LE(sorter.scratch_bytes(), least);
+        } else {
+          EXPECT_GT(sorter.scratch_bytes(), least) << "the fastest sort carried nothing";
+        }
+      }
     }
   }
 }

@@ -43,7 +43,7 @@ absl::Status ShuttingDown() {
 
 }  // namespace
 
-void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
+void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report, CpuScratch scratch) {
   const SortSpec& spec = job.spec;
   const absl::Time start = absl::Now();
   OutputBytes gathered_keys, gathered_values;
@@ -63,7 +63,7 @@ void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report) {
       into[i] = own[i].data;
     }
   }
-  sorter.Sort(spec, SortInput{keys, values, job.n}, SortOutput{into[0], into[1], into[2]});
+  sorter.Sort(spec, SortInput{keys, values, job.n}, SortOutput{into[0], into[1], into[2]}, scratch);
   for (int i = 0; i < 3; ++i) {
     if (own[i].data != nullptr) std::memcpy(outputs[i]->data, own[i].data, own[i].size);
   }
@@ -106,10 +106,19 @@ std::vector<WorkerStats> CpuEngine::Stats() const {
   return {stats};
 }
 
-size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+size_t CpuEngine::ScratchBytesFor(const SortSpec& spec, size_t n, bool outputs_shared,
+                                  CpuScratch scratch) const {
   return n * (KeyWidth(spec.key_type) + spec.value_width) +
-         CpuSorter::ScratchBytes(spec, n, helpers_.size()) +
+         CpuSorter::ScratchBytes(spec, n, helpers_.size(), options_.sort, scratch) +
          (outputs_shared ? n * ResultBytesPerKey(spec) : 0);
+}
+
+size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+  return ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kFastest);
+}
+
+size_t CpuEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+  return ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kLeast);
 }
 
 size_t CpuEngine::queued() const {
@@ -143,7 +152,7 @@ void CpuEngine::Submit(std::unique_ptr<SortJob> job) {
 }
 
 void CpuEngine::WorkerLoop() {
-  Sorter sorter{std::make_unique<CpuSorter>(&helpers_)};
+  Sorter sorter{std::make_unique<CpuSorter>(&helpers_, options_.sort)};
   for (;;) {
     std::unique_ptr<SortJob> job;
     absl::Time drain_deadline;
@@ -189,7 +198,8 @@ void CpuEngine::Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time dra
       absl::SleepFor(options_.test_delay_per_job);
     }
     in_flight_.fetch_add(1);
-    RunJobOnCpu(*sorter.sorter, *job, report);
+    RunJobOnCpu(*sorter.sorter, *job, report,
+                job->host_scratch_least ? CpuScratch::kLeast : CpuScratch::kFastest);
     ReportScratch(sorter);
     in_flight_.fetch_sub(1);
     if (options_.test_corrupt_output) CorruptKeys(*job);
@@ -228,7 +238,8 @@ CpuEngine::Sorter CpuEngine::TakeInlineSorter() {
       return sorter;
     }
   }
-  return Sorter{std::make_unique<CpuSorter>()};  // small jobs are never split across the helpers
+  // Small jobs are never split across the helpers.
+  return Sorter{std::make_unique<CpuSorter>(nullptr, options_.sort)};
 }
 
 void CpuEngine::ReturnInlineSorter(Sorter sorter) {

@@ -37,11 +37,14 @@ struct CpuEngineOptions {
   // mostly), not queued: they take a few microseconds to sort, less than waking a worker thread
   // and handing the answer back costs. 0 queues every job; so does a test_delay_per_job.
   size_t inline_max_keys = 2048;
+  // The workers' sorters' options.
+  CpuSortOptions sort;
 };
 
-// Sorts one job in the calling thread: sizes the outputs, sorts, fills the report's compute time.
-// Shared by the CPU engine and by the GPU pool's CPU fallback.
-void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report);
+// Sorts one job in the calling thread: sizes the outputs, sorts (within `scratch`), fills the
+// report's compute time. Shared by the CPU engine and by the CPU stand-in devices.
+void RunJobOnCpu(CpuSorter& sorter, SortJob& job, SortReport& report,
+                 CpuScratch scratch = CpuScratch::kFastest);
 
 class CpuEngine : public SortEngine {
  public:
@@ -56,6 +59,9 @@ class CpuEngine : public SortEngine {
   // A job's input gathered into one array (it arrives in gRPC's slices, or lies in shared
   // memory), the sorter's words, and with shared outputs the results before they are copied there.
   size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
+  // The same with nothing carried (CpuScratch::kLeast), as a job is sorted whose budget holds
+  // no more (SortJob::host_scratch_least).
+  size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
 
   // Jobs queued and not yet taken by a worker.
   size_t queued() const;
@@ -78,6 +84,8 @@ class CpuEngine : public SortEngine {
   // Runs a taken job (unless it is no longer wanted) and answers it.
   void Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time drain_deadline);
   void ReportScratch(Sorter& sorter);
+  size_t ScratchBytesFor(const SortSpec& spec, size_t n, bool outputs_shared,
+                         CpuScratch scratch) const;
   // Sorters for inline jobs, one per thread sorting inline at once, kept for reuse.
   Sorter TakeInlineSorter();
   void ReturnInlineSorter(Sorter sorter);

@@ -356,9 +356,11 @@ SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first)
 // Whether a partitioned sort of n keys carries what its decode reads by input position (the
 // values, and the keys that truncated words lack) into the buckets beside the words
 // (bucket_partition.h, Rider), to be read there in cache: only when no indices come back, since
-// each bucket's words then hold their place in the bucket instead of their input position.
-bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& options) {
-  return !spec.return_indices && n >= options.carry_min_keys;
+// each bucket's words then hold their place in the bucket instead of their input position; and
+// only when the sort may take the scratch for it.
+bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& options,
+                    CpuScratch scratch) {
+  return scratch == CpuScratch::kFastest && !spec.return_indices && n >= options.carry_min_keys;
 }
 
 // The position of the k-th of kRangeSamples keys spread evenly over [0, n), first and last
@@ -600,7 +602,7 @@ void* CpuSorter::Scratch(size_t bytes) {
 }
 
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
-                               const CpuSortOptions& options) {
+                               const CpuSortOptions& options, CpuScratch scratch) {
   if (spec.value_width == 0 && !spec.return_indices) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
@@ -614,7 +616,8 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
   // Values (but those riding in 32-bit keys' words) and truncated 64-bit keys are carried into a
   // partition's buckets, on any number of threads.
   size_t carried = 0;
-  if (CarriesRecords(spec, n, options) && !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n))) {
+  if (CarriesRecords(spec, n, options, scratch) &&
+      !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n))) {
     carried = spec.value_width + (narrow_keys ? 0 : sizeof(uint64_t));
   }
   return (n + copies) * sizeof(uint64_t) + n * carried;
@@ -683,8 +686,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool in_output =
       !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
-  const bool carry =
-      Codec::kWithIndex && CarriesRecords(spec, n, options_) && !LooksInOrder<Key>(src, n);
+  const bool carry = Codec::kWithIndex && CarriesRecords(spec, n, options_, scratch_allowed_) &&
+                     !LooksInOrder<Key>(src, n);
 
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
@@ -813,8 +816,10 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   }
 }
 
-void CpuSorter::Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out) {
+void CpuSorter::Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+                     CpuScratch scratch) {
   if (in.n == 0) return;
+  scratch_allowed_ = scratch;
   VisitKeyType(spec.key_type, [&](auto key) { SortTyped<decltype(key)>(spec, in, out); });
 }
 

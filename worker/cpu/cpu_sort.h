@@ -51,6 +51,11 @@ struct CpuSortOptions {
   size_t carry_min_keys = size_t{1} << 23;
 };
 
+// The scratch a sort may take: as much as the sorter's options make it fastest with, or the least
+// it can sort in (nothing carried, whatever CpuSortOptions::carry_min_keys says), for a job whose
+// memory budget held no more.
+enum class CpuScratch { kFastest, kLeast };
+
 // Holds scratch memory between calls, so a worker that keeps one sorter allocates only when a
 // request is larger than any before. Not thread-safe: one sorter per worker thread.
 class CpuSorter {
@@ -66,7 +71,8 @@ class CpuSorter {
   // out in any order (their values ride in the words instead of their positions): keys alone are
   // indistinguishable when equal, and keys with another payload sort with their position.
   // Requires in.n < kMaxCpuSortKeys; output arrays must not overlap the input.
-  void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out);
+  void Sort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
+            CpuScratch scratch = CpuScratch::kFastest);
 
   // Most heap bytes Sort takes beside its output for n keys of `spec`, on a sorter with `helpers`
   // helper threads: the words that keys with values or indices sort as (and for the radix sort of
@@ -74,9 +80,10 @@ class CpuSorter {
   // that is less), and the buckets' copies of the records a partition carries (values, and 64-bit
   // keys). Keys alone sort in their output array, which costs nothing when it is aligned for them
   // (the engine's own outputs are) and one array of keys otherwise. The partitions' counts (16 KiB
-  // a task) are not included. `options` are the sorter's.
+  // a task) are not included. `options` are the sorter's, `scratch` the sort's.
   static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,
-                             const CpuSortOptions& options = {});
+                             const CpuSortOptions& options = {},
+                             CpuScratch scratch = CpuScratch::kFastest);
 
   // Scratch bytes held now.
   size_t scratch_bytes() const { return scratch_size_; }
@@ -97,6 +104,7 @@ class CpuSorter {
 
   ThreadPool* helpers_;
   CpuSortOptions options_;
+  CpuScratch scratch_allowed_ = CpuScratch::kFastest;  // the current Sort call's
   // One vqsort state per parallel task (task t only ever uses sorters_[t]).
   std::vector<std::unique_ptr<hwy::Sorter>> sorters_;
   std::unique_ptr<unsigned char[]> scratch_;  // one array of words (or keys)

@@ -199,6 +199,16 @@ size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
 }
 
 size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
+  return HostScratch(spec, n, outputs_shared, /*least=*/false);
+}
+
+size_t PoolEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n,
+                                         bool outputs_shared) const {
+  return HostScratch(spec, n, outputs_shared, /*least=*/true);
+}
+
+size_t PoolEngine::HostScratch(const SortSpec& spec, size_t n, bool outputs_shared,
+                               bool least) const {
   // The runs are counted whenever the job is too large for every device, unless it asks for the
   // CPU: whether AUTO would pick a device for it is a guess at admission, and the budget errs
   // towards more. A job that goes to the CPU engine takes what that engine takes; one that a GPU
@@ -206,8 +216,9 @@ size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs
   if (spec.algorithm != Algorithm::kCpu && OutOfCoreRunKeys(spec, n) != 0) {
     return n * ResultBytesPerKey(spec);
   }
-  return WantsDevice(spec, n, /*pinned=*/false) ? 0
-                                                : cpu_->HostScratchBytes(spec, n, outputs_shared);
+  if (WantsDevice(spec, n, /*pinned=*/false)) return 0;
+  return least ? cpu_->LeastHostScratchBytes(spec, n, outputs_shared)
+               : cpu_->HostScratchBytes(spec, n, outputs_shared);
 }
 
 absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
@@ -244,17 +255,27 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
   FallBackToCpu(std::move(job), "handed back by its device, and no other took it");
 }
 
+absl::Status PoolEngine::ReserveCpuScratch(SortJob& job) const {
+  if (job.reserve_host == nullptr) return absl::OkStatus();  // no budget applies
+  // Each share replaces the last, so each is what the engine takes beyond admission's.
+  const size_t fastest = cpu_->HostScratchBytes(job.spec, job.n, job.out_keys.shared);
+  job.host_scratch_least = false;
+  if (job.host_scratch_budgeted >= fastest) return absl::OkStatus();
+  absl::Status status = job.reserve_host(fastest - job.host_scratch_budgeted);
+  const size_t least = cpu_->LeastHostScratchBytes(job.spec, job.n, job.out_keys.shared);
+  if (status.ok() || least == fastest) return status;
+  job.host_scratch_least = true;
+  if (job.host_scratch_budgeted >= least) return absl::OkStatus();
+  return job.reserve_host(least - job.host_scratch_budgeted);
+}
+
 void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
   if (job->cpu_fallback) {
-    const size_t scratch = cpu_->HostScratchBytes(job->spec, job->n, job->out_keys.shared);
-    if (job->reserve_host != nullptr && scratch > job->host_scratch_budgeted) {
-      if (absl::Status s = job->reserve_host(scratch - job->host_scratch_budgeted); !s.ok()) {
-        job->done(absl::Status(s.code(),
-                               absl::StrCat(why, "; the CPU engine cannot take it: ", s.message())),
-                  SortReport{job->spec.algorithm, "cpu", {}, {}, {}, {}});
-        return;
-      }
-      job->host_scratch_budgeted = scratch;
+    if (absl::Status s = ReserveCpuScratch(*job); !s.ok()) {
+      job->done(absl::Status(s.code(),
+                             absl::StrCat(why, "; the CPU engine cannot take it: ", s.message())),
+                SortReport{job->spec.algorithm, "cpu", {}, {}, {}, {}});
+      return;
     }
     cpu_->Submit(std::move(job));
     return;

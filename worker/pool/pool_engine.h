@@ -38,6 +38,7 @@ class PoolEngine : public SortEngine {
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
   size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
+  size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
   // The workers' pinned staging, the out-of-core pinned scratch and the CPU engine's.
   size_t HostBytesHeld() const override;
   // A job a device would sort in core now, on a worker whose device reads a growing input.
@@ -55,6 +56,11 @@ class PoolEngine : public SortEngine {
   // What no device takes goes to the CPU engine, unless the job may not fall back to it
   // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
   void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);
+  // Takes the CPU engine's scratch for a job that falls back to it, beyond what its admission
+  // counted (SortJob::reserve_host): the fastest sort's where the budget has room, else the
+  // least, which the engine then sorts within (SortJob::host_scratch_least).
+  absl::Status ReserveCpuScratch(SortJob& job) const;
+  size_t HostScratch(const SortSpec& spec, size_t n, bool outputs_shared, bool least) const;
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).
   bool WantsDevice(const SortSpec& spec, size_t n, bool pinned) const;

@@ -43,7 +43,7 @@ struct Pool {
 };
 
 Pool MakePool(std::vector<CpuSortDeviceOptions> device_options, BatchPolicy batching = {},
-              EngineObserver* observer = nullptr) {
+              EngineObserver* observer = nullptr, const CpuEngineOptions& cpu_options = {}) {
   Pool pool;
   std::vector<std::unique_ptr<SortDevice>> devices;
   for (auto& o : device_options) {
@@ -51,7 +51,7 @@ Pool MakePool(std::vector<CpuSortDeviceOptions> device_options, BatchPolicy batc
     pool.devices.push_back(d.get());
     devices.push_back(std::move(d));
   }
-  auto cpu = CpuEngine::Create({});
+  auto cpu = CpuEngine::Create(cpu_options);
   EXPECT_TRUE(cpu.ok());
   pool.cpu = cpu->get();
   PoolEngineOptions options;
@@ -354,6 +354,69 @@ TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudgetFirst) {
   EXPECT_EQ(pool.cpu->jobs_taken(), 2u);
   on_device.held_keys = OutputBytes();
   pool.engine->Shutdown(absl::InfiniteFuture());
+}
+
+// Falling back to the CPU engine, a job takes the fastest sort's scratch where the budget has room
+// for it, else the least, and the engine then sorts within that (nothing carried); with room for
+// neither it fails, and its admission's share is never asked for more than the fastest.
+TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
+  constexpr size_t kN = 4000;
+  CpuEngineOptions cpu;
+  cpu.threads = 1;
+  cpu.sort.carry_min_keys = 0;  // carried at any size
+  const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
+  const std::string values = testing::MakeValues(8, kN);
+  const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, cpu.sort, CpuScratch::kLeast);
+  struct Case {
+    const char* name;
+    bool admitted_with_least;  // else admitted for a GPU, with no CPU scratch
+    bool fastest_fits, least_fits;
+  };
+  for (const Case& c : {Case{"room for the fastest", false, true, true},
+                        Case{"room for the least", false, false, true},
+                        Case{"admitted with the least", true, false, false},
+                        Case{"no room", false, false, false}}) {
+    SCOPED_TRACE(c.name);
+    Pool pool = MakePool({{}}, {}, nullptr, cpu);  // a fresh sorter: its scratch says what it took
+    const size_t fastest = pool.cpu->HostScratchBytes(spec, kN, false);
+    const size_t least = pool.cpu->LeastHostScratchBytes(spec, kN, false);
+    ASSERT_LT(least, fastest);
+    Probe p;
+    std::unique_ptr<SortJob> job = p.Make(KeyType::kUint64, kN, Algorithm::kCpu);
+    job->spec = spec;
+    job->values = ByteSource(values);
+    job->host_scratch_budgeted = c.admitted_with_least ? least : 0;
+    job->host_scratch_least = c.admitted_with_least;
+    std::vector<size_t> asked;
+    job->reserve_host = [&, c](size_t bytes) {
+      asked.push_back(bytes);
+      const bool fits = bytes == fastest ? c.fastest_fits : bytes == least && c.least_fits;
+      return fits ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
+    };
+    pool.engine->Submit(std::move(job));
+    const absl::Status status = p.status();
+    if (c.admitted_with_least) {
+      EXPECT_EQ(asked, std::vector<size_t>{fastest - least});
+    } else if (c.fastest_fits) {
+      EXPECT_EQ(asked, std::vector<size_t>{fastest});
+    } else {
+      EXPECT_EQ(asked, (std::vector<size_t>{fastest, least}));
+    }
+    if (!c.admitted_with_least && !c.least_fits) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+      EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_TRUE(testing::VerifySortResult(
+        spec, p.keys, values, testing::ReferenceSortKeys(spec.key_type, p.keys, false),
+        {p.out_keys, p.out_values, p.out_indices}, /*require_stable=*/true));
+    if (c.fastest_fits) {
+      EXPECT_GT(pool.cpu->scratch_bytes(), sorter_least) << "carried nothing with room for it";
+    } else {
+      EXPECT_LE(pool.cpu->scratch_bytes(), sorter_least) << "carried beyond the budget";
+    }
+  }
 }
 
 // A batch that finds the staging taken after it was queued (the pick saw room, a response took
