@@ -220,6 +220,14 @@ Metrics::Metrics(const BuildInfo& build)
                                 "the GPU (--gpu_keep_runs) instead of over the link.")
                             .Register(*registry_)
                             .Add({});
+  least_scratch_sorts_ = &prometheus::BuildCounter()
+                              .Name("sortd_sorts_within_least_scratch_total")
+                              .Help(
+                                  "Sorts on the CPU engine run within the least host scratch, "
+                                  "slower than they could, because the memory budget "
+                                  "(--max_inflight_bytes) had no room for the fastest sort's.")
+                              .Register(*registry_)
+                              .Add({});
   auto& early = prometheus::BuildCounter()
                     .Name("sortd_stream_early_starts_total")
                     .Help(
@@ -319,6 +327,7 @@ void Metrics::RecordSort(absl::string_view key_type, const SortReport& report, s
   keys_sorted_.Get({key_type}).Increment(static_cast<double>(keys));
   bytes_sorted_.Get({key_type}).Increment(static_cast<double>(bytes));
   bytes_from_device_->Increment(static_cast<double>(report.bytes_from_device));
+  if (report.least_scratch) least_scratch_sorts_->Increment();
 }
 
 void Metrics::OnLaunch(absl::string_view worker, size_t requests, size_t keys) {

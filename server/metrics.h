@@ -94,6 +94,7 @@ class Metrics : public EngineObserver {
   prometheus::Counter* receive_timeouts_;
   prometheus::Counter* out_of_core_sorts_;
   prometheus::Counter* bytes_from_device_;                   // SortReport::bytes_from_device
+  prometheus::Counter* least_scratch_sorts_;                 // SortReport::least_scratch
   std::array<prometheus::Counter*, 3> stream_early_starts_;  // sorted, handed back, failed
   prometheus::Counter* stream_bytes_copied_early_;
   prometheus::Counter* stream_chunk_bytes_copied_;

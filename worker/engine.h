@@ -35,6 +35,9 @@ struct SortReport {
   // Input bytes copied from copies already on the device (an out-of-core block's shares of runs
   // kept there, SortJob::device_ranges) instead of over the link.
   size_t bytes_from_device = 0;
+  // Sorted within the least host scratch, as the memory budget held no more
+  // (SortJob::host_scratch_least): slower than the engine could.
+  bool least_scratch = false;
 };
 
 // A run's sorted arrays kept on a GPU after its copy out (SortJob::keep), read there by the

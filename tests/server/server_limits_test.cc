@@ -171,11 +171,14 @@ TEST(ServerLimitsTest, ASortThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLea
     EXPECT_TRUE(testing::VerifySortResult(spec, request.keys(), request.values(), expected,
                                           {response.keys(), response.values(), ""},
                                           /*require_stable=*/true));
-    if (budget < bytes + fastest) {
+    const bool least_only = budget < bytes + fastest;
+    if (least_only) {
       EXPECT_LE(t.engine->scratch_bytes(), sorter_least) << "carried beyond the budget";
     } else {
       EXPECT_GT(t.engine->scratch_bytes(), sorter_least) << "carried nothing with room for it";
     }
+    EXPECT_EQ(testing::MetricValue(*t.server, "sortd_sorts_within_least_scratch_total"),
+              least_only ? 1 : 0);
   }
   ServerOptions options;
   options.max_inflight_bytes = bytes + least - 1;

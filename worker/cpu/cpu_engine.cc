@@ -198,6 +198,7 @@ void CpuEngine::Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time dra
       absl::SleepFor(options_.test_delay_per_job);
     }
     in_flight_.fetch_add(1);
+    report.least_scratch = job->host_scratch_least;
     RunJobOnCpu(*sorter.sorter, *job, report,
                 job->host_scratch_least ? CpuScratch::kLeast : CpuScratch::kFastest);
     ReportScratch(sorter);
