@@ -99,6 +99,48 @@ TEST(SortStreamTest, AnArrayPastMaxRequestBytesGoesThroughAStreamButNotSortKeys)
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
 }
 
+// A stream whose budget has room for the CPU sort's least scratch but not for the fastest sort's
+// (carried records) is admitted with the least and sorted carrying nothing; one byte less is
+// refused, naming the least.
+TEST(SortStreamTest, AStreamThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLeast) {
+  const StreamShape s{KeyType::kUint64, 20000, 8, false, true, false, 3000};
+  const SortSpec spec{s.type, 8, false, true, false, Algorithm::kCpu};
+  const std::string keys = testing::MakeKeys(s.type, s.n, testing::Distribution::kRandom, 21);
+  const std::string values = testing::MakeValues(8, s.n);
+  const size_t input = s.n * 16, result = s.n * 16;
+  CpuEngineOptions engine;
+  engine.threads = 1;
+  engine.sort.carry_min_keys = 0;  // carried at any size
+  auto probe = CpuEngine::Create(engine);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  const size_t fastest = (*probe)->HostScratchBytes(spec, s.n, false);
+  const size_t least = (*probe)->LeastHostScratchBytes(spec, s.n, false);
+  ASSERT_LT(least, fastest);
+  for (const size_t budget : {input + result + least, input + result + least - 1}) {
+    SCOPED_TRACE(::testing::Message() << "budget " << budget);
+    ServerOptions options;
+    options.max_inflight_bytes = budget;
+    TestServer t = TestServer::Start(options, engine);
+    auto stub = v1::SortService::NewStub(t.Client()->channel());
+    const StreamResult r = RunStream(*stub, s, keys, values);
+    if (budget < input + result + least) {
+      EXPECT_EQ(r.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_THAT(r.status.error_message(),
+                  HasSubstr(absl::StrCat("input ", input, " + result ", result, " + sort scratch ",
+                                         least, " bytes")));
+      continue;
+    }
+    ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+    EXPECT_TRUE(testing::VerifySortResult(spec, keys, values,
+                                          testing::ReferenceSortKeys(s.type, keys, false),
+                                          {r.keys, r.values, r.indices}, /*require_stable=*/true));
+    EXPECT_LE(t.engine->scratch_bytes(),
+              CpuSorter::ScratchBytes(spec, s.n, 0, engine.sort, CpuScratch::kLeast))
+        << "carried beyond the budget";
+    EXPECT_EQ(testing::MetricValue(*t.server, "sortd_sorts_within_least_scratch_total"), 1);
+  }
+}
+
 TEST(SortStreamTest, BadStreamsGetAClearStatusAndHoldNothing) {
   ServerOptions options;
   options.limits.max_stream_keys = 1 << 20;
