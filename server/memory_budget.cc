@@ -30,23 +30,37 @@ void MemoryBudget::Reservation::Release() {
   bytes_ = 0;
 }
 
-absl::StatusOr<MemoryBudget::Reservation> MemoryBudget::Reserve(size_t bytes,
-                                                                const std::string& what) {
-  absl::MutexLock lock(&mu_);
+absl::Status MemoryBudget::CheckFits(size_t bytes, size_t others, const std::string& what) const {
   if (bytes > limit_) {
     return absl::ResourceExhaustedError(
         absl::StrCat("memory budget: this request needs ", bytes, " bytes (", what,
                      "), more than the server's whole budget of ", limit_, " bytes (", flag_,
                      "); send it in smaller requests"));
   }
-  if (bytes > limit_ - in_use_) {
+  if (bytes > limit_ - others) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "memory budget: this request needs ", bytes, " bytes (", what, ") and ", in_use_, " of ",
+        "memory budget: this request needs ", bytes, " bytes (", what, ") and ", others, " of ",
         limit_, " bytes are in flight (", flag_, "); retry when earlier requests have finished"));
   }
-  in_use_ += bytes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MemoryBudget::Reservation> MemoryBudget::Reserve(size_t bytes,
+                                                                const std::string& what) {
+  Reservation reservation;
+  if (absl::Status s = Resize(reservation, bytes, what); !s.ok()) return s;
+  return reservation;
+}
+
+absl::Status MemoryBudget::Resize(Reservation& share, size_t bytes, const std::string& what) {
+  absl::MutexLock lock(&mu_);
+  const size_t others = in_use_ - (share.budget_ == this ? share.bytes_ : 0);
+  if (absl::Status s = CheckFits(bytes, others, what); !s.ok()) return s;
+  in_use_ = others + bytes;
   peak_ = std::max(peak_, in_use_);
-  return Reservation(this, bytes);
+  share.budget_ = this;
+  share.bytes_ = bytes;
+  return absl::OkStatus();
 }
 
 size_t MemoryBudget::in_use() const {
@@ -61,12 +75,8 @@ size_t MemoryBudget::TakePeak() {
 
 std::function<absl::Status(size_t)> MemoryBudget::LaterShares(std::string what) {
   auto share = std::make_shared<Reservation>();
-  return [this, share, what = std::move(what)](size_t bytes) -> absl::Status {
-    *share = Reservation();  // a new share replaces the last, not adds to it
-    absl::StatusOr<Reservation> reserved = Reserve(bytes, what);
-    if (!reserved.ok()) return reserved.status();
-    *share = *std::move(reserved);
-    return absl::OkStatus();
+  return [this, share, what = std::move(what)](size_t bytes) {
+    return Resize(*share, bytes, what);
   };
 }
 

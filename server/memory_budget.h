@@ -35,7 +35,6 @@ class MemoryBudget {
 
    private:
     friend class MemoryBudget;
-    Reservation(MemoryBudget* budget, size_t bytes) : budget_(budget), bytes_(bytes) {}
     MemoryBudget* budget_ = nullptr;
     size_t bytes_ = 0;
   };
@@ -45,8 +44,9 @@ class MemoryBudget {
   absl::StatusOr<Reservation> Reserve(size_t bytes, const std::string& what);
 
   // A job's way to take more of the budget after its admission (SortJob::reserve_host), each time
-  // for `what`: each call replaces the share the last one took, and the last share is given back
-  // when the function goes (with its job). The budget must outlive it.
+  // for `what`: each call sets its one share to `bytes`, in one step, so a share that does not fit
+  // (RESOURCE_EXHAUSTED) leaves the last one held, and a smaller one always fits. The share is
+  // given back when the function goes (with its job). The budget must outlive it.
   std::function<absl::Status(size_t bytes)> LaterShares(std::string what);
 
   size_t limit() const { return limit_; }
@@ -56,6 +56,12 @@ class MemoryBudget {
 
  private:
   void Return(size_t bytes);
+  // Sets `share` (empty, or this budget's) to `bytes` if they fit beside the rest in flight.
+  absl::Status Resize(Reservation& share, size_t bytes, const std::string& what)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // RESOURCE_EXHAUSTED naming the numbers, unless `bytes` fit beside `others` in flight.
+  absl::Status CheckFits(size_t bytes, size_t others, const std::string& what) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t limit_;
   const std::string flag_;

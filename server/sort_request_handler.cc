@@ -36,7 +36,7 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted) {
   job.host_scratch_budgeted = admitted.bytes;
   job.host_scratch_least = admitted.least;
-  job.reserve_host = budget.LaterShares("sort scratch of the CPU engine, as no GPU worker took it");
+  job.reserve_host = budget.LaterShares("sort scratch of the CPU engine");
 }
 
 namespace {

@@ -42,8 +42,9 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
                                       size_t bytes, absl::string_view what);
 
 // Tells a job what host scratch its admission holds, and lets it take more from `budget` should it
-// need more where it runs: the CPU engine's scratch, when a sort admitted for a GPU falls back
-// there (SortJob::reserve_host).
+// need more where it runs (SortJob::reserve_host): the CPU engine's scratch, when a sort admitted
+// for a GPU falls back there or its out-of-core runs do, or the fastest sort's, when a sort
+// admitted with the least starts once memory has come free.
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted);
 
 // The way back for one request.

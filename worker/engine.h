@@ -117,10 +117,12 @@ struct SortJob {
 
   // The host scratch the server's memory budget already holds for this job (what
   // SortEngine::HostScratchBytes, or LeastHostScratchBytes, said at admission), and a way to take
-  // more of that budget: a job admitted for a GPU that the pool sends to the CPU engine instead
-  // takes that engine's scratch beside it (the fastest sort's, else the least), and fails
-  // RESOURCE_EXHAUSTED when neither fits. Each call replaces the share the last one took. Null
-  // where no budget applies; what it takes is given back when the job goes.
+  // more of that budget. The CPU engine, as it starts a job, takes its fastest sort's scratch
+  // beside what admission held where the budget has room, else the least, and fails the job
+  // RESOURCE_EXHAUSTED when neither fits: so a job admitted for a GPU that the pool sends there,
+  // or an out-of-core sort's run, is counted, and one admitted with the least sorts faster when
+  // memory has come free since. Each call sets the one share (a refused call keeps the last).
+  // Null where no budget applies; what it takes is given back when the job goes.
   size_t host_scratch_budgeted = 0;
   std::function<absl::Status(size_t bytes)> reserve_host;
   // The budget holds only the least scratch for the job: the engine sorts it within

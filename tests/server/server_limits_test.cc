@@ -72,9 +72,10 @@ TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
-// A job's later shares (SortJob::reserve_host): each replaces the last, a refusal names the
-// numbers and holds nothing, and the last share goes with the function.
-TEST(MemoryBudgetTest, LaterSharesReplaceEachOtherAndGoWithTheirJob) {
+// A job's later shares (SortJob::reserve_host): each sets the one share in one step, a refusal
+// names the numbers and keeps the share held before, a smaller share fits however full the
+// budget is, and the last share goes with the function.
+TEST(MemoryBudgetTest, LaterSharesSetOneShareThatARefusalKeepsAndGoWithTheirJob) {
   MemoryBudget budget(1000, "--max_inflight_bytes");
   auto held = budget.Reserve(300, "request");
   ASSERT_TRUE(held.ok());
@@ -84,12 +85,22 @@ TEST(MemoryBudgetTest, LaterSharesReplaceEachOtherAndGoWithTheirJob) {
     EXPECT_EQ(budget.in_use(), 800u);
     ASSERT_TRUE(share(600).ok());  // replaces the 500
     EXPECT_EQ(budget.in_use(), 900u);
+    ASSERT_TRUE(share(700).ok());  // fits only as a replacement: 300 + 700
+    EXPECT_EQ(budget.in_use(), 1000u);
     const absl::Status refused = share(701);
     EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
     EXPECT_THAT(std::string(refused.message()),
-                AllOf(HasSubstr("701 bytes (cpu scratch)"), HasSubstr("--max_inflight_bytes")));
-    EXPECT_EQ(budget.in_use(), 300u);  // the refused call gave up the 600 it replaced
-    ASSERT_TRUE(share(100).ok());
+                AllOf(HasSubstr("701 bytes (cpu scratch)"), HasSubstr("300 of 1000 bytes"),
+                      HasSubstr("--max_inflight_bytes")));
+    EXPECT_EQ(budget.in_use(), 1000u);  // the refused call kept the 700
+    EXPECT_EQ(share(1001).code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(budget.in_use(), 1000u);
+    ASSERT_TRUE(share(100).ok());  // shrinking always fits
+    EXPECT_EQ(budget.in_use(), 400u);
+    EXPECT_EQ(budget.TakePeak(), 1000u);
+    ASSERT_TRUE(share(0).ok());
+    EXPECT_EQ(budget.in_use(), 300u);
+    ASSERT_TRUE(share(200).ok());
   }
   EXPECT_EQ(budget.in_use(), 300u);
 }

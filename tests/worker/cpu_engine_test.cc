@@ -70,6 +70,51 @@ TEST(CpuEngineTest, AnIdleWorkerGivesBackTheScratchOfALargeRequest) {
   EXPECT_LE((*engine)->scratch_bytes(), options.idle_scratch_bytes);
 }
 
+// A job whose admission held only the least scratch asks the budget for the fastest sort's as it
+// starts (SortJob::reserve_host): granted, it is sorted carrying records; refused, it keeps the
+// least and is sorted within it. Either way it is sorted, and the report says which.
+TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeFree) {
+  constexpr size_t kN = 4000;
+  CpuEngineOptions options;
+  options.threads = 1;
+  options.sort.carry_min_keys = 0;  // carried at any size
+  const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
+  const std::string values = testing::MakeValues(8, kN);
+  const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, options.sort, CpuScratch::kLeast);
+  for (const bool room : {true, false}) {
+    SCOPED_TRACE(room ? "the budget has room" : "the budget is full");
+    auto engine = CpuEngine::Create(options);  // a fresh sorter: its scratch says what it took
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    const size_t fastest = (*engine)->HostScratchBytes(spec, kN, false);
+    const size_t least = (*engine)->LeastHostScratchBytes(spec, kN, false);
+    ASSERT_LT(least, fastest);
+    JobProbe probe;
+    std::unique_ptr<SortJob> job = probe.Make(KeyType::kUint64, kN, Algorithm::kCpu);
+    job->spec = spec;
+    job->values = ByteSource(values);
+    job->host_scratch_budgeted = least;
+    job->host_scratch_least = true;
+    std::vector<size_t> asked;
+    job->reserve_host = [&asked, room](size_t bytes) {
+      asked.push_back(bytes);
+      return room ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
+    };
+    (*engine)->Submit(std::move(job));
+    const auto [status, report] = probe.result.get();
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(asked, std::vector<size_t>{fastest - least});
+    EXPECT_TRUE(testing::VerifySortResult(
+        spec, probe.keys, values, testing::ReferenceSortKeys(spec.key_type, probe.keys, false),
+        {probe.out_keys, probe.out_values, probe.out_indices}, /*require_stable=*/true));
+    EXPECT_EQ(report.least_scratch, !room);
+    if (room) {
+      EXPECT_GT((*engine)->scratch_bytes(), sorter_least) << "carried nothing with room for it";
+    } else {
+      EXPECT_LE((*engine)->scratch_bytes(), sorter_least) << "carried beyond the budget";
+    }
+  }
+}
+
 TEST(CpuEngineTest, SortsAndReports) {
   auto engine = MakeEngine(2, 8, absl::ZeroDuration());
   JobProbe probe;

@@ -121,6 +121,29 @@ size_t CpuEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n, bool out
   return ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kLeast);
 }
 
+absl::Status CpuEngine::TakeBudgetedScratch(SortJob& job) const {
+  if (job.reserve_host == nullptr) return absl::OkStatus();  // no budget applies
+  // A share replaces the last and a refused one keeps it, so each is what the sort takes beyond
+  // what admission counted.
+  const size_t budgeted = job.host_scratch_budgeted;
+  const size_t fastest = HostScratchBytes(job.spec, job.n, job.out_keys.shared);
+  absl::Status status =
+      budgeted >= fastest ? absl::OkStatus() : job.reserve_host(fastest - budgeted);
+  if (status.ok()) {
+    job.host_scratch_least = false;
+    return status;
+  }
+  const size_t least = LeastHostScratchBytes(job.spec, job.n, job.out_keys.shared);
+  if (least < fastest && budgeted < least) status = job.reserve_host(least - budgeted);
+  if (least < fastest && (budgeted >= least || status.ok())) {
+    job.host_scratch_least = true;
+    return absl::OkStatus();
+  }
+  return absl::Status(status.code(), absl::StrCat("no GPU worker took the job, and the CPU engine "
+                                                  "has no room for its sort scratch: ",
+                                                  status.message()));
+}
+
 size_t CpuEngine::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
@@ -193,6 +216,7 @@ void CpuEngine::Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time dra
   const absl::Time now = absl::Now();
   report.queued = now - job->arrival;
   absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
+  if (status.ok()) status = TakeBudgetedScratch(*job);
   if (status.ok()) {
     if (options_.test_delay_per_job > absl::ZeroDuration()) {
       absl::SleepFor(options_.test_delay_per_job);

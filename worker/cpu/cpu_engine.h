@@ -81,6 +81,11 @@ class CpuEngine : public SortEngine {
     std::unique_ptr<CpuSorter> sorter;
     size_t reported_scratch = 0;
   };
+  // Takes the job's sort scratch from the server's memory budget as the job starts, beyond what
+  // its admission counted (SortJob::reserve_host): the fastest sort's where the budget has room,
+  // else the least, which the job is then sorted within (SortJob::host_scratch_least).
+  // RESOURCE_EXHAUSTED when neither fits.
+  absl::Status TakeBudgetedScratch(SortJob& job) const;
   // Runs a taken job (unless it is no longer wanted) and answers it.
   void Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time drain_deadline);
   void ReportScratch(Sorter& sorter);

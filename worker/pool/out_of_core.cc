@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -42,8 +44,22 @@ struct OutOfCoreSorter::Job {
   // Copies of runs that their workers kept on a GPU (SortJob::keep), for the blocks to read there;
   // the workers' space returns when ReleaseKeptRuns drops them (at Finish, or before a host merge).
   std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
+  // The memory budget the runs that go to the CPU engine take their scratch from: the job's one
+  // share (its SortJob::reserve_host, null where no budget applies) is the sum of theirs.
+  std::function<absl::Status(size_t)> reserve_host;
+  std::vector<size_t> run_shares ABSL_GUARDED_BY(mu);
+  size_t runs_share ABSL_GUARDED_BY(mu) = 0;
 
   size_t runs() const { return starts.size() - 1; }
+  // Sets run `run`'s share to `bytes` and the job's to the new sum; a refusal keeps both.
+  absl::Status SetRunShare(size_t run, size_t bytes) ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    const size_t sum = runs_share - run_shares[run] + bytes;
+    if (absl::Status s = reserve_host(sum); !s.ok()) return s;
+    run_shares[run] = bytes;
+    runs_share = sum;
+    return absl::OkStatus();
+  }
   // The runs' and blocks' report summed so far, naming every device that sorted one.
   SortReport Report() ABSL_LOCKS_EXCLUDED(mu) {
     absl::MutexLock lock(&mu);
@@ -238,7 +254,9 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
     state->window = std::max<size_t>(window, 1);
     state->report.algorithm = spec.algorithm;
     state->kept.resize(runs);
+    state->run_shares.resize(runs);
   }
+  state->reserve_host = job->reserve_host;
   state->job = std::move(job);
   bool drain = false;
   {
@@ -269,6 +287,9 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   sub->out_keys = job->keys.Part(begin * kw, n * kw);
   if (vw != 0) sub->out_values = job->values.Part(begin * vw, n * vw);
   if (parent.spec.return_indices) sub->out_indices = job->indices.Part(begin * 4, n * 4);
+  if (job->reserve_host != nullptr) {
+    sub->reserve_host = [job, run](size_t bytes) { return job->SetRunShare(run, bytes); };
+  }
   // Only blocks moved by DMA alone read kept runs, and only blocks read them.
   if (job->keys.dma_ready && MergesOnDevices(parent.spec)) {
     sub->keep = [job, run](std::shared_ptr<const DeviceCopy> copy) {
@@ -449,6 +470,11 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
   {
     absl::MutexLock lock(&job->mu);
     pass = job->pass;  // the task's: a pass ends only once none of its tasks runs
+    if (pass == Job::Pass::kRuns && job->run_shares[task] != 0) {
+      // The CPU engine sorted the run: its scratch goes back (a smaller share always fits).
+      job->runs_share -= std::exchange(job->run_shares[task], 0);
+      job->reserve_host(job->runs_share).IgnoreError();
+    }
     --job->running;
     ++job->completions;
     if (status.ok()) {

@@ -255,28 +255,9 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
   FallBackToCpu(std::move(job), "handed back by its device, and no other took it");
 }
 
-absl::Status PoolEngine::ReserveCpuScratch(SortJob& job) const {
-  if (job.reserve_host == nullptr) return absl::OkStatus();  // no budget applies
-  // Each share replaces the last, so each is what the engine takes beyond admission's.
-  const size_t fastest = cpu_->HostScratchBytes(job.spec, job.n, job.out_keys.shared);
-  job.host_scratch_least = false;
-  if (job.host_scratch_budgeted >= fastest) return absl::OkStatus();
-  absl::Status status = job.reserve_host(fastest - job.host_scratch_budgeted);
-  const size_t least = cpu_->LeastHostScratchBytes(job.spec, job.n, job.out_keys.shared);
-  if (status.ok() || least == fastest) return status;
-  job.host_scratch_least = true;
-  if (job.host_scratch_budgeted >= least) return absl::OkStatus();
-  return job.reserve_host(least - job.host_scratch_budgeted);
-}
-
 void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
   if (job->cpu_fallback) {
-    if (absl::Status s = ReserveCpuScratch(*job); !s.ok()) {
-      job->done(absl::Status(s.code(),
-                             absl::StrCat(why, "; the CPU engine cannot take it: ", s.message())),
-                SortReport{job->spec.algorithm, "cpu", {}, {}, {}, {}});
-      return;
-    }
+    // That engine takes its scratch from the budget as it starts the job (SortJob::reserve_host).
     cpu_->Submit(std::move(job));
     return;
   }

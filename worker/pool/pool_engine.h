@@ -56,10 +56,6 @@ class PoolEngine : public SortEngine {
   // What no device takes goes to the CPU engine, unless the job may not fall back to it
   // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
   void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);
-  // Takes the CPU engine's scratch for a job that falls back to it, beyond what its admission
-  // counted (SortJob::reserve_host): the fastest sort's where the budget has room, else the
-  // least, which the engine then sorts within (SortJob::host_scratch_least).
-  absl::Status ReserveCpuScratch(SortJob& job) const;
   size_t HostScratch(const SortSpec& spec, size_t n, bool outputs_shared, bool least) const;
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).

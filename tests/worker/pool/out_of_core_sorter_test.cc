@@ -8,8 +8,10 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/big_job.h"
@@ -201,6 +203,64 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
   EXPECT_EQ((*cpu)->jobs_taken(), 16u * 15);  // 8 runs' worth staggered over 8 workers each
+}
+
+// An out-of-core sort's runs that go to the CPU engine take that engine's scratch from the job's
+// memory budget (SortJob::reserve_host) as each starts: the job's one share is the sum of the runs
+// being sorted, within what the budget allows, and comes back to nothing as they finish. A budget
+// without room for one run fails the job RESOURCE_EXHAUSTED once, naming the run.
+TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
+  CpuEngineOptions cpu_options;
+  cpu_options.threads = 2;
+  cpu_options.inline_max_keys = 0;
+  auto cpu = CpuEngine::Create(cpu_options);
+  ASSERT_TRUE(cpu.ok());
+  OutOfCoreOptions options;  // equal runs, merged on the host
+  options.merge_on_devices = false;
+  OutOfCoreSorter sorter(options, nullptr, [&](std::unique_ptr<SortJob>& run) {
+    (*cpu)->Submit(std::move(run));
+    return absl::OkStatus();
+  });
+  const SortSpec spec{KeyType::kUint32, 4, false, /*stable=*/true, false, Algorithm::kAuto};
+  constexpr size_t kRunKeys = 2730, kRuns = 4;
+  const size_t run_scratch = (*cpu)->HostScratchBytes(spec, kRunKeys, false);
+  ASSERT_GT(run_scratch, 0u);
+  const uint64_t seed = testing::TestSeed();
+  for (const size_t limit : {SIZE_MAX, 2 * run_scratch, run_scratch - 1}) {
+    SCOPED_TRACE(::testing::Message() << "budget " << limit << ", a run's scratch " << run_scratch);
+    absl::Mutex mu;
+    std::vector<size_t> shares;  // the job's share after each call that was granted
+    BigJob run;
+    std::unique_ptr<SortJob> job = run.Make(spec, kRuns * kRunKeys, Distribution::kRandom, seed);
+    job->reserve_host = [&, limit](size_t bytes) {
+      absl::MutexLock lock(&mu);
+      if (bytes > limit) return absl::ResourceExhaustedError("memory budget: no room");
+      shares.push_back(bytes);
+      return absl::OkStatus();
+    };
+    sorter.Sort(std::move(job), kRunKeys, /*window=*/8);
+    if (limit < run_scratch) {
+      EXPECT_EQ(run.status().code(), absl::StatusCode::kResourceExhausted) << run.status();
+      EXPECT_THAT(std::string(run.status().message()),
+                  ::testing::AllOf(::testing::HasSubstr("of an out-of-core sort of 10920 keys"),
+                                   ::testing::HasSubstr("has no room for its sort scratch"),
+                                   ::testing::HasSubstr("memory budget: no room")));
+      sorter.Wait();
+      EXPECT_EQ(run.done_calls.load(), 1);
+      absl::MutexLock lock(&mu);
+      EXPECT_TRUE(shares.empty());
+      continue;
+    }
+    EXPECT_TRUE(run.Sorted());
+    sorter.Wait();
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(shares.size(), 2 * kRuns);  // each run's share taken, then given back
+    EXPECT_EQ(*std::max_element(shares.begin(), shares.end()) % run_scratch, 0u);
+    EXPECT_GE(*std::max_element(shares.begin(), shares.end()), run_scratch);
+    EXPECT_LE(*std::max_element(shares.begin(), shares.end()), 2 * run_scratch);  // two workers
+    EXPECT_EQ(shares.back(), 0u);
+  }
+  (*cpu)->Shutdown(absl::InfiniteFuture());
 }
 
 // A drain that arrives while the merge's blocks are on the devices: with time left, the blocks not
