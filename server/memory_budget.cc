@@ -58,7 +58,7 @@ absl::Status MemoryBudget::Resize(Reservation& share, size_t bytes, const std::s
   if (absl::Status s = CheckFits(bytes, others, what); !s.ok()) return s;
   in_use_ = others + bytes;
   peak_ = std::max(peak_, in_use_);
-  share.budget_ = this;
+  share.budget_ = bytes != 0 ? this : nullptr;  // an empty share leaves nothing to give back
   share.bytes_ = bytes;
   return absl::OkStatus();
 }
@@ -75,9 +75,8 @@ size_t MemoryBudget::TakePeak() {
 
 std::function<absl::Status(size_t)> MemoryBudget::LaterShares(std::string what) {
   auto share = std::make_shared<Reservation>();
-  return [this, share, what = std::move(what)](size_t bytes) {
-    return Resize(*share, bytes, what);
-  };
+  return
+      [this, share, what = std::move(what)](size_t bytes) { return Resize(*share, bytes, what); };
 }
 
 void MemoryBudget::Return(size_t bytes) {

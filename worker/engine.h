@@ -111,8 +111,9 @@ struct SortJob {
 
   // False for a task of a larger job that must not fall back to the CPU engine: an out-of-core
   // merge's block, whose input lies in pieces (shares of the runs) that engine would gather into
-  // memory outside the server's budget. Where the pool would send it there it fails UNAVAILABLE
-  // instead, and the job's owner does the work its own way (the host merge, reading the runs).
+  // memory of its own, where the host merge reads them in place. Where the pool would send it
+  // there it fails UNAVAILABLE instead, and the job's owner does the work its own way (the host
+  // merge, reading the runs).
   bool cpu_fallback = true;
 
   // The host scratch the server's memory budget already holds for this job (what

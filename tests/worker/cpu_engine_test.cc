@@ -80,7 +80,8 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
   options.sort.carry_min_keys = 0;  // carried at any size
   const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
   const std::string values = testing::MakeValues(8, kN);
-  const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, options.sort, CpuScratch::kLeast);
+  const size_t sorter_least =
+      CpuSorter::ScratchBytes(spec, kN, 0, options.sort, CpuScratch::kLeast);
   for (const bool room : {true, false}) {
     SCOPED_TRACE(room ? "the budget has room" : "the budget is full");
     auto engine = CpuEngine::Create(options);  // a fresh sorter: its scratch says what it took

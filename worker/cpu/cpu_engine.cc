@@ -139,8 +139,8 @@ absl::Status CpuEngine::TakeBudgetedScratch(SortJob& job) const {
     job.host_scratch_least = true;
     return absl::OkStatus();
   }
-  return absl::Status(status.code(), absl::StrCat("no GPU worker took the job, and the CPU engine "
-                                                  "has no room for its sort scratch: ",
+  return absl::Status(status.code(), absl::StrCat("the CPU engine has no room for the sort's "
+                                                  "scratch: ",
                                                   status.message()));
 }
 

@@ -44,18 +44,18 @@ struct OutOfCoreSorter::Job {
   // Copies of runs that their workers kept on a GPU (SortJob::keep), for the blocks to read there;
   // the workers' space returns when ReleaseKeptRuns drops them (at Finish, or before a host merge).
   std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
-  // The memory budget the runs that go to the CPU engine take their scratch from: the job's one
-  // share (its SortJob::reserve_host, null where no budget applies) is the sum of theirs.
-  std::function<absl::Status(size_t)> reserve_host;
+  // What the runs that go to the CPU engine took of the job's memory budget: the job's one share
+  // (its SortJob::reserve_host) is the sum of theirs.
   std::vector<size_t> run_shares ABSL_GUARDED_BY(mu);
   size_t runs_share ABSL_GUARDED_BY(mu) = 0;
 
   size_t runs() const { return starts.size() - 1; }
-  // Sets run `run`'s share to `bytes` and the job's to the new sum; a refusal keeps both.
+  // Sets run `run`'s share to `bytes` and the job's to the new sum; a refusal keeps both. Only
+  // while a run is sorted, so the job has not finished.
   absl::Status SetRunShare(size_t run, size_t bytes) ABSL_LOCKS_EXCLUDED(mu) {
     absl::MutexLock lock(&mu);
     const size_t sum = runs_share - run_shares[run] + bytes;
-    if (absl::Status s = reserve_host(sum); !s.ok()) return s;
+    if (absl::Status s = job->reserve_host(sum); !s.ok()) return s;
     run_shares[run] = bytes;
     runs_share = sum;
     return absl::OkStatus();
@@ -256,7 +256,6 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
     state->kept.resize(runs);
     state->run_shares.resize(runs);
   }
-  state->reserve_host = job->reserve_host;
   state->job = std::move(job);
   bool drain = false;
   {
@@ -287,7 +286,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   sub->out_keys = job->keys.Part(begin * kw, n * kw);
   if (vw != 0) sub->out_values = job->values.Part(begin * vw, n * vw);
   if (parent.spec.return_indices) sub->out_indices = job->indices.Part(begin * 4, n * 4);
-  if (job->reserve_host != nullptr) {
+  if (parent.reserve_host != nullptr) {
     sub->reserve_host = [job, run](size_t bytes) { return job->SetRunShare(run, bytes); };
   }
   // Only blocks moved by DMA alone read kept runs, and only blocks read them.
@@ -473,10 +472,17 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
     if (pass == Job::Pass::kRuns && job->run_shares[task] != 0) {
       // The CPU engine sorted the run: its scratch goes back (a smaller share always fits).
       job->runs_share -= std::exchange(job->run_shares[task], 0);
-      job->reserve_host(job->runs_share).IgnoreError();
+      job->job->reserve_host(job->runs_share).IgnoreError();
     }
     --job->running;
     ++job->completions;
+    if (status.code() == absl::StatusCode::kResourceExhausted && job->running > 0 &&
+        job->failure.ok()) {
+      // Refused for room (the budget, the CPU engine's queue) that the job's other tasks in
+      // flight hold: tried again when one of them finishes, as a refused submission is.
+      job->refused.push_back(task);
+      return;
+    }
     if (status.ok()) {
       SortReport& sum = job->report;
       const bool first = job->finished++ == 0 && job->pass == Job::Pass::kRuns;

@@ -9,8 +9,10 @@
 // Blocks carry one payload: a job with both values and indices has its runs merged on the host
 // instead (or every job, when the options say so), as does one caught by a drain or one whose
 // blocks fail (its runs are intact until it finishes). A block never falls back to the CPU engine
-// (SortJob::cpu_fallback): that engine would gather its pieces outside the memory budget, where
-// the host merge reads the runs in place.
+// (SortJob::cpu_fallback): that engine would gather its pieces into memory of its own, where the
+// host merge reads the runs in place. A run may: it then takes that engine's scratch from the
+// job's memory budget (SortJob::reserve_host; the job's share is the sum of its runs'), and one
+// refused room there waits for the job's other runs in flight to give theirs back.
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
 // job (pinned when the options give pinned memory; a job that fits it waits its turn there while

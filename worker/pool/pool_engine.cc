@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "worker/pool/scheduler.h"
@@ -257,7 +258,13 @@ void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
 
 void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
   if (job->cpu_fallback) {
-    // That engine takes its scratch from the budget as it starts the job (SortJob::reserve_host).
+    // That engine takes its scratch from the budget as it starts the job (SortJob::reserve_host);
+    // a refusal for room, there or in its queue, says why the job went there.
+    job->done = [why = std::string(why), done = std::move(job->done)](const absl::Status& status,
+                                                                      const SortReport& report) {
+      if (status.code() != absl::StatusCode::kResourceExhausted) return done(status, report);
+      done(absl::Status(status.code(), absl::StrCat(why, "; ", status.message())), report);
+    };
     cpu_->Submit(std::move(job));
     return;
   }

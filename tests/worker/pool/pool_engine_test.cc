@@ -309,7 +309,7 @@ TEST(PoolEngineTest, StagingHeldByResponsesSendsWorkElsewhereUntilReleased) {
 // A job admitted for a GPU (its budget counted no CPU scratch) that the pool sends to the CPU
 // engine takes that engine's scratch from the budget as it starts (SortJob::reserve_host): beyond
 // what admission counted, and not at all when the device takes it; a refused share fails the job
-// RESOURCE_EXHAUSTED, saying why, and the CPU engine sorts none of it.
+// RESOURCE_EXHAUSTED, saying why no device took it, and the CPU engine sorts none of it.
 TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudget) {
   CpuSortDeviceOptions device;
   device.staging_pool_bytes = 4096;  // one 1000-key u32 output
@@ -348,9 +348,8 @@ TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudget) {
   const absl::Status status = refused.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_THAT(std::string(status.message()),
-              ::testing::AllOf(::testing::HasSubstr("no GPU worker took the job, and the CPU "
-                                                     "engine has no room for its sort scratch"),
-                               ::testing::HasSubstr("memory budget: no room")));
+              ::testing::HasSubstr("none healthy with staging free; the CPU engine has no "
+                                   "room for the sort's scratch: memory budget: no room"));
   EXPECT_EQ(asked, (std::vector<size_t>{scratch - 100, scratch}));
   EXPECT_EQ(pool.cpu->jobs_sorted(), 2u);
   on_device.held_keys = OutputBytes();
