@@ -199,7 +199,8 @@ int main(int argc, char** argv) {
                                    {"f32", KeyType::kFloat32, 4, 0},
                                    {"u64", KeyType::kUint64, 8, 0},
                                    {"u32/u32 pairs", KeyType::kUint32, 4, 4},
-                                   {"u64/u64 pairs", KeyType::kUint64, 8, 8}});
+                                   {"u64/u64 pairs", KeyType::kUint64, 8, 8},
+                                   {"u64/u32 pairs", KeyType::kUint64, 8, 4}});
   }
   if (dist == "narrow" || dist == "all") {
     configs.insert(configs.end(),
@@ -228,7 +229,8 @@ int main(int argc, char** argv) {
   // "radix+early_values" (pairs only) is the default tiles with values loaded before the
   // look-back, "radix+one_histogram" the histogram with one copy of its counters at every size
   // (kernels/radix/radix_policy_variants.cuh); "radix+no_count" (keys only) never counts keys whose
-  // varying bits fit two digits.
+  // varying bits fit two digits; "radix+large_tiles" (u64 pairs) takes the large-input schedule
+  // at every size, whatever the GPU.
   struct Engine {
     const char* name;
     DeviceSortFn fn;
@@ -241,7 +243,8 @@ int main(int argc, char** argv) {
       {"radix+early_values", &sortd::bench::RadixSortEarlyValues, true},
       {"radix+wide_keys", &sortd::bench::RadixSortWideKeys, false},
       {"radix+one_histogram", &sortd::bench::RadixSortOneCopyHistogram, false},
-      {"radix+no_count", &sortd::bench::RadixSortNoKeyCount, false, true}};
+      {"radix+no_count", &sortd::bench::RadixSortNoKeyCount, false, true},
+      {"radix+large_tiles", &sortd::bench::RadixSortLargeInputTiles, true}};
 
   for (const Config& c : configs) {
     if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
@@ -273,7 +276,9 @@ int main(int argc, char** argv) {
         if (engine.pairs_only && c.value_width == 0) continue;
         if (engine.keys_only && c.value_width != 0) continue;
         // radix+wide_keys: 64-bit keys never narrowed (KeyWindow), the A/B for narrowing.
-        if (engine.fn == &sortd::bench::RadixSortWideKeys && c.key_bytes != 8) {
+        if ((engine.fn == &sortd::bench::RadixSortWideKeys ||
+             engine.fn == &sortd::bench::RadixSortLargeInputTiles) &&
+            c.key_bytes != 8) {
           continue;
         }
         DeviceSortArgs args;

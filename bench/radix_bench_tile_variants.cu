@@ -17,4 +17,10 @@ cudaError_t RadixSortOneCopyHistogram(void* temp, size_t* temp_bytes,
       temp, temp_bytes, args, stream);
 }
 
+cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes,
+                                     const kernels::DeviceSortArgs& args, cudaStream_t stream) {
+  return radix::RadixSortVariant<radix::LargeInputTilePolicy, uint64_t>(temp, temp_bytes, args,
+                                                                        stream);
+}
+
 }  // namespace sortd::bench

@@ -13,6 +13,10 @@ cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes,
 // u32, f32 and u64 keys: one copy of the histogram's counters at every size.
 cudaError_t RadixSortOneCopyHistogram(void* temp, size_t* temp_bytes,
                                       const kernels::DeviceSortArgs& args, cudaStream_t stream);
+// u64 keys: the large-input schedule at every size, on every GPU (radix_policy.h says where the
+// default takes it).
+cudaError_t RadixSortLargeInputTiles(void* temp, size_t* temp_bytes,
+                                     const kernels::DeviceSortArgs& args, cudaStream_t stream);
 // u64 keys: never narrowed to their window.
 cudaError_t RadixSortWideKeys(void* temp, size_t* temp_bytes, const kernels::DeviceSortArgs& args,
                               cudaStream_t stream);

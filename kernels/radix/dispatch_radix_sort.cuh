@@ -13,6 +13,7 @@
 #include "kernels/radix/radix_kernels.cuh"
 #include "kernels/radix_sort.h"
 #include "kernels/util/cuda_error.h"
+#include "kernels/util/device_rates.h"
 #include "kernels/util/elementwise_kernels.cuh"
 
 namespace sortd::kernels::radix {
@@ -162,27 +163,54 @@ cudaError_t LaunchOnesweepOffset(const RadixBuffers& b, const RadixScratch& sc,
   }
 }
 
+// One schedule of a policy, as radix_policy.h describes: no further switch by size or device.
+template <typename Key, typename Policy>
+cudaError_t DispatchRadixSortSchedule(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                      cudaStream_t stream);
+
 // Policy is a parameter so that bench/radix_tune can time other tile shapes than radix_policy.h's.
 template <typename Key, typename Policy>
 cudaError_t DispatchRadixSortWithPolicy(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                         cudaStream_t stream) {
-  using Bits = typename KeyTraits<Key>::Bits;
-  // Small multi-pass inputs switch to the policy's small-tile schedule, large ones to its
-  // large-input schedule; the query call takes the same branch (it depends on n only), so the
-  // scratch size always matches.
+  // Small multi-pass inputs switch to the policy's small-tile schedule (n alone decides, so the
+  // query call takes the same branch), large ones on a GPU that the policy says it pays on to its
+  // large-input schedule; for those the query asks the larger scratch of the two, so it fits
+  // whichever GPU the sort then runs on.
   if constexpr (Policy::kSmallInputKeys != 0) {
     if (args.n > static_cast<size_t>(Policy::SingleTile::kTileItems) &&
         args.n < Policy::kSmallInputKeys) {
-      return DispatchRadixSortWithPolicy<Key, typename Policy::SmallInputs>(temp, temp_bytes, args,
-                                                                            stream);
+      return DispatchRadixSortSchedule<Key, typename Policy::SmallInputs>(temp, temp_bytes, args,
+                                                                          stream);
     }
   }
   if constexpr (Policy::kLargeInputKeys != 0) {
     if (args.n >= Policy::kLargeInputKeys) {
-      return DispatchRadixSortWithPolicy<Key, typename Policy::LargeInputs>(temp, temp_bytes, args,
-                                                                            stream);
+      using Large = typename Policy::LargeInputs;
+      if constexpr (Policy::kLargeInputDramBytesPerSmCycle == kOnEveryGpu) {
+        return DispatchRadixSortSchedule<Key, Large>(temp, temp_bytes, args, stream);
+      } else {
+        if (temp == nullptr && temp_bytes != nullptr) {
+          size_t large = 0, plain = 0;
+          SORTD_CUDA_TRY((DispatchRadixSortSchedule<Key, Large>(nullptr, &large, args, stream)));
+          SORTD_CUDA_TRY((DispatchRadixSortSchedule<Key, Policy>(nullptr, &plain, args, stream)));
+          *temp_bytes = large > plain ? large : plain;
+          return cudaSuccess;
+        }
+        double dram_bytes = 0;
+        SORTD_CUDA_TRY(DramBytesPerSmCycle(&dram_bytes));
+        if (dram_bytes <= Policy::kLargeInputDramBytesPerSmCycle) {
+          return DispatchRadixSortSchedule<Key, Large>(temp, temp_bytes, args, stream);
+        }
+      }
     }
   }
+  return DispatchRadixSortSchedule<Key, Policy>(temp, temp_bytes, args, stream);
+}
+
+template <typename Key, typename Policy>
+cudaError_t DispatchRadixSortSchedule(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
+                                      cudaStream_t stream) {
+  using Bits = typename KeyTraits<Key>::Bits;
   if (temp_bytes == nullptr || !ShapeSupported(args)) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
   // Argsort carries 4-byte indices through the passes (values follow by one gather at the end).

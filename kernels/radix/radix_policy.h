@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace sortd::kernels::radix {
@@ -18,6 +19,9 @@ inline constexpr int kRadixDigits = 1 << kRadixBits;
 // Look-back status words are 32 bits: 2 flag bits over a 30-bit count, so one launch of the pass
 // kernel (a "portion") may cover fewer than 2^30 keys; larger inputs run several portions per pass.
 inline constexpr uint32_t kMaxPortionKeys = (uint32_t{1} << 30) - 1;
+
+// A policy's kLargeInputDramBytesPerSmCycle that takes its large-input schedule on every GPU.
+inline constexpr double kOnEveryGpu = std::numeric_limits<double>::infinity();
 
 template <int kThreads, int kItems, int kMinBlocksPerSm = 1, bool kLoadValuesEarly = false>
 struct TilePolicy {
@@ -142,11 +146,15 @@ struct RadixPolicy<8> : RadixCommonPolicy<8> {
   // As for 4-byte keys: 2^16 u64/u64 pairs were 0.89x CUB with 384x16 tiles.
   static constexpr size_t kSmallInputKeys = size_t{1} << 18;
   using SmallInputs = RadixSmallInputPolicy<8, TilePolicy<256, 12, 1>>;
-  // From 2^24 keys, pairs take 512x24 tiles with the registers uncapped (one block per SM): on an
-  // H100, u64/u64 1.07x / 1.09x CUB at 2^24 / 2^28 against 1.00x / 0.99x with 384x16/2, u64/u32
-  // 1.00x / 1.06x against 1.00x / 0.99x; but below 2^24 their tiles are too few (u64/u64 at
-  // 2^22: 1.00x against 1.06x).
+  // From 2^24 keys, pairs take 512x24 tiles with the registers uncapped (one block per SM) on GPUs
+  // whose DRAM moves at most kLargeInputDramBytesPerSmCycle bytes per SM and SM clock cycle. On
+  // an H100 (3.35 TB/s, 132 SMs at 1.98 GHz: 12.8 bytes), u64/u64 1.07x / 1.09x CUB at 2^24 /
+  // 2^28 against 1.00x / 0.99x with 384x16/2, u64/u32 1.00x / 1.06x against 1.00x / 0.99x, where
+  // the passes are bound by DRAM bandwidth; below 2^24 their tiles are too few (u64/u64 at 2^22:
+  // 1.00x against 1.06x). On an H200 (4.9 TB/s, the same SMs: 18.8 bytes) they lose: u64/u64
+  // 0.99x-1.03x against 1.04x-1.05x from 2^24 to 2^28, u64/u32 0.94x-0.95x against 1.01x-1.02x.
   static constexpr size_t kLargeInputKeys = size_t{1} << 24;
+  static constexpr double kLargeInputDramBytesPerSmCycle = 16.0;
   using LargeInputs = RadixLargeInputPolicy<8, KeysTile, TilePolicy<512, 24, 1>>;
 };
 

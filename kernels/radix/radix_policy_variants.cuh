@@ -81,6 +81,7 @@ template <int kKeyBytes>
 struct LargeInputTilePolicy : RadixPolicy<kKeyBytes> {
   static constexpr size_t kSmallInputKeys = 0;
   static constexpr size_t kLargeInputKeys = RadixPolicy<kKeyBytes>::kLargeInputKeys != 0 ? 1 : 0;
+  static constexpr double kLargeInputDramBytesPerSmCycle = kOnEveryGpu;
 };
 
 }  // namespace sortd::kernels::radix

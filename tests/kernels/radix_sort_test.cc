@@ -10,6 +10,7 @@
 //   shapes)
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -426,6 +427,42 @@ TEST_P(GpuSortTest, QueryAndArgumentErrors) {
   void* temp = buffers_.Get(5, bytes);
   size_t too_small = bytes - 1;
   EXPECT_EQ(GetParam().fn(temp, &too_small, args, stream_.get()), cudaErrorInvalidValue);
+}
+
+// From 2^24 keys, 8-byte keys' pairs and indices take the large-input schedule only on GPUs it
+// pays on (kernels/radix/radix_policy.h), so the query asks the larger scratch of that schedule
+// (radix_large_input_tiles) and the plain one (radix_count_always, whose tiles serve every size):
+// scratch sized on one GPU fits the sort on any. Below, the plain schedule's alone.
+TEST(GpuSortScratchTest, TheQueryFitsEitherScheduleOfLargePairs) {
+  const size_t large = kernels::GetRadixSortTiles(KeyType::kUint64).large_input_keys;
+  ASSERT_GT(large, 0u);
+  for (KeyType type : {KeyType::kUint64, KeyType::kFloat64}) {
+    for (const Shape shape : kAllShapes) {
+      for (size_t n : {large - 1, large, 3 * large + 5}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "type " << static_cast<int>(type) << " vw " << shape.value_width
+                     << " indices " << shape.indices << " n " << n);
+        DeviceSortArgs args;
+        args.key_type = type;
+        args.n = n;
+        args.value_width = shape.value_width;
+        uint32_t never_written = 0;  // the query only looks whether indices come back
+        args.indices_out = shape.indices ? &never_written : nullptr;
+        size_t chosen = 0, large_tiles = 0, plain = 0;
+        ASSERT_CUDA_OK(kernels::RadixSort(nullptr, &chosen, args, nullptr));
+        ASSERT_CUDA_OK(
+            kernels::testing::RadixSortLargeInputTiles(nullptr, &large_tiles, args, nullptr));
+        ASSERT_CUDA_OK(kernels::testing::RadixSortCountAlways(nullptr, &plain, args, nullptr));
+        const bool pairs = shape.value_width != 0 || shape.indices;
+        if (n < large || !pairs) {
+          EXPECT_EQ(chosen, plain);
+        } else {
+          EXPECT_NE(large_tiles, plain);  // the two schedules' tiles differ
+          EXPECT_EQ(chosen, std::max(large_tiles, plain));
+        }
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(GpuSort, GpuSortTest, ::testing::ValuesIn(kEngines),
