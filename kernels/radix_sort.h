@@ -25,7 +25,8 @@ cudaError_t RadixSort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args
 // single_tile_max keys take the one-block path; up to small_input_keys - 1 keys, one-sweep passes
 // whose tiles hold onesweep_tile keys (onesweep_pairs_tile with 4-byte values or indices);
 // larger inputs, tiles of large_onesweep_tile keys (keys only); from large_input_keys (0: never),
-// pairs and indices move in tiles of large_input_pairs_tile keys. From counted_keys up to 2^32 - 1
+// on GPUs whose DRAM bandwidth the policy says they pay on (kernels/radix/radix_policy.h), pairs
+// and indices move in tiles of large_input_pairs_tile keys. From counted_keys up to 2^32 - 1
 // keys, keys alone whose ordered bits vary in at most two 8-bit digits are counted instead of
 // sorted by passes.
 struct RadixSortTiles {

@@ -8,6 +8,7 @@
 //   GpuSort/Sanitize.*     a few small sizes, for memcheck and racecheck
 //   GpuSort/LargeSizes.*   2^20 (all shapes) and 2^24 + 7 (every type and order, two request
 //   shapes)
+//   GpuSort/LargeInputPairs.*   8-byte keys' pairs around 2^24, on both of their schedules
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -270,20 +271,6 @@ TEST_P(GpuSortTest, LargeSizes) {
       }
     }
   }
-  // Around the switch of pairs and indices to the large-input tiles (8-byte keys), and one past a
-  // multiple of those tiles.
-  for (KeyType type : kAllKeyTypes) {
-    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
-    if (t.large_input_keys == 0) continue;
-    const size_t past =
-        (t.large_input_keys / t.large_input_pairs_tile + 1) * t.large_input_pairs_tile + 1;
-    for (size_t n : {t.large_input_keys - 1, t.large_input_keys, past}) {
-      for (Shape shape : {Shape{8, false}, Shape{4, false}, Shape{0, true}}) {
-        Check(type, n, Distribution::kRandom, /*descending=*/n % 2 == 1, shape, seed + n);
-        if (HasFailure()) return;
-      }
-    }
-  }
   for (KeyType type : kAllKeyTypes) {
     for (Distribution dist : testing::kAllDistributions) {
       for (bool desc : {false, true}) {
@@ -313,6 +300,30 @@ TEST_P(GpuSortTest, LargeSizes) {
 // window, the radix sort moves them narrowed between their first and last active pass and puts the
 // fixed bits back at the end (KeyWindow); windows at the bottom, middle and top, with fixed digits
 // inside the window, two active passes, and spans one bit too wide to narrow.
+// Around the switch of pairs and indices to the large-input tiles (8-byte keys, on GPUs whose
+// DRAM bandwidth the policy says they pay on), and one past a multiple of those tiles: the default,
+// and radix_large_input_tiles, which takes them on this GPU whatever it is, so both schedules
+// sort these sizes wherever the tests run.
+TEST_P(GpuSortTest, LargeInputPairs) {
+  const std::string name = GetParam().name;
+  if (name != "radix" && name != "radix_large_input_tiles") {
+    GTEST_SKIP() << "only the radix sort has a large-input schedule";
+  }
+  const uint64_t seed = testing::TestSeed();
+  for (KeyType type : kAllKeyTypes) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    if (t.large_input_keys == 0) continue;
+    const size_t past =
+        (t.large_input_keys / t.large_input_pairs_tile + 1) * t.large_input_pairs_tile + 1;
+    for (size_t n : {t.large_input_keys - 1, t.large_input_keys, past}) {
+      for (Shape shape : {Shape{8, false}, Shape{4, false}, Shape{0, true}}) {
+        Check(type, n, Distribution::kRandom, /*descending=*/n % 2 == 1, shape, seed + n);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 TEST_P(GpuSortTest, NarrowKeyWindows) {
   const uint64_t seed = testing::TestSeed();
   struct Window {
