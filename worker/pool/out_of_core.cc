@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -54,6 +53,9 @@ struct OutOfCoreSorter::Job {
   // while a run is sorted, so the job has not finished.
   absl::Status SetRunShare(size_t run, size_t bytes) ABSL_LOCKS_EXCLUDED(mu) {
     absl::MutexLock lock(&mu);
+    return SetRunShareLocked(run, bytes);
+  }
+  absl::Status SetRunShareLocked(size_t run, size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const size_t sum = runs_share - run_shares[run] + bytes;
     if (absl::Status s = job->reserve_host(sum); !s.ok()) return s;
     run_shares[run] = bytes;
@@ -471,8 +473,7 @@ void OutOfCoreSorter::TaskDone(const std::shared_ptr<Job>& job, size_t task,
     pass = job->pass;  // the task's: a pass ends only once none of its tasks runs
     if (pass == Job::Pass::kRuns && job->run_shares[task] != 0) {
       // The CPU engine sorted the run: its scratch goes back (a smaller share always fits).
-      job->runs_share -= std::exchange(job->run_shares[task], 0);
-      job->job->reserve_host(job->runs_share).IgnoreError();
+      job->SetRunShareLocked(task, 0).IgnoreError();
     }
     --job->running;
     ++job->completions;
