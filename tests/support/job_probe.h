@@ -13,7 +13,7 @@
 namespace sortd::testing {
 
 struct JobProbe {
-  std::string keys, out_keys, out_values, out_indices;
+  std::string keys, values, out_keys, out_values, out_indices;
   OutputBytes held_keys;  // the output block, held as a response being sent holds it
   std::promise<std::pair<absl::Status, SortReport>> promise;
   std::future<std::pair<absl::Status, SortReport>> result = promise.get_future();
@@ -38,6 +38,17 @@ struct JobProbe {
       TakeOutputs(*raw);
       promise.set_value({s, r});
     };
+    return job;
+  }
+  // The same for any request shape: random keys of spec.key_type and, with spec.value_width,
+  // values.
+  std::unique_ptr<SortJob> Make(const SortSpec& spec, size_t n) {
+    std::unique_ptr<SortJob> job = Make(spec.key_type, n, spec.algorithm);
+    job->spec = spec;
+    if (spec.value_width != 0) {
+      values = MakeValues(spec.value_width, n);
+      job->values = ByteSource(values);
+    }
     return job;
   }
   // Waits for the answer; call once.

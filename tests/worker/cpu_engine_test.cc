@@ -79,7 +79,6 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
   options.threads = 1;
   options.sort.carry_min_keys = 0;  // carried at any size
   const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
-  const std::string values = testing::MakeValues(8, kN);
   const size_t sorter_least =
       CpuSorter::ScratchBytes(spec, kN, 0, options.sort, CpuScratch::kLeast);
   for (const bool room : {true, false}) {
@@ -90,9 +89,7 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
     const size_t least = (*engine)->LeastHostScratchBytes(spec, kN, false);
     ASSERT_LT(least, fastest);
     JobProbe probe;
-    std::unique_ptr<SortJob> job = probe.Make(KeyType::kUint64, kN, Algorithm::kCpu);
-    job->spec = spec;
-    job->values = ByteSource(values);
+    std::unique_ptr<SortJob> job = probe.Make(spec, kN);
     job->host_scratch_budgeted = least;
     job->host_scratch_least = true;
     std::vector<size_t> asked;
@@ -105,7 +102,8 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_EQ(asked, std::vector<size_t>{fastest - least});
     EXPECT_TRUE(testing::VerifySortResult(
-        spec, probe.keys, values, testing::ReferenceSortKeys(spec.key_type, probe.keys, false),
+        spec, probe.keys, probe.values,
+        testing::ReferenceSortKeys(spec.key_type, probe.keys, false),
         {probe.out_keys, probe.out_values, probe.out_indices}, /*require_stable=*/true));
     EXPECT_EQ(report.least_scratch, !room);
     if (room) {

@@ -124,18 +124,17 @@ size_t CpuEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n, bool out
 absl::Status CpuEngine::TakeBudgetedScratch(SortJob& job) const {
   if (job.reserve_host == nullptr) return absl::OkStatus();  // no budget applies
   // A share replaces the last and a refused one keeps it, so each is what the sort takes beyond
-  // what admission counted.
+  // what admission counted: the fastest sort's, else the least.
   const size_t budgeted = job.host_scratch_budgeted;
   const size_t fastest = HostScratchBytes(job.spec, job.n, job.out_keys.shared);
-  absl::Status status =
-      budgeted >= fastest ? absl::OkStatus() : job.reserve_host(fastest - budgeted);
-  if (status.ok()) {
+  absl::Status status;
+  if (budgeted >= fastest || (status = job.reserve_host(fastest - budgeted)).ok()) {
     job.host_scratch_least = false;
-    return status;
+    return absl::OkStatus();
   }
   const size_t least = LeastHostScratchBytes(job.spec, job.n, job.out_keys.shared);
-  if (least < fastest && budgeted < least) status = job.reserve_host(least - budgeted);
-  if (least < fastest && (budgeted >= least || status.ok())) {
+  if (least < fastest &&
+      (budgeted >= least || (status = job.reserve_host(least - budgeted)).ok())) {
     job.host_scratch_least = true;
     return absl::OkStatus();
   }

@@ -365,7 +365,6 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
   cpu.threads = 1;
   cpu.sort.carry_min_keys = 0;  // carried at any size
   const SortSpec spec{KeyType::kUint64, 8, false, true, false, Algorithm::kCpu};
-  const std::string values = testing::MakeValues(8, kN);
   const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, cpu.sort, CpuScratch::kLeast);
   struct Case {
     const char* name;
@@ -382,9 +381,7 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
     const size_t least = pool.cpu->LeastHostScratchBytes(spec, kN, false);
     ASSERT_LT(least, fastest);
     Probe p;
-    std::unique_ptr<SortJob> job = p.Make(KeyType::kUint64, kN, Algorithm::kCpu);
-    job->spec = spec;
-    job->values = ByteSource(values);
+    std::unique_ptr<SortJob> job = p.Make(spec, kN);
     job->host_scratch_budgeted = c.admitted_with_least ? least : 0;
     job->host_scratch_least = c.admitted_with_least;
     std::vector<size_t> asked;
@@ -409,7 +406,7 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
     }
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_TRUE(testing::VerifySortResult(
-        spec, p.keys, values, testing::ReferenceSortKeys(spec.key_type, p.keys, false),
+        spec, p.keys, p.values, testing::ReferenceSortKeys(spec.key_type, p.keys, false),
         {p.out_keys, p.out_values, p.out_indices}, /*require_stable=*/true));
     if (c.fastest_fits) {
       EXPECT_GT(pool.cpu->scratch_bytes(), sorter_least) << "carried nothing with room for it";
