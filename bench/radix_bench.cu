@@ -227,8 +227,7 @@ int main(int argc, char** argv) {
 
   // CUB first, so each radix row can carry its speed-up over CUB measured in the same run.
   // "radix+early_values" (pairs only) is the default tiles with values loaded before the
-  // look-back, "radix+staged_values" (pairs only) with values staged in shared memory as a tile
-  // starts, "radix+one_histogram" the histogram with one copy of its counters at every size
+  // look-back, "radix+one_histogram" the histogram with one copy of its counters at every size
   // (kernels/radix/radix_policy_variants.cuh); "radix+no_count" (keys only) never counts keys whose
   // varying bits fit two digits; "radix+large_tiles" (u64 pairs) takes the large-input schedule
   // at every size, whatever the GPU.
@@ -242,7 +241,6 @@ int main(int argc, char** argv) {
       {"cub", &sortd::kernels::LibrarySort, false},
       {"radix", &sortd::kernels::RadixSort, false},
       {"radix+early_values", &sortd::bench::RadixSortEarlyValues, true},
-      {"radix+staged_values", &sortd::bench::RadixSortStagedValues, true},
       {"radix+wide_keys", &sortd::bench::RadixSortWideKeys, false},
       {"radix+one_histogram", &sortd::bench::RadixSortOneCopyHistogram, false},
       {"radix+no_count", &sortd::bench::RadixSortNoKeyCount, false, true},

@@ -11,12 +11,6 @@ cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes,
                                                                                args, stream);
 }
 
-cudaError_t RadixSortStagedValues(void* temp, size_t* temp_bytes,
-                                  const kernels::DeviceSortArgs& args, cudaStream_t stream) {
-  return radix::RadixSortVariant<radix::StagedValuesPolicy, uint32_t, uint64_t>(temp, temp_bytes,
-                                                                                args, stream);
-}
-
 cudaError_t RadixSortOneCopyHistogram(void* temp, size_t* temp_bytes,
                                       const kernels::DeviceSortArgs& args, cudaStream_t stream) {
   return radix::RadixSortVariant<radix::OneCopyHistogramPolicy, uint32_t, float, uint64_t>(

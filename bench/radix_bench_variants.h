@@ -10,9 +10,6 @@ namespace sortd::bench {
 // u32 and u64 keys (the pairs rows): values loaded before the look-back.
 cudaError_t RadixSortEarlyValues(void* temp, size_t* temp_bytes,
                                  const kernels::DeviceSortArgs& args, cudaStream_t stream);
-// u32 and u64 keys (the pairs rows): values staged in shared memory as a tile starts.
-cudaError_t RadixSortStagedValues(void* temp, size_t* temp_bytes,
-                                  const kernels::DeviceSortArgs& args, cudaStream_t stream);
 // u32, f32 and u64 keys: one copy of the histogram's counters at every size.
 cudaError_t RadixSortOneCopyHistogram(void* temp, size_t* temp_bytes,
                                       const kernels::DeviceSortArgs& args, cudaStream_t stream);

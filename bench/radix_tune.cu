@@ -28,14 +28,14 @@ namespace radix = sortd::kernels::radix;
 template <int kThreads = 0, int kItems = 0, int kBlocksPerSm = 0, int kParts = 0>
 struct HistogramShape {};
 
-// kValues: how the one-sweep pass loads values (radix::ValueLoad).
-template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks,
-          radix::ValueLoad kValues = radix::ValueLoad::kAfterKeys, typename Hist = HistogramShape<>>
+// kEarlyValues: values loaded before the look-back.
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, bool kEarlyValues = false,
+          typename Hist = HistogramShape<>>
 struct SweepPolicy;
 
-template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, radix::ValueLoad kValues,
-          int kHT, int kHI, int kHB, int kHP>
-struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kValues,
+template <int kKeyBytes, int kThreads, int kItems, int kMinBlocks, bool kEarlyValues, int kHT,
+          int kHI, int kHB, int kHP>
+struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kEarlyValues,
                    HistogramShape<kHT, kHI, kHB, kHP>> {
   using Default = radix::RadixPolicy<kKeyBytes>;
   using Histogram = std::conditional_t<kHT == 0, typename Default::Histogram,
@@ -48,7 +48,7 @@ struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kValues,
   static constexpr size_t kLargeHistogramKeys =
       kHT == 0 ? Default::kLargeHistogramKeys : ~size_t{0};
   template <int kValueBytes>
-  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kValues>;
+  using Onesweep = radix::TilePolicy<kThreads, kItems, kMinBlocks, kEarlyValues>;
   using SingleTile = typename Default::SingleTile;
   static constexpr bool kNarrowKeys = Default::kNarrowKeys;
   using KeyCount = typename Default::KeyCount;
@@ -58,14 +58,11 @@ struct SweepPolicy<kKeyBytes, kThreads, kItems, kMinBlocks, kValues,
   static constexpr size_t kLargeInputKeys = 0;
 };
 
-template <typename Key, int T, int I, int M, radix::ValueLoad E = radix::ValueLoad::kAfterKeys,
-          typename H = HistogramShape<>>
+template <typename Key, int T, int I, int M, bool E = false, typename H = HistogramShape<>>
 cudaError_t Sort(void* temp, size_t* bytes, const DeviceSortArgs& args, cudaStream_t stream) {
   return radix::DispatchRadixSortWithPolicy<Key, SweepPolicy<sizeof(Key), T, I, M, E, H>>(
       temp, bytes, args, stream);
 }
-
-constexpr radix::ValueLoad kStaged = radix::ValueLoad::kStaged;
 
 struct Candidate {
   std::string name;
@@ -122,9 +119,9 @@ int main(int argc, char** argv) {
        4,
        4,
        {{"384x24/2", &Sort<uint32_t, 384, 24, 2>},
-        {"384x24/2 staged", &Sort<uint32_t, 384, 24, 2, kStaged>},
-        {"384x20/2 staged", &Sort<uint32_t, 384, 20, 2, kStaged>},
-        {"256x24/3 staged", &Sort<uint32_t, 256, 24, 3, kStaged>},
+        {"384x22/2", &Sort<uint32_t, 384, 22, 2>},
+        {"320x24/2", &Sort<uint32_t, 320, 24, 2>},
+        {"448x20/2", &Sort<uint32_t, 448, 20, 2>},
         {"384x24/2 again", &Sort<uint32_t, 384, 24, 2>}}},
       {"u64",
        KeyType::kUint64,
@@ -140,18 +137,19 @@ int main(int argc, char** argv) {
        KeyType::kUint64,
        8,
        8,
-       {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
-        {"384x16/2 staged", &Sort<uint64_t, 384, 16, 2, kStaged>},
-        {"384x12/2 staged", &Sort<uint64_t, 384, 12, 2, kStaged>},
-        {"512x24/1", &Sort<uint64_t, 512, 24, 1>},
-        {"384x16/2 again", &Sort<uint64_t, 384, 16, 2>}}},
+       {{"512x24/1", &Sort<uint64_t, 512, 24, 1>},
+        {"384x16/2", &Sort<uint64_t, 384, 16, 2>},
+        {"384x24/1", &Sort<uint64_t, 384, 24, 1>},
+        {"384x32/1", &Sort<uint64_t, 384, 32, 1>},
+        {"512x20/1", &Sort<uint64_t, 512, 20, 1>},
+        {"512x24/1 again", &Sort<uint64_t, 512, 24, 1>}}},
       {"u64/u32",
        KeyType::kUint64,
        8,
        4,
        {{"384x16/2", &Sort<uint64_t, 384, 16, 2>},
-        {"384x16/2 staged", &Sort<uint64_t, 384, 16, 2, kStaged>},
         {"512x24/1", &Sort<uint64_t, 512, 24, 1>},
+        {"384x24/1", &Sort<uint64_t, 384, 24, 1>},
         {"384x16/2 again", &Sort<uint64_t, 384, 16, 2>}}},
   };
   // CUB runs first and last: the ratios are to the last; the first says what coming first costs.

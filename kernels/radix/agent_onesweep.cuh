@@ -11,7 +11,6 @@
 #include "kernels/block/block_radix_rank.cuh"
 #include "kernels/block/block_scan.cuh"
 #include "kernels/radix/radix_common.cuh"
-#include "kernels/util/async_copy.cuh"
 
 namespace sortd::kernels::radix {
 
@@ -29,7 +28,6 @@ struct AgentOnesweep {
   static constexpr int kItems = Policy::kItemsPerThread;
   static constexpr int kTile = Policy::kTileItems;
   static constexpr int kWarpItems = 32 * kItems;
-  static constexpr bool kStaged = kValueBytes != 0 && Policy::kValues == ValueLoad::kStaged;
   using Rank = block::BlockRadixRank<kThreads, kItems>;
   using Scan = block::BlockExclusiveSum<uint32_t, kThreads>;
 
@@ -41,7 +39,6 @@ struct AgentOnesweep {
       Value values[kTile];
     } exchange;
     typename Scan::TempStorage scan;
-    Value staged_values[kStaged ? kTile : 1];  // the tile's values in input order (kStaged)
     Offset scatter_base[kRadixDigits];  // global position of tile-sorted slot 0, per digit (mod
                                         // 2^bits)
     uint32_t tile;
@@ -207,20 +204,6 @@ struct AgentOnesweep {
     const uint32_t lane = warp::LaneId();
     const size_t seg = tile_start + (threadIdx.x / 32) * kWarpItems + lane;
 
-    // Each thread stages the values of its own slots, so its own wait makes them visible to it.
-    const bool values_generated = plan.first && b.values_in == nullptr;
-    Value* const staged = s.staged_values + (threadIdx.x / 32) * kWarpItems + lane;
-    if constexpr (kStaged) {
-      if (!values_generated) {
-        const Value* vsrc = Select<const Value>(plan.src, b.values_in, b.values_alt, b.values_out);
-#pragma unroll
-        for (int j = 0; j < kItems; ++j) {
-          if (valid == kTile || seg + j * 32 < b.n) CopyAsync(staged + j * 32, vsrc + seg + j * 32);
-        }
-        CommitAsync();
-      }
-    }
-
     W keys[kItems];
     if constexpr (kNarrowed) {
       if (plan.narrow_src) {
@@ -259,17 +242,13 @@ struct AgentOnesweep {
 #pragma unroll
     for (int j = 0; j < kItems; ++j) exchange[ranks.Get(j)] = keys[j];
 
-    // Values (ValueLoad): loaded while the look-back and the key scatter run, or only after the
-    // key scatter, when no key is held in registers any more, from global or staged memory.
+    // Values: loaded while the look-back and the key scatter run (kEarlyValues), or only after
+    // the key scatter, when no key is held in registers any more (fewer registers).
     Value values[kValueBytes != 0 ? kItems : 1];
     const auto load_values = [&] {
-      if (values_generated) {
+      if (plan.first && b.values_in == nullptr) {
 #pragma unroll
         for (int j = 0; j < kItems; ++j) values[j] = static_cast<Value>(seg + j * 32);
-      } else if constexpr (kStaged) {
-        WaitAsync();
-#pragma unroll
-        for (int j = 0; j < kItems; ++j) values[j] = staged[j * 32];
       } else {
         const Value* vsrc = Select<const Value>(plan.src, b.values_in, b.values_alt, b.values_out);
 #pragma unroll
@@ -278,7 +257,7 @@ struct AgentOnesweep {
         }
       }
     };
-    if constexpr (kValueBytes != 0 && Policy::kValues == ValueLoad::kEarly) load_values();
+    if constexpr (kValueBytes != 0 && Policy::kEarlyValues) load_values();
 
     // Ranking took long enough for predecessors to publish: the look-back rarely spins now.
     if (threadIdx.x < kRadixDigits) {
@@ -322,7 +301,7 @@ struct AgentOnesweep {
     }
     if (kValueBytes == 0) return;
 
-    if constexpr (Policy::kValues != ValueLoad::kEarly) load_values();
+    if constexpr (!Policy::kEarlyValues) load_values();
     __syncthreads();  // every thread has read its keys out of the exchange buffer
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {

@@ -23,18 +23,11 @@ inline constexpr uint32_t kMaxPortionKeys = (uint32_t{1} << 30) - 1;
 // A policy's kLargeInputDramBytesPerSmCycle that takes its large-input schedule on every GPU.
 inline constexpr double kOnEveryGpu = std::numeric_limits<double>::infinity();
 
-// How the one-sweep pass loads a tile's values. kAfterKeys: into registers once the key scatter
-// is done (fewest registers; the loads' latency is not hidden). kEarly: into registers before the
-// look-back. kStaged: copied into shared memory as the tile starts (cp.async), which hides the
-// latency without holding registers, at a second tile of values in shared memory.
-enum class ValueLoad { kAfterKeys, kEarly, kStaged };
-
-template <int kThreads, int kItems, int kMinBlocksPerSm = 1,
-          ValueLoad kValueLoad = ValueLoad::kAfterKeys>
+template <int kThreads, int kItems, int kMinBlocksPerSm = 1, bool kLoadValuesEarly = false>
 struct TilePolicy {
   static constexpr int kBlockThreads = kThreads;
-  static constexpr int kMinBlocks = kMinBlocksPerSm;  // __launch_bounds__: caps registers
-  static constexpr ValueLoad kValues = kValueLoad;    // one-sweep only
+  static constexpr int kMinBlocks = kMinBlocksPerSm;      // __launch_bounds__: caps registers
+  static constexpr bool kEarlyValues = kLoadValuesEarly;  // one-sweep: values load before look-back
   static constexpr int kItemsPerThread = kItems;
   static constexpr int kTileItems = kThreads * kItems;
   static_assert(kThreads % 32 == 0 && kThreads >= kRadixDigits, "one thread per digit at least");

@@ -13,22 +13,8 @@ struct EarlyValuesPolicy : RadixPolicy<kKeyBytes> {
   using Onesweep =
       TilePolicy<RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kBlockThreads,
                  RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kItemsPerThread,
-                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks,
-                 ValueLoad::kEarly>;
+                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks, true>;
   static constexpr size_t kSmallInputKeys = 0;  // measure the default tiles at every size
-  static constexpr size_t kLargeInputKeys = 0;
-};
-
-// The default tiles, with values staged in shared memory as a tile starts (cp.async).
-template <int kKeyBytes>
-struct StagedValuesPolicy : RadixPolicy<kKeyBytes> {
-  template <int kValueBytes>
-  using Onesweep =
-      TilePolicy<RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kBlockThreads,
-                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kItemsPerThread,
-                 RadixPolicy<kKeyBytes>::template Onesweep<kValueBytes>::kMinBlocks,
-                 ValueLoad::kStaged>;
-  static constexpr size_t kSmallInputKeys = 0;
   static constexpr size_t kLargeInputKeys = 0;
 };
 
@@ -37,7 +23,7 @@ struct StagedValuesPolicy : RadixPolicy<kKeyBytes> {
 template <int kKeyBytes>
 struct SmallTilePolicy : RadixPolicy<kKeyBytes> {
   template <int kValueBytes>
-  using Onesweep = TilePolicy<256, 3, 1, ValueLoad::kEarly>;
+  using Onesweep = TilePolicy<256, 3, 1, true>;
   using SingleTile = TilePolicy<256, 2>;
   using Histogram = TilePolicy<256, 3>;
   static constexpr int kHistogramBlocksPerSm = 4;
