@@ -1,9 +1,11 @@
 // The CPU engine against the best CPU sorts a C++ user could link instead, in one binary on the
 // same data: std::sort, Highway's vqsort and ips4o (sequential and parallel), keys of every type, a
-// thread-count sweep, payload shapes against the keys-only rate, and the small-request latency.
+// thread-count sweep, payload shapes against the keys-only rate, and the small-request latency;
+// section "carry" (not run by default) times the engine carrying records into a partition's
+// buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys).
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
-//                       [--sections=single,all,sweep,payloads,small] [--isa=avx2]
+//                       [--sections=single,all,sweep,payloads,small,carry] [--isa=avx2]
 // --isa=avx2 keeps Highway (vqsort, and the engine's choices that follow it) to AVX2 on a CPU with
 // AVX-512, so the AVX2 paths can be measured on either kind of machine.
 #include <algorithm>
@@ -98,23 +100,77 @@ struct Shape {
 };
 constexpr Shape kKeysOnly{"keys", 0, false, false, false};
 
+// One request of `shape` over `keys`, with its inputs and outputs, for a sorter to run again.
 template <typename Key>
-double SortdRate(const std::vector<Key>& keys, const Shape& shape, int threads, const char* name) {
-  const size_t n = keys.size();
-  ThreadPool pool(threads - 1);
-  CpuSorter sorter(threads > 1 ? &pool : nullptr);
-  std::vector<Key> out(n);
-  std::vector<uint64_t> values(shape.value_width ? n : 0), out_values(values.size());
-  for (size_t i = 0; i < values.size(); ++i) values[i] = i;
-  std::vector<uint32_t> indices(shape.indices ? n : 0);
-  const SortSpec spec{TypeOf<Key>(), shape.value_width, shape.descending,
-                      shape.stable,  shape.indices,     Algorithm::kCpu};
-  const double rate = Rate(n, [&] {
-    sorter.Sort(spec, SortInput{keys.data(), values.empty() ? nullptr : values.data(), n},
+struct ShapedSort {
+  ShapedSort(const std::vector<Key>& keys, const Shape& shape)
+      : keys(keys),
+        out(keys.size()),
+        values(shape.value_width ? keys.size() : 0),
+        out_values(values.size()),
+        indices(shape.indices ? keys.size() : 0),
+        spec{TypeOf<Key>(), shape.value_width, shape.descending,
+             shape.stable,  shape.indices,     Algorithm::kCpu} {
+    for (size_t i = 0; i < values.size(); ++i) values[i] = i;
+  }
+  void Run(CpuSorter& sorter) {
+    sorter.Sort(spec, SortInput{keys.data(), values.empty() ? nullptr : values.data(), keys.size()},
                 SortOutput{out.data(), out_values.empty() ? nullptr : out_values.data(),
                            indices.empty() ? nullptr : indices.data()});
-  });
-  return Note(name, "sortd", shape.name, n, threads, rate);
+  }
+  const std::vector<Key>& keys;
+  std::vector<Key> out;
+  std::vector<uint64_t> values, out_values;
+  std::vector<uint32_t> indices;
+  SortSpec spec;
+};
+
+template <typename Key>
+double SortdRate(const std::vector<Key>& keys, const Shape& shape, int threads, const char* name) {
+  ThreadPool pool(threads - 1);
+  CpuSorter sorter(threads > 1 ? &pool : nullptr);
+  ShapedSort<Key> sort(keys, shape);
+  const double rate = Rate(keys.size(), [&] { sort.Run(sorter); });
+  return Note(name, "sortd", shape.name, keys.size(), threads, rate);
+}
+
+// The engine as configured against the same engine never carrying records (CpuSortOptions), in
+// alternate runs so that both see the same machine; a row of Mkeys/s and their ratio.
+template <typename Key>
+void CarryRow(const char* name, int lg, const Shape& shape, int threads) {
+  const size_t n = size_t{1} << lg;
+  const std::vector<Key> keys = MakeKeys<Key>(n, 42 + lg);
+  ThreadPool pool(threads - 1);
+  CpuSortOptions never;
+  never.carry_min_keys = SIZE_MAX;
+  CpuSorter carrying(threads > 1 ? &pool : nullptr),
+      not_carrying(threads > 1 ? &pool : nullptr, never);
+  ShapedSort<Key> sort(keys, shape);
+  sort.Run(carrying);
+  sort.Run(not_carrying);
+  const int runs = RunsFor(n) + 2;
+  std::vector<double> a, b;
+  auto timed = [&](CpuSorter& sorter, std::vector<double>& times) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sort.Run(sorter);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
+  for (int i = 0; i < runs; ++i) {  // either goes first in turn
+    if (i % 2 == 0) {
+      timed(carrying, a);
+      timed(not_carrying, b);
+    } else {
+      timed(not_carrying, b);
+      timed(carrying, a);
+    }
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const double rate_a = Note(name, "sortd", shape.name, n, threads, n / a[runs / 2] / 1e6);
+  const double rate_b =
+      Note(name, "sortd never carrying", shape.name, n, threads, n / b[runs / 2] / 1e6);
+  std::printf("| %s | 2^%d | %d | %s | %.1f | %.1f | %.2fx |\n", name, lg, threads, shape.name,
+              rate_a, rate_b, rate_a / rate_b);
 }
 
 template <typename Key>
@@ -186,7 +242,8 @@ void PayloadRows(const char* name, int lg, const Machine& m) {
   const Shape shapes[] = {{"values4", 4, false, false, false},
                           {"values8", 8, false, false, false},
                           {"argsort", 0, true, false, false},
-                          {"stable desc values8", 8, false, true, true}};
+                          {"stable desc values8", 8, false, true, true},
+                          {"argsort values8", 8, true, false, false}};
   for (int t : {1, m.threads}) {
     const double base = SortdRate(keys, kKeysOnly, t, name);
     std::printf("| %s | 2^%d | %d | %.1f |", name, lg, t, base);
@@ -268,8 +325,8 @@ int main(int argc, char** argv) {
   m.sweep.push_back(m.threads);
 
   std::printf(
-      "CPU sorts, %d hardware threads; Mkeys/s, median of 5 runs (3 above 2^24) after a "
-      "warm-up; random bits (float NaNs replaced by 0); Highway target %s\n\n",
+      "CPU sorts, %d hardware threads; Mkeys/s, median of 5 runs (3 above 2^24; carry: 7 and 5) "
+      "after a warm-up; random bits (float NaNs replaced by 0); Highway target %s\n\n",
       m.threads, hwy::TargetName(targets & -targets));
   if (section("single")) {
     std::printf(
@@ -305,7 +362,8 @@ int main(int argc, char** argv) {
     std::printf(
         "\n### Payloads (Mkeys/s, and the ratio to keys only at the same size and threads)"
         "\n\n| keys | n | threads | keys only | 4-byte values | 8-byte values | argsort | "
-        "stable descending, 8-byte values |\n|---|---|--:|--:|--:|--:|--:|--:|\n");
+        "stable descending, 8-byte values | argsort, 8-byte values |\n"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
     for (int lg = min_log2; lg <= max_log2; lg += (lg < 24 ? 4 : 2)) {
       PayloadRows<uint32_t>("u32", lg, m);
       if (lg > 24) continue;  // 2^26 for u32 only: the other types' rows would take minutes
@@ -313,6 +371,24 @@ int main(int argc, char** argv) {
       PayloadRows<uint64_t>("u64", lg, m);
       PayloadRows<int64_t>("i64", lg, m);
       PayloadRows<double>("f64", lg, m);
+    }
+  }
+  if (section("carry")) {
+    std::printf(
+        "\n### Records carried into the buckets against never carried (Mkeys/s, alternate runs)"
+        "\n\n| keys | n | threads | shape | carried | never carried | ratio |\n"
+        "|---|---|--:|---|--:|--:|--:|\n");
+    const Shape values8{"values8", 8, false, false, false};
+    const Shape argsort{"argsort", 0, true, false, false};
+    const Shape argsort_values8{"argsort values8", 8, true, false, false};
+    for (int lg = std::max(min_log2, 22); lg <= max_log2; lg += 2) {
+      for (int t : {1, m.threads}) {
+        for (const Shape& shape : {values8, argsort_values8})
+          CarryRow<uint32_t>("u32", lg, shape, t);
+        for (const Shape& shape : {values8, argsort, argsort_values8}) {
+          CarryRow<uint64_t>("u64", lg, shape, t);
+        }
+      }
     }
   }
   if (section("small")) {

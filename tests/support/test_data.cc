@@ -145,7 +145,7 @@ std::string MakeKeys(KeyType type, size_t n, Distribution dist, uint64_t seed) {
 // positions instead of values fails, and the 8-byte form checks both halves travel together.
 std::string MakeValues(uint32_t width, size_t n) {
   std::string out(n * width, '\0');
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; width != 0 && i < n; ++i) {
     const uint32_t lo = static_cast<uint32_t>(i);
     if (width == 4) {
       const uint32_t v = ~lo;

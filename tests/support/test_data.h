@@ -62,7 +62,7 @@ uint64_t TestSeed();
 // n packed little-endian keys of `type`.
 std::string MakeKeys(KeyType type, size_t n, Distribution dist, uint64_t seed);
 
-// n packed values of `width` (4 or 8) bytes; value i encodes i (see DecodeValueIndex).
+// n packed values of `width` (4 or 8; 0: none) bytes; value i encodes i (see DecodeValueIndex).
 std::string MakeValues(uint32_t width, size_t n);
 // The input position encoded in a value made by MakeValues, or UINT64_MAX if it is no such value.
 uint64_t DecodeValueIndex(const unsigned char* value, uint32_t width);

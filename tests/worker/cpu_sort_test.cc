@@ -195,8 +195,9 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
   }
 }
 
-// A partition carries values (but those riding in 32-bit keys' words) and 64-bit keys into its
-// buckets from CpuSortOptions::carry_min_keys, where no indices come back: their copies count.
+// A partition carries values (but those riding in 32-bit keys' words), 64-bit keys and, with
+// either, input positions for the indices into its buckets from CpuSortOptions::carry_min_keys:
+// their copies count.
 TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
   constexpr size_t kHigh = size_t{1} << 16, kCarry = CpuSortOptions{}.carry_min_keys;
   auto bytes = [](KeyType type, uint32_t vw, bool stable, bool indices, size_t n, int helpers) {
@@ -208,15 +209,20 @@ TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
   EXPECT_EQ(bytes(KeyType::kUint32, 8, false, false, kCarry - 1, 3), (kCarry - 1 + copies) * 8);
   EXPECT_EQ(bytes(KeyType::kFloat32, 4, true, false, kCarry, 3),
             (kCarry + copies) * 8 + kCarry * 4);
-  // Unstable 4-byte values ride in 32-bit keys' words; indices need input positions.
+  // Unstable 4-byte values ride in 32-bit keys' words; indices carry input positions (4 bytes),
+  // but 32-bit keys' words alone are read by no position.
   EXPECT_EQ(bytes(KeyType::kInt32, 4, false, false, kCarry, 3), (kCarry + copies) * 8);
-  EXPECT_EQ(bytes(KeyType::kUint32, 8, false, true, kCarry, 3), (kCarry + copies) * 8);
+  EXPECT_EQ(bytes(KeyType::kUint32, 8, false, true, kCarry, 3),
+            (kCarry + copies) * 8 + kCarry * 12);
+  EXPECT_EQ(bytes(KeyType::kUint32, 0, false, true, kCarry, 3), (kCarry + copies) * 8);
   // Partitioned on one thread too; 64-bit keys are carried with their values.
   EXPECT_EQ(bytes(KeyType::kUint32, 8, true, false, kCarry, 0), (kCarry + kHigh) * 8 + kCarry * 8);
   EXPECT_EQ(bytes(KeyType::kInt64, 4, false, false, kCarry, 3), kCarry * 8 + kCarry * 12);
   EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry, 0), kCarry * 8 + kCarry * 16);
   EXPECT_EQ(bytes(KeyType::kFloat64, 8, true, false, kCarry - 1, 0), (kCarry - 1) * 8);
-  EXPECT_EQ(bytes(KeyType::kUint64, 8, false, true, kCarry, 3), kCarry * 8);
+  EXPECT_EQ(bytes(KeyType::kUint64, 8, false, true, kCarry, 3), kCarry * 8 + kCarry * 20);
+  EXPECT_EQ(bytes(KeyType::kInt64, 0, false, true, kCarry, 3), kCarry * 8 + kCarry * 12);
+  EXPECT_EQ(bytes(KeyType::kInt64, 0, false, true, kCarry - 1, 3), (kCarry - 1) * 8);
 
   // With the threshold lowered to their size, sorts carry their records (they take more than the
   // default bound) and stay within the bound for that threshold.
@@ -226,20 +232,26 @@ TEST(CpuSortScratch, ScratchBytesCountsCarriedRecords) {
   ThreadPool pool(3);
   for (KeyType type : {KeyType::kUint32, KeyType::kUint64}) {
     const std::string keys = testing::MakeKeys(type, kN, Distribution::kRandom, 11);
-    for (uint32_t vw : {4u, 8u}) {
-      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw);
-      CpuSorter sorter(&pool, options);
-      const SortSpec spec{type, vw, false, true, false, Algorithm::kCpu};
-      RunSort(sorter, spec, keys, testing::MakeValues(vw, kN));
-      EXPECT_GT(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3));
-      EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3, options));
+    for (bool indices : {false, true}) {
+      for (uint32_t vw : {0u, 4u, 8u}) {
+        // 32-bit keys' words alone read nothing by position; 64-bit random keys' truncated words
+        // read their keys.
+        if (vw == 0 && (!indices || type == KeyType::kUint32)) continue;
+        SCOPED_TRACE(::testing::Message()
+                     << KeyTypeName(type) << " vw=" << vw << " indices=" << indices);
+        CpuSorter sorter(&pool, options);
+        const SortSpec spec{type, vw, false, true, indices, Algorithm::kCpu};
+        RunSort(sorter, spec, keys, testing::MakeValues(vw, kN));
+        EXPECT_GT(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3));
+        EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, kN, 3, options));
+      }
     }
   }
 }
 
 // A sort told to take the least scratch (its job's memory budget held no more) carries nothing,
 // whatever the sorter's options, and stays within the least bound; the same sorter carries again
-// when it may.
+// when it may (with indices too).
 TEST(CpuSortScratch, TheLeastScratchCarriesNothing) {
   constexpr size_t kN = (size_t{1} << 18) + 3;
   CpuSortOptions carry_all, carry_none;
@@ -249,10 +261,12 @@ TEST(CpuSortScratch, TheLeastScratchCarriesNothing) {
   for (KeyType type : {KeyType::kUint32, KeyType::kFloat64}) {
     const std::string keys = testing::MakeKeys(type, kN, Distribution::kRandom, 13);
     const std::string values = testing::MakeValues(8, kN);
-    for (ThreadPool* helpers : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+    for (const auto& [helpers, indices] : {std::pair{&pool, false}, std::pair{&pool, true},
+                                           std::pair{static_cast<ThreadPool*>(nullptr), false}}) {
       const int h = helpers ? 3 : 0;
-      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << (helpers ? ", 4 tasks" : ", one"));
-      const SortSpec spec{type, 8, false, true, false, Algorithm::kCpu};
+      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << (helpers ? ", 4 tasks" : ", one")
+                                        << (indices ? ", indices" : ""));
+      const SortSpec spec{type, 8, false, true, indices, Algorithm::kCpu};
       const size_t least = CpuSorter::ScratchBytes(spec, kN, h, carry_all, CpuScratch::kLeast);
       EXPECT_EQ(least, CpuSorter::ScratchBytes(spec, kN, h, carry_none));
       EXPECT_LT(least, CpuSorter::ScratchBytes(spec, kN, h, carry_all));

@@ -305,24 +305,31 @@ SORTD_VECTORIZE void DecodeKeysAndValues(const Codec codec, const uint64_t* word
 }
 
 // Writes the keys, indices and values of sorted words that hold positions [begin, end) to the
-// output.
+// output. `positions`: null where the words hold input positions; otherwise they hold places, and
+// positions[place] is the input position, the index returned.
 template <typename Key, typename Word, typename Codec>
 void DecodePositionWords(const SortSpec& spec, const Codec& codec, const Word* words,
-                         const SortInput& in, const SortOutput& out, size_t begin, size_t end) {
+                         const SortInput& in, const uint32_t* positions, const SortOutput& out,
+                         size_t begin, size_t end) {
   using Bits = typename KeyTraits<Key>::Bits;
   auto* key_out = static_cast<unsigned char*>(out.keys);
   auto* idx_out = static_cast<unsigned char*>(out.indices);
+  const bool indices_in_words = spec.return_indices && positions == nullptr;
   if constexpr (Codec::kTies) {
     // The words hold positions, not whole keys: keys are gathered from the input like values.
     GatherValues<Bits>(codec, words, static_cast<const unsigned char*>(in.keys), key_out, begin,
                        end);
-    if (spec.return_indices) {
+    if (indices_in_words) {
       DecodeKeys<Key, Word, Codec, false, true>(codec, words, key_out, idx_out, begin, end);
     }
-  } else if (spec.return_indices) {
+  } else if (indices_in_words) {
     DecodeKeys<Key, Word, Codec, true, true>(codec, words, key_out, idx_out, begin, end);
   } else {
     DecodeKeys<Key, Word, Codec, true, false>(codec, words, key_out, idx_out, begin, end);
+  }
+  if (spec.return_indices && positions != nullptr) {
+    GatherValues<uint32_t>(codec, words, reinterpret_cast<const unsigned char*>(positions), idx_out,
+                           begin, end);
   }
   if constexpr (Codec::kWithIndex) {
     const auto* val_in = static_cast<const unsigned char*>(in.values);
@@ -332,15 +339,17 @@ void DecodePositionWords(const SortSpec& spec, const Codec& codec, const Word* w
   }
 }
 
-// Writes the keys, values and indices of sorted words [begin, end) to the output.
+// Writes the keys, values and indices of sorted words [begin, end) to the output (`positions` as
+// DecodePositionWords takes them).
 template <typename Key, typename Word, typename Codec>
 void DecodeRange(const SortSpec& spec, const Codec& codec, const Word* words, const SortInput& in,
-                 const SortOutput& out, size_t begin, size_t end) {
+                 const SortOutput& out, size_t begin, size_t end,
+                 const uint32_t* positions = nullptr) {
   if constexpr (Codec::kValueInWord) {
     DecodeKeysAndValues<Key>(codec, words, static_cast<unsigned char*>(out.keys),
                              static_cast<unsigned char*>(out.values), begin, end);
   } else {
-    DecodePositionWords<Key>(spec, codec, words, in, out, begin, end);
+    DecodePositionWords<Key>(spec, codec, words, in, positions, out, begin, end);
   }
 }
 
@@ -353,14 +362,21 @@ SortOutput OutputFrom(const SortSpec& spec, const SortOutput& out, size_t first)
           at(out.indices, first * 4)};
 }
 
-// Whether a partitioned sort of n keys carries what its decode reads by input position (the
+// Whether a partitioned sort of n keys may carry what its decode reads by input position (the
 // values, and the keys that truncated words lack) into the buckets beside the words
-// (bucket_partition.h, Rider), to be read there in cache: only when no indices come back, since
-// each bucket's words then hold their place in the bucket instead of their input position; and
-// only when the sort may take the scratch for it.
-bool CarriesRecords(const SortSpec& spec, size_t n, const CpuSortOptions& options,
-                    CpuScratch scratch) {
-  return scratch == CpuScratch::kFastest && !spec.return_indices && n >= options.carry_min_keys;
+// (bucket_partition.h, Rider), to be read there in cache: only when the sort may take the scratch
+// for it.
+bool CarriesRecords(size_t n, const CpuSortOptions& options, CpuScratch scratch) {
+  return scratch == CpuScratch::kFastest && n >= options.carry_min_keys;
+}
+
+// Bytes a key's carried records take, where the decode reads something by input position (0:
+// nothing to carry): its value, the key a truncated word lacks (`ties`), and where indices come
+// back its input position, which the bucket's words give up for their place in the bucket.
+size_t RecordBytesPerKey(const SortSpec& spec, bool ties) {
+  if (spec.value_width == 0 && !ties) return 0;
+  return spec.value_width + (ties ? sizeof(uint64_t) : 0) +
+         (spec.return_indices ? sizeof(uint32_t) : 0);
 }
 
 // The position of the k-th of kRangeSamples keys spread evenly over [0, n), first and last
@@ -393,19 +409,29 @@ bool LooksInOrder(const unsigned char* src, size_t n) {
 struct Carried {
   unsigned char* keys = nullptr;  // the input's keys, for truncated words
   unsigned char* values = nullptr;
+  uint32_t* positions = nullptr;  // input positions, where indices come back
+  bool any() const { return keys != nullptr || values != nullptr || positions != nullptr; }
 };
-// Bytes a key's carried records take.
+// Bytes a key's records take where a sort with this codec carries them.
 template <typename Codec>
 size_t CarriedBytesPerKey(const SortSpec& spec, bool carry) {
-  if (!carry) return 0;
-  return spec.value_width + (Codec::kTies ? sizeof(uint64_t) : 0);
+  return carry ? RecordBytesPerKey(spec, Codec::kTies) : 0;
 }
-// The copies laid out at `at` (8-byte aligned) for n keys.
+// The copies laid out at `at` (8-byte aligned) for n keys: keys, values, positions.
 template <typename Codec>
 Carried CarriedAt(const SortSpec& spec, unsigned char* at, size_t n, bool carry) {
   if (!carry) return {};
-  if (Codec::kTies) return {at, at + sizeof(uint64_t) * n};
-  return {nullptr, at};
+  Carried carried;
+  if (Codec::kTies) {
+    carried.keys = at;
+    at += sizeof(uint64_t) * n;
+  }
+  if (spec.value_width != 0) {
+    carried.values = at;
+    at += spec.value_width * n;
+  }
+  if (spec.return_indices) carried.positions = reinterpret_cast<uint32_t*>(at);
+  return carried;
 }
 
 // Gives words [0, n) of a bucket their place in it as their position, which the carried records
@@ -416,11 +442,29 @@ SORTD_VECTORIZE void NumberInBucket(Word* words, size_t n, int index_bits) {
   for (size_t k = 0; k < n; ++k) words[k] = (words[k] & ~position) | static_cast<Word>(k);
 }
 
-// Gives the words of a bucket whose records are carried their places in it as positions.
+// NumberInBucket, keeping the input positions the words held in positions[0, n) (the words are
+// still in input order, so place k's input position is what word k holds).
 template <typename Word, typename Codec>
-void NumberCarriedBucket(const Codec& codec, const Carried& carried, Word* words, size_t size) {
+SORTD_VECTORIZE void NumberInBucketKeepingPositions(const Codec codec, Word* words,
+                                                    uint32_t* positions, size_t n) {
+  const Word position = static_cast<Word>((uint64_t{1} << codec.index_bits) - 1);
+  for (size_t k = 0; k < n; ++k) {
+    positions[k] = codec.IndexOf(words[k]);
+    words[k] = (words[k] & ~position) | static_cast<Word>(k);
+  }
+}
+
+// Gives the words of bucket [begin, begin + size) whose records are carried their places in it as
+// positions (before its sort: words reach their bucket in input order).
+template <typename Word, typename Codec>
+void NumberCarriedBucket(const Codec& codec, const Carried& carried, Word* words, size_t begin,
+                         size_t size) {
   if constexpr (Codec::kWithIndex) {
-    if (carried.values != nullptr) NumberInBucket(words, size, codec.index_bits);
+    if (carried.positions != nullptr) {
+      NumberInBucketKeepingPositions(codec, words + begin, carried.positions + begin, size);
+    } else if (carried.any()) {
+      NumberInBucket(words + begin, size, codec.index_bits);
+    }
   }
 }
 
@@ -429,9 +473,13 @@ void NumberCarriedBucket(const Codec& codec, const Carried& carried, Word* words
 // itself, by input position.
 SortInput BucketInput(const SortSpec& spec, const SortInput& in, const Carried& carried,
                       size_t begin, size_t size) {
-  if (carried.values == nullptr) return in;
+  if (!carried.any()) return in;
   return {carried.keys == nullptr ? nullptr : carried.keys + begin * sizeof(uint64_t),
-          carried.values + begin * spec.value_width, size};
+          carried.values == nullptr ? nullptr : carried.values + begin * spec.value_width, size};
+}
+// The input positions of bucket [begin, ...)'s places, where NumberCarriedBucket kept them.
+const uint32_t* BucketPositions(const Carried& carried, size_t begin) {
+  return carried.positions == nullptr ? nullptr : carried.positions + begin;
 }
 
 // Scatters the words of input keys [0, n) into their buckets on `tasks` tasks, each over one chunk
@@ -491,6 +539,7 @@ template <typename Key, typename Word, int kLogBuckets, typename Codec>
 const size_t* PartitionCarrying(const SortSpec& spec, const SortInput& in, const Codec codec,
                                 const BucketOf bucket_of, Word* words, size_t* counts,
                                 ThreadPool* helpers, int tasks, const Carried& carried) {
+  const auto* src = static_cast<const unsigned char*>(in.keys);
   if constexpr (Codec::kWithIndex) {
     if (carried.values != nullptr && spec.value_width == 4) {
       return PartitionWithValues<Key, Word, kLogBuckets, uint32_t>(in, codec, bucket_of, words,
@@ -500,9 +549,15 @@ const size_t* PartitionCarrying(const SortSpec& spec, const SortInput& in, const
       return PartitionWithValues<Key, Word, kLogBuckets, uint64_t>(in, codec, bucket_of, words,
                                                                    counts, helpers, tasks, carried);
     }
+    if constexpr (Codec::kTies) {
+      if (carried.keys != nullptr) {  // indices alone: the keys ride, the positions come later
+        return PartitionOnTasks<Key, Word, kLogBuckets, typename KeyTraits<Key>::Bits>(
+            src, codec, bucket_of, in.n, words, counts, helpers, tasks, Rider{src, carried.keys});
+      }
+    }
   }
-  return PartitionOnTasks<Key, Word, kLogBuckets>(static_cast<const unsigned char*>(in.keys), codec,
-                                                  bucket_of, in.n, words, counts, helpers, tasks);
+  return PartitionOnTasks<Key, Word, kLogBuckets>(src, codec, bucket_of, in.n, words, counts,
+                                                  helpers, tasks);
 }
 
 // Runs fn(t, d) for every bucket d on `tasks` tasks, t being the task, which take buckets in turn
@@ -569,7 +624,7 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
   ForEachBucketOnTasks(helpers, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
-    NumberCarriedBucket(codec, carried, words + begin, size);
+    NumberCarriedBucket(codec, carried, words, begin, size);
     const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     const uint64_t* sorted = words + begin;
     if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
@@ -578,7 +633,8 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
       uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
       sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
     }
-    DecodeRange<Key>(spec, codec, sorted, bucket_in, OutputFrom(spec, out, begin), 0, size);
+    DecodeRange<Key>(spec, codec, sorted, bucket_in, OutputFrom(spec, out, begin), 0, size,
+                     BucketPositions(carried, begin));
   });
 }
 
@@ -613,12 +669,13 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
     copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, tasks)
                                                     : std::min(n, RadixWordsPolicy::kMaxWords);
   }
-  // Values (but those riding in 32-bit keys' words) and truncated 64-bit keys are carried into a
-  // partition's buckets, on any number of threads.
+  // Values (but those riding in 32-bit keys' words), truncated 64-bit keys and, with either, the
+  // input positions where indices come back are carried into a partition's buckets, on any number
+  // of threads. Whether 64-bit keys' words are truncated depends on their range: counted as if.
   size_t carried = 0;
-  if (CarriesRecords(spec, n, options, scratch) &&
+  if (CarriesRecords(n, options, scratch) &&
       !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n))) {
-    carried = spec.value_width + (narrow_keys ? 0 : sizeof(uint64_t));
+    carried = RecordBytesPerKey(spec, !narrow_keys);
   }
   return (n + copies) * sizeof(uint64_t) + n * carried;
 }
@@ -686,8 +743,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool in_output =
       !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
-  const bool carry = Codec::kWithIndex && CarriesRecords(spec, n, options_, scratch_allowed_) &&
-                     !LooksInOrder<Key>(src, n);
+  const bool carry = Codec::kWithIndex && RecordBytesPerKey(spec, Codec::kTies) != 0 &&
+                     CarriesRecords(n, options_, scratch_allowed_) && !LooksInOrder<Key>(src, n);
 
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
@@ -753,7 +810,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   // Each bucket is decoded right after its sort, while it is still in cache.
   ForEachBucketOnTasks(helpers_, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
-    NumberCarriedBucket(codec, carried, words + begin, size);
+    NumberCarriedBucket(codec, carried, words, begin, size);
     const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     if (size > 1) {
       SortWordsAscending(*sorters_[t], words + begin, size, word_bits);
@@ -763,8 +820,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
       }
     }
     if (!decode_is_identity) {
-      DecodeRange<Key>(spec, codec, words + begin, bucket_in, OutputFrom(spec, out, begin), 0,
-                       size);
+      DecodeRange<Key>(spec, codec, words + begin, bucket_in, OutputFrom(spec, out, begin), 0, size,
+                       BucketPositions(carried, begin));
     }
   });
 }

@@ -41,9 +41,10 @@ inline constexpr size_t kMaxCpuSortKeys = size_t{1} << 32;
 
 struct CpuSortOptions {
   // Fewest keys for which a sort carries the records it reads by input position after sorting
-  // (values, and the keys of truncated words) into the buckets of a partition beside the words, to
-  // read them there in cache, and then partitions on one thread too (unless the input looks in
-  // order already, when reads by position stream).
+  // (values, and the keys of truncated words; with either, where indices come back, the input
+  // positions) into the buckets of a partition beside the words, to read them there in cache, and
+  // then partitions on one thread too (unless the input looks in order already, when reads by
+  // position stream).
   // Past the last-level cache (8-byte values of 2^22 keys take 32 MiB) reads by position miss at
   // random; below it carrying costs more than it saves (16 threads of the H200 host, carried
   // against not: 0.71-1.04x at 2^18-2^20 keys, 0.94-1.09x at 2^22, 1.03-1.19x at 2^24, 1.12-1.35x
@@ -77,8 +78,8 @@ class CpuSorter {
   // Most heap bytes Sort takes beside its output for n keys of `spec`, on a sorter with `helpers`
   // helper threads: the words that keys with values or indices sort as (and for the radix sort of
   // 32-bit keys' words a second array of them, or of one bucket's for each task, 2^16 words, where
-  // that is less), and the buckets' copies of the records a partition carries (values, and 64-bit
-  // keys). Keys alone sort in their output array, which costs nothing when it is aligned for them
+  // that is less), and the buckets' copies of the records a partition carries (values, 64-bit keys,
+  // and with either, input positions where indices come back). Keys alone sort in their output array, which costs nothing when it is aligned for them
   // (the engine's own outputs are) and one array of keys otherwise. The partitions' counts (16 KiB
   // a task) are not included. `options` are the sorter's, `scratch` the sort's.
   static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,

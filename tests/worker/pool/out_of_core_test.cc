@@ -240,7 +240,8 @@ TYPED_TEST(OutOfCoreTypedTest, WritesPresetOutputsIncludingInPlace) {
 // The server's memory budget counts an out-of-core job's runs: the array's result bytes again, for
 // exactly the jobs too large for every device, unless they ask for the CPU. A job the CPU engine
 // sorts counts that engine's scratch: its input gathered into one array and the sort's words (8
-// bytes for a key with its position); one a device sorts counts nothing more.
+// bytes for a key with its position), and for large arrays the records carried into the
+// partition's buckets; one a device sorts counts nothing more.
 TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEnginesScratch) {
   Pool pool = MakePool();
   SortSpec spec;
@@ -258,8 +259,9 @@ TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEngi
   EXPECT_EQ(pool.engine->HostScratchBytes(spec, 1000, false), 0u);
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
+  // From 2^23 keys a partition carries the value, the key and the input position too.
   EXPECT_EQ((*cpu)->HostScratchBytes(spec, size_t{1} << 30, false),
-            (size_t{1} << 30) * cpu_per_key);
+            (size_t{1} << 30) * (cpu_per_key + 4 + 8 + 4));
   SortSpec u32_keys;
   u32_keys.key_type = KeyType::kUint32;
   EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000, false),
