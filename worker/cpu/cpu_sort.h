@@ -79,9 +79,10 @@ class CpuSorter {
   // helper threads: the words that keys with values or indices sort as (and for the radix sort of
   // 32-bit keys' words a second array of them, or of one bucket's for each task, 2^16 words, where
   // that is less), and the buckets' copies of the records a partition carries (values, 64-bit keys,
-  // and with either, input positions where indices come back). Keys alone sort in their output array, which costs nothing when it is aligned for them
-  // (the engine's own outputs are) and one array of keys otherwise. The partitions' counts (16 KiB
-  // a task) are not included. `options` are the sorter's, `scratch` the sort's.
+  // and with either, input positions where indices come back). Keys alone sort in their output
+  // array, which costs nothing when it is aligned for them (the engine's own outputs are) and one
+  // array of keys otherwise. The partitions' counts (16 KiB a task) are not included. `options` are
+  // the sorter's, `scratch` the sort's.
   static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,
                              const CpuSortOptions& options = {},
                              CpuScratch scratch = CpuScratch::kFastest);
