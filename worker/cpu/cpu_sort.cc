@@ -436,20 +436,13 @@ Carried CarriedAt(const SortSpec& spec, unsigned char* at, size_t n, bool carry)
 
 // Gives words [0, n) of a bucket their place in it as their position, which the carried records
 // are read by (places rise with input positions within a bucket, so equal keys keep their order).
-template <typename Word>
-SORTD_VECTORIZE void NumberInBucket(Word* words, size_t n, int index_bits) {
-  const Word position = static_cast<Word>((uint64_t{1} << index_bits) - 1);
-  for (size_t k = 0; k < n; ++k) words[k] = (words[k] & ~position) | static_cast<Word>(k);
-}
-
-// NumberInBucket, keeping the input positions the words held in positions[0, n) (the words are
-// still in input order, so place k's input position is what word k holds).
-template <typename Word, typename Codec>
-SORTD_VECTORIZE void NumberInBucketKeepingPositions(const Codec codec, Word* words,
-                                                    uint32_t* positions, size_t n) {
+// kKeepPositions: positions[k] first receives the input position word k held (the words are still
+// in input order, so that is place k's).
+template <bool kKeepPositions, typename Word, typename Codec>
+SORTD_VECTORIZE void NumberInBucket(const Codec codec, Word* words, uint32_t* positions, size_t n) {
   const Word position = static_cast<Word>((uint64_t{1} << codec.index_bits) - 1);
   for (size_t k = 0; k < n; ++k) {
-    positions[k] = codec.IndexOf(words[k]);
+    if constexpr (kKeepPositions) positions[k] = codec.IndexOf(words[k]);
     words[k] = (words[k] & ~position) | static_cast<Word>(k);
   }
 }
@@ -461,9 +454,9 @@ void NumberCarriedBucket(const Codec& codec, const Carried& carried, Word* words
                          size_t size) {
   if constexpr (Codec::kWithIndex) {
     if (carried.positions != nullptr) {
-      NumberInBucketKeepingPositions(codec, words + begin, carried.positions + begin, size);
+      NumberInBucket<true>(codec, words + begin, carried.positions + begin, size);
     } else if (carried.any()) {
-      NumberInBucket(words + begin, size, codec.index_bits);
+      NumberInBucket<false>(codec, words + begin, nullptr, size);
     }
   }
 }
