@@ -43,18 +43,25 @@ std::vector<Record> g_records;
 
 int RunsFor(size_t n) { return n > (size_t{1} << 24) ? 3 : 5; }
 
+// Seconds one call of fn takes.
+double Seconds(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Mkeys/s of n keys at the median of `seconds`.
+double MedianRate(size_t n, std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  return n / seconds[seconds.size() / 2] / 1e6;
+}
+
 // Median rate over RunsFor(n) timed runs after one warm-up (which also pages buffers in).
 double Rate(size_t n, const std::function<void()>& fn) {
-  const int runs = RunsFor(n);
   std::vector<double> s;
   fn();
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(s.begin(), s.end());
-  return n / s[runs / 2] / 1e6;
+  for (int i = 0; i < RunsFor(n); ++i) s.push_back(Seconds(fn));
+  return MedianRate(n, s);
 }
 
 double Note(const char* keys, const char* impl, const char* shape, size_t n, int threads,
@@ -148,27 +155,16 @@ void CarryRow(const char* name, int lg, const Shape& shape, int threads) {
   ShapedSort<Key> sort(keys, shape);
   sort.Run(carrying);
   sort.Run(not_carrying);
-  const int runs = RunsFor(n) + 2;
   std::vector<double> a, b;
-  auto timed = [&](CpuSorter& sorter, std::vector<double>& times) {
-    const auto t0 = std::chrono::steady_clock::now();
-    sort.Run(sorter);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  };
-  for (int i = 0; i < runs; ++i) {  // either goes first in turn
-    if (i % 2 == 0) {
-      timed(carrying, a);
-      timed(not_carrying, b);
-    } else {
-      timed(not_carrying, b);
-      timed(carrying, a);
-    }
+  for (int i = 0; i < RunsFor(n) + 2; ++i) {  // either goes first in turn
+    const double first = Seconds([&] { sort.Run(i % 2 == 0 ? carrying : not_carrying); });
+    const double second = Seconds([&] { sort.Run(i % 2 == 0 ? not_carrying : carrying); });
+    a.push_back(i % 2 == 0 ? first : second);
+    b.push_back(i % 2 == 0 ? second : first);
   }
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  const double rate_a = Note(name, "sortd", shape.name, n, threads, n / a[runs / 2] / 1e6);
+  const double rate_a = Note(name, "sortd", shape.name, n, threads, MedianRate(n, a));
   const double rate_b =
-      Note(name, "sortd never carrying", shape.name, n, threads, n / b[runs / 2] / 1e6);
+      Note(name, "sortd never carrying", shape.name, n, threads, MedianRate(n, b));
   std::printf("| %s | 2^%d | %d | %s | %.1f | %.1f | %.2fx |\n", name, lg, threads, shape.name,
               rate_a, rate_b, rate_a / rate_b);
 }
