@@ -5,10 +5,12 @@
 // buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys).
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
-//                       [--sections=single,all,sweep,payloads,small,carry] [--isa=avx2]
+//                       [--sections=single,all,sweep,payloads,small,carry,bandwidth]
+//                       [--isa=avx2]
 // --isa=avx2 keeps Highway (vqsort, and the engine's choices that follow it) to AVX2 on a CPU with
 // AVX-512, so the AVX2 paths can be measured on either kind of machine.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -271,6 +273,37 @@ void SmallRow(const char* name, size_t n, uint32_t value_width) {
               n / per_s);
 }
 
+// The memory's bandwidth on `threads` threads, in GB/s: what bounds the sorts past the caches. Each
+// thread reads (a sum) or copies (bytes read plus written) its own chunk of a 512 MiB array.
+void BandwidthRow(int threads) {
+  constexpr size_t kWords = size_t{1} << 26;
+  std::vector<uint64_t> src(kWords, 1), dst(kWords, 0);  // filled, so every page is mapped
+  ThreadPool pool(threads - 1);
+  auto begin = [&](int t) { return kWords * t / threads; };
+  std::atomic<uint64_t> sum{0};  // an atomic store keeps the reads
+  const double read = Rate(kWords, [&] {
+    ParallelFor(&pool, threads, [&](int t) {
+      uint64_t s[8] = {};  // independent sums, so the adds keep up with the loads
+      size_t i = begin(t);
+      for (; i + 8 <= begin(t + 1); i += 8) {
+        for (int k = 0; k < 8; ++k) s[k] += src[i + k];
+      }
+      for (; i < begin(t + 1); ++i) s[0] += src[i];
+      for (int k = 0; k < 8; ++k) sum += s[k];
+    });
+  });
+  const double copy = Rate(kWords, [&] {
+    ParallelFor(&pool, threads, [&](int t) {
+      std::memcpy(dst.data() + begin(t), src.data() + begin(t),
+                  (begin(t + 1) - begin(t)) * sizeof(uint64_t));
+    });
+  });
+  // Mwords/s to GB/s: 8 bytes a word read, 16 a word copied.
+  const double read_gbs = Note("u64", "memory", "read GB/s", kWords, threads, read * 8 / 1e3);
+  const double copy_gbs = Note("u64", "memory", "copy GB/s", kWords, threads, copy * 16 / 1e3);
+  std::printf("| %d | %.1f | %.1f |\n", threads, read_gbs, copy_gbs);
+}
+
 template <typename Fn>
 void ForEachType(Fn&& fn) {
   fn(uint32_t{}, "u32");
@@ -395,6 +428,12 @@ int main(int argc, char** argv) {
     SmallRow<uint32_t>("u32", 1000, 8);
     SmallRow<uint64_t>("u64", 1000, 8);
     SmallRow<uint32_t>("u32", 4000, 0);
+  }
+  if (section("bandwidth")) {
+    std::printf(
+        "\n### Memory bandwidth (GB/s; 512 MiB arrays, each thread its own chunk)\n\n"
+        "| threads | read | copy (read + write) |\n|--:|--:|--:|\n");
+    for (int t : m.sweep) BandwidthRow(t);
   }
   if (!json.empty()) WriteJson(json, m);
   return 0;
