@@ -1,8 +1,9 @@
 // The CPU engine against the best CPU sorts a C++ user could link instead, in one binary on the
 // same data: std::sort, Highway's vqsort and ips4o (sequential and parallel), keys of every type, a
 // thread-count sweep, payload shapes against the keys-only rate, and the small-request latency;
-// section "carry" (not run by default) times the engine carrying records into a partition's
-// buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys).
+// sections not run by default: "carry" times the engine carrying records into a partition's
+// buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys), and
+// "bandwidth" the memory's read and copy rates, which bound the sorts past the caches.
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
 //                       [--sections=single,all,sweep,payloads,small,carry,bandwidth]
@@ -298,10 +299,10 @@ void BandwidthRow(int threads) {
                   (begin(t + 1) - begin(t)) * sizeof(uint64_t));
     });
   });
+  Note("u64", "memory", "read", kWords, threads, read);
+  Note("u64", "memory", "copy", kWords, threads, copy);
   // Mwords/s to GB/s: 8 bytes a word read, 16 a word copied.
-  const double read_gbs = Note("u64", "memory", "read GB/s", kWords, threads, read * 8 / 1e3);
-  const double copy_gbs = Note("u64", "memory", "copy GB/s", kWords, threads, copy * 16 / 1e3);
-  std::printf("| %d | %.1f | %.1f |\n", threads, read_gbs, copy_gbs);
+  std::printf("| %d | %.1f | %.1f |\n", threads, read * 8 / 1e3, copy * 16 / 1e3);
 }
 
 template <typename Fn>

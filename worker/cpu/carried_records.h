@@ -8,6 +8,7 @@
 
 #include "worker/cpu/cpu_sort.h"
 #include "worker/cpu/vectorize.h"
+#include "worker/sort_spec.h"
 
 namespace sortd {
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "worker/cpu/sort_words.h"
 #include "worker/cpu/vectorize.h"

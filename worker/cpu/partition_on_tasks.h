@@ -1,6 +1,6 @@
-// The CPU engine's partition split across tasks: a count and a scatter per chunk of the input
-// (worker/cpu/bucket_partition.h), carrying records into the buckets (carried_records.h), and the
-// buckets then taken by the tasks in turn.
+// The CPU engine's work split across tasks: the keys' range, and the partition (a count and a
+// scatter per chunk of the input, worker/cpu/bucket_partition.h) carrying records into the buckets
+// (carried_records.h), whose buckets the tasks then take in turn.
 #pragma once
 
 #include <algorithm>

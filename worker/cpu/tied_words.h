@@ -1,12 +1,13 @@
-// Words of 64-bit keys too wide to share a word with their position keep the keys' top bits
-// (TruncatedCodec, worker/cpu/sort_words.h); keys tied on those bits are put in order after the
-// sort, from the keys themselves.
+// Words of 64-bit keys whose range leaves no room for their position keep the top bits of the keys'
+// offsets from the smallest (TruncatedCodec, worker/cpu/sort_words.h); keys tied on those bits are
+// put in order after the sort, from the keys themselves.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "hwy/contrib/sort/vqsort.h"
 #include "kernels/util/key_traits.h"
 #include "worker/cpu/sort_words.h"
 #include "worker/cpu/vectorize.h"

@@ -11,6 +11,7 @@
 #include "worker/cpu/cpu_sort.h"
 #include "worker/cpu/sort_words.h"
 #include "worker/cpu/vectorize.h"
+#include "worker/sort_spec.h"
 
 namespace sortd {
 
