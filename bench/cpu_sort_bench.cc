@@ -3,7 +3,7 @@
 // thread-count sweep, payload shapes against the keys-only rate, and the small-request latency;
 // sections not run by default: "carry" times the engine carrying records into a partition's
 // buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys), and
-// "bandwidth" the memory's read and copy rates, which bound the sorts past the caches.
+// "bandwidth" the memory's read and copy rates, to set the sorts' traffic past the caches against.
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
 //                       [--sections=single,all,sweep,payloads,small,carry,bandwidth]
@@ -274,8 +274,8 @@ void SmallRow(const char* name, size_t n, uint32_t value_width) {
               n / per_s);
 }
 
-// The memory's bandwidth on `threads` threads, in GB/s: what bounds the sorts past the caches. Each
-// thread reads (a sum) or copies (bytes read plus written) its own chunk of a 512 MiB array.
+// The memory's bandwidth on `threads` threads, in GB/s, the ceiling for the sorts past the caches.
+// Each thread reads (a sum) or copies (bytes read plus written) its own chunk of a 512 MiB array.
 void BandwidthRow(int threads) {
   constexpr size_t kWords = size_t{1} << 26;
   std::vector<uint64_t> src(kWords, 1), dst(kWords, 0);  // filled, so every page is mapped
