@@ -9,6 +9,9 @@
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
 #         + sanitizers + tests, in that order, for the record.
 # check = radix_bench (no study, no network_bench) + sanitizers + tests: a radix change's run.
+# width = cub_digit_width twice (CUB's one-sweep sort at 8-, 10- and 11-bit digits; a bundle of
+#         build/bench/cub_digit_width) and ncu of its u32 passes at 2^24, 8-bit against 11-bit
+#         (WIDTH_RUNS, default "1 2"; WIDTH_NCU_IDS, the launches profiled, empty: none).
 # SAN_TOOLS (default "memcheck racecheck"; empty: none), T_BENCH, T_SAN, T_TESTS, GTEST_FILTER, SAN_FILTER.
 #
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
@@ -92,6 +95,25 @@ if [[ $mode == tune ]]; then
     echo "ncu ${TUNE_NCU-Histogram} rc=$?"
     grep -E "$ncu_lines" "$out/ncu_tune.log" | grep -E "^  [A-Za-z_]|Duration|DRAM|Occupancy|Registers"
   fi
+fi
+if [[ $mode == width ]]; then
+  for run in ${WIDTH_RUNS:-1 2}; do
+    echo "== cub_digit_width, run $run"
+    timeout "${T_WIDTH:-200}" cub_digit_width "$@" >"$out/cub_digit_width_$run.log" 2>&1
+    echo "cub_digit_width rc=$?"
+    cat "$out/cub_digit_width_$run.log"
+  done
+  # One pass of each: the u32 config's one-sweep launches in order are cub's (4 passes a sort),
+  # the hub's 8-bit tuning (4) and 11-bit 64x32 (3), each 3 warm-up + 11 timed + 1 checked sorts:
+  # launch 10 is cub's third sort's second pass, 128 the same of 11-bit 64x32.
+  for id in ${WIDTH_NCU_IDS-10 128}; do
+    timeout "${T_NCU:-100}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section MemoryWorkloadAnalysis --kernel-id "::regex:Onesweep:$id" \
+      cub_digit_width --log2 24 --only u32 >>"$out/ncu_width.log" 2>&1
+    echo "ncu onesweep launch $id rc=$?"
+  done
+  grep -E "$ncu_lines|Block Size|Grid Size|Shared Memory Configuration Size|L2 Hit|Mem Busy" \
+    "$out/ncu_width.log" | head -60
 fi
 if [[ $mode == final ]]; then
   # Odd-even merge's kernels (the first 2^20 sort of network_bench --quick; per-tile work is the
