@@ -118,4 +118,13 @@ std::string DeviceDescription(int device);
 // "a/b" as a table note: "1.23x" (0 when b is not positive).
 std::string Ratio(double a, double b);
 
+// The command line of the policy sweeps (radix_tune, cub_digit_width): [--log2 24,28] [--only
+// NAME].
+struct SweepArgs {
+  std::vector<int> log2s;  // sizes as powers of two; the caller's default until --log2
+  std::string only;        // run only the configs of this name; empty: all
+};
+// False, with the usage printed, for any other argument.
+bool ParseSweepArgs(int argc, char** argv, SweepArgs* args);
+
 }  // namespace sortd::bench

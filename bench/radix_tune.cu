@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -72,20 +70,10 @@ struct Candidate {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> log2s = {20, 24, 28};
-  std::string only;  // run only the configs whose name is this
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--log2") && i + 1 < argc) {
-      log2s.clear();
-      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ","))
-        log2s.push_back(std::atoi(p));
-    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
-      only = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--log2 20,24,28] [--only u64/u64]\n", argv[0]);
-      return 2;
-    }
-  }
+  sortd::bench::SweepArgs sweep{{20, 24, 28}, ""};
+  if (!sortd::bench::ParseSweepArgs(argc, argv, &sweep)) return 2;
+  const std::vector<int>& log2s = sweep.log2s;
+  const std::string& only = sweep.only;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("radix_tune SKIPPED: no CUDA device\n");
