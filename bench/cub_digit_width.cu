@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
+#include "bench/policy_sweep.h"
 #include "bench/random_bits.cuh"
 #include "kernels/library_sort.h"
 #include "kernels/radix_sort.h"
@@ -89,13 +90,7 @@ struct Candidate {
   bool check_values;  // unstable ties (random keys repeat at 2^28) may order values differently
 };
 
-struct Config {
-  const char* name;
-  KeyType type;
-  size_t key_bytes;
-  uint32_t value_width;
-  std::vector<Candidate> candidates;
-};
+using Config = sortd::bench::SweepConfig<Candidate>;
 
 std::vector<Config> Configs() {
   using cub::NullType;
@@ -137,11 +132,7 @@ int main(int argc, char** argv) {
   if (!sortd::bench::ParseSweepArgs(argc, argv, &sweep)) return 2;
   const std::vector<int>& log2s = sweep.log2s;
   const std::string& only = sweep.only;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("cub_digit_width SKIPPED: no CUDA device\n");
-    return 0;
-  }
+  if (!sortd::bench::HaveCudaDevice("cub_digit_width")) return 0;
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // a run cut by a timeout keeps what it printed
   std::printf("cub_digit_width on %s\n", sortd::bench::DeviceDescription(0).c_str());
   const sortd::CudaStream owned_stream = sortd::bench::MustStream();

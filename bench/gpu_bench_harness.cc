@@ -1,7 +1,5 @@
 #include "bench/gpu_bench_harness.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 
 namespace sortd::bench {
@@ -69,6 +67,13 @@ bool BenchReport::WriteJson(const std::string& path, const std::string& device) 
   return std::fclose(f) == 0;
 }
 
+bool HaveCudaDevice(const char* program) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return true;
+  std::printf("%s SKIPPED: no CUDA device\n", program);
+  return false;
+}
+
 std::string DeviceDescription(int device) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return "unknown device";
@@ -92,22 +97,6 @@ std::string Ratio(double a, double b) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2fx", b > 0 ? a / b : 0.0);
   return text;
-}
-
-bool ParseSweepArgs(int argc, char** argv, SweepArgs* args) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--log2") && i + 1 < argc) {
-      args->log2s.clear();
-      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ","))
-        args->log2s.push_back(std::atoi(p));
-    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
-      args->only = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--log2 24,28] [--only NAME]\n", argv[0]);
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace sortd::bench

@@ -112,19 +112,14 @@ TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& la
   return result;
 }
 
+// Whether a CUDA device is present; without one, prints "PROGRAM SKIPPED: no CUDA device", and
+// the benchmark ends with 0, as on any machine without a GPU.
+bool HaveCudaDevice(const char* program);
+
 // "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`.
 std::string DeviceDescription(int device);
 
 // "a/b" as a table note: "1.23x" (0 when b is not positive).
 std::string Ratio(double a, double b);
-
-// The command line of the policy sweeps (radix_tune, cub_digit_width): [--log2 24,28] [--only
-// NAME].
-struct SweepArgs {
-  std::vector<int> log2s;  // sizes as powers of two; the caller's default until --log2
-  std::string only;        // run only the configs of this name; empty: all
-};
-// False, with the usage printed, for any other argument.
-bool ParseSweepArgs(int argc, char** argv, SweepArgs* args);
 
 }  // namespace sortd::bench

@@ -183,11 +183,7 @@ int main(int argc, char** argv) {
     }
   }
   if (runs < 10) runs = 10;
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::printf("radix_bench SKIPPED: no CUDA device\n");
-    return 0;
-  }
+  if (!sortd::bench::HaveCudaDevice("radix_bench")) return 0;
   const std::string device = sortd::bench::DeviceDescription(0);
   std::printf("radix_bench on %s\n", device.c_str());
   const sortd::CudaStream owned_stream = sortd::bench::MustStream();

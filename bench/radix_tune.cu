@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
+#include "bench/policy_sweep.h"
 #include "bench/random_bits.cuh"
 #include "kernels/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
@@ -74,20 +75,10 @@ int main(int argc, char** argv) {
   if (!sortd::bench::ParseSweepArgs(argc, argv, &sweep)) return 2;
   const std::vector<int>& log2s = sweep.log2s;
   const std::string& only = sweep.only;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("radix_tune SKIPPED: no CUDA device\n");
-    return 0;
-  }
+  if (!sortd::bench::HaveCudaDevice("radix_tune")) return 0;
   const sortd::CudaStream owned_stream = sortd::bench::MustStream();
   const cudaStream_t stream = owned_stream.get();
-  struct Config {
-    const char* name;
-    KeyType type;
-    size_t key_bytes;
-    uint32_t value_width;
-    std::vector<Candidate> candidates;
-  };
+  using Config = sortd::bench::SweepConfig<Candidate>;
   // Name: threads x items / minimum blocks per SM (a register cap through __launch_bounds__; /1
   // leaves the registers to the compiler, as CUB's one-sweep does). One of radix_policy.h's shapes
   // runs first and again last ("again"): the two say how noisy the run is.
