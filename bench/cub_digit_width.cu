@@ -2,25 +2,28 @@
 // dispatch layer with policies that differ from its tuned one only in the digit width and tile
 // shape, timed against its tuned sort and ours in one binary and run (issue #22: "fewer passes,
 // wider digits where the bandwidth model says they win"). 32-bit keys need 11-bit digits to save a
-// pass (3 instead of 4), 64-bit keys 10 (7 instead of 8) or 11 (6). A wider digit's ranking keeps
-// a warp's counters for every bin in shared memory, so with 2048 bins a block of 4 warps already
-// asks 49,824 bytes of static shared memory (ptxas; 48 KB is the most). 11-bit tiles have 2 warps
-// here: a build with 3 (96 threads, which do not divide the 2048 bins) did not finish on an H200.
-// Every output is compared with CUB's tuned sort's. Not a benchmark of record: docs/benchmarks.md
-// holds what it measured.
+// pass (3 instead of 4), 64-bit keys 10 (7 instead of 8) or 11 (6). CUB's ranking keeps a warp's
+// counters for every bin in static shared memory (48 KB at most), so 11-bit tiles fit 2 warps
+// (4 ask 49,824 bytes), whose 64 threads divide the 2048 bins. Every output, keys and values
+// (all three sorts are stable), is compared with CUB's tuned sort's. Not a benchmark of record:
+// docs/benchmarks.md holds what it measured.
 //   cub_digit_width [--log2 24,28] [--only u32]
 #include <cuda_runtime_api.h>
 
 #include <cub/device/dispatch/dispatch_radix_sort.cuh>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
 #include "bench/policy_sweep.h"
 #include "bench/random_bits.cuh"
+#include "kernels/device_sort_args.h"
 #include "kernels/library_sort.h"
 #include "kernels/radix_sort.h"
 
@@ -87,7 +90,6 @@ __global__ void CountMismatches(const uint32_t* a, const uint32_t* b, size_t wor
 struct Candidate {
   std::string name;
   DeviceSortFn fn;
-  bool check_values;  // unstable ties (random keys repeat at 2^28) may order values differently
 };
 
 using Config = sortd::bench::SweepConfig<Candidate>;
@@ -102,26 +104,26 @@ std::vector<Config> Configs() {
        KeyType::kUint32,
        4,
        0,
-       {{"8b 384x20 (cub's tuning)", &WideSort<uint32_t, NullType, 8, 384, 20>, true},
-        {"11b 64x32", &WideSort<uint32_t, NullType, 11, 64, 32>, true},
-        {"11b 64x48", &WideSort<uint32_t, NullType, 11, 64, 48>, true},
-        {"11b 64x64", &WideSort<uint32_t, NullType, 11, 64, 64>, true}}},
+       {{"8b 384x20 (cub's tuning)", &WideSort<uint32_t, NullType, 8, 384, 20>},
+        {"11b 64x32", &WideSort<uint32_t, NullType, 11, 64, 32>},
+        {"11b 64x48", &WideSort<uint32_t, NullType, 11, 64, 48>},
+        {"11b 64x64", &WideSort<uint32_t, NullType, 11, 64, 64>}}},
       {"u32/u32",
        KeyType::kUint32,
        4,
        4,
-       {{"8b 384x23 (cub's tuning)", &WideSort<uint32_t, uint32_t, 8, 384, 23>, false},
-        {"11b 64x32", &WideSort<uint32_t, uint32_t, 11, 64, 32>, false},
-        {"11b 64x48", &WideSort<uint32_t, uint32_t, 11, 64, 48>, false}}},
+       {{"8b 384x23 (cub's tuning)", &WideSort<uint32_t, uint32_t, 8, 384, 23>},
+        {"11b 64x32", &WideSort<uint32_t, uint32_t, 11, 64, 32>},
+        {"11b 64x48", &WideSort<uint32_t, uint32_t, 11, 64, 48>}}},
       {"u64",
        KeyType::kUint64,
        8,
        0,
-       {{"8b 384x30 (cub's tuning)", &WideSort<uint64_t, NullType, 8, 384, 30>, true},
-        {"10b 256x24", &WideSort<uint64_t, NullType, 10, 256, 24>, true},
-        {"10b 256x32", &WideSort<uint64_t, NullType, 10, 256, 32>, true},
-        {"11b 64x48", &WideSort<uint64_t, NullType, 11, 64, 48>, true},
-        {"11b 64x64", &WideSort<uint64_t, NullType, 11, 64, 64>, true}}},
+       {{"8b 384x30 (cub's tuning)", &WideSort<uint64_t, NullType, 8, 384, 30>},
+        {"10b 256x24", &WideSort<uint64_t, NullType, 10, 256, 24>},
+        {"10b 256x32", &WideSort<uint64_t, NullType, 10, 256, 32>},
+        {"11b 64x48", &WideSort<uint64_t, NullType, 11, 64, 48>},
+        {"11b 64x64", &WideSort<uint64_t, NullType, 11, 64, 64>}}},
   };
 }
 
@@ -141,9 +143,9 @@ int main(int argc, char** argv) {
   // CUB's tuned sort runs first (the reference output) and last (the ratios' denominator); ours
   // before it.
   for (Config& c : configs) {
-    c.candidates.insert(c.candidates.begin(), {"cub", &sortd::kernels::LibrarySort, true});
-    c.candidates.push_back({"radix (ours)", &sortd::kernels::RadixSort, false});
-    c.candidates.push_back({"cub again", &sortd::kernels::LibrarySort, true});
+    c.candidates.insert(c.candidates.begin(), {"cub", &sortd::kernels::LibrarySort});
+    c.candidates.push_back({"radix (ours)", &sortd::kernels::RadixSort});
+    c.candidates.push_back({"cub again", &sortd::kernels::LibrarySort});
   }
   std::printf(
       "| keys | n | candidate | median ms | Gkeys/s | vs cub | output |\n"
@@ -197,6 +199,7 @@ int main(int argc, char** argv) {
         ms.push_back(t.median_ms);
         // The output of set 0, against CUB's (kept from the first candidate).
         SORTD_BENCH_CHECK(cudaMemsetAsync(keys_out_buf.get(), 0xA5, n * c.key_bytes, stream));
+        SORTD_BENCH_CHECK(cudaMemsetAsync(values_out_buf.get(), 0xA5, n * c.value_width, stream));
         set_input(0);
         SORTD_BENCH_CHECK(cand.fn(temp_buf.get(), &bytes, args, stream));
         if (k == 0) {
@@ -221,7 +224,7 @@ int main(int argc, char** argv) {
         const unsigned long long bad_keys =
             count_mismatches(keys_out_buf.get(), keys_ref_buf.get(), n * c.key_bytes);
         const unsigned long long bad_values =
-            cand.check_values && c.value_width
+            c.value_width
                 ? count_mismatches(values_out_buf.get(), values_ref_buf.get(), n * c.value_width)
                 : 0;
         checks.push_back(bad_keys == 0 && bad_values == 0

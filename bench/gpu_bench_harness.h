@@ -112,8 +112,8 @@ TimingResult TimeOnStream(cudaStream_t stream, int warmup, int runs, Launch&& la
   return result;
 }
 
-// Whether a CUDA device is present; without one, prints "PROGRAM SKIPPED: no CUDA device", and
-// the benchmark ends with 0, as on any machine without a GPU.
+// Whether a CUDA device is present; without one, prints "PROGRAM SKIPPED: no CUDA device" (the
+// benchmark should then exit with 0: no GPU is not a failure).
 bool HaveCudaDevice(const char* program);
 
 // "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`.

@@ -3,15 +3,15 @@
 # sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
 # random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
 # checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
-#   bash .gpu22/run.sh [all|tests|bench|ncu|hist|tune|final|check] [extra radix_bench args...]
+#   bash .gpu22/run.sh [all|tests|bench|ncu|hist|tune|final|check|width] [extra args...]
 # hist = ncu of the up-front histogram kernels, ours and CUB's, per HIST_CASES; tune = radix_tune
 # (TUNE_LOG2, TUNE_ONLY: one config) and ncu of its candidates' kernels named by TUNE_NCU at 2^24.
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
 #         + sanitizers + tests, in that order, for the record.
 # check = radix_bench (no study, no network_bench) + sanitizers + tests: a radix change's run.
-# width = cub_digit_width twice (CUB's one-sweep sort at 8-, 10- and 11-bit digits; a bundle of
-#         build/bench/cub_digit_width) and ncu of its u32 passes at 2^24, 8-bit against 11-bit
-#         (WIDTH_RUNS, default "1 2"; WIDTH_NCU_IDS, the launches profiled, empty: none).
+# width = cub_digit_width (extra args go to it) twice, then ncu of one u32 pass at 2^24 of CUB's
+#         8-bit sort and of the 11-bit 64x32 candidate (a bundle of build/bench/cub_digit_width;
+#         WIDTH_RUNS, default "1 2", and WIDTH_NCU_IDS, default "10 128": empty for none).
 # SAN_TOOLS (default "memcheck racecheck"; empty: none), T_BENCH, T_SAN, T_TESTS, GTEST_FILTER, SAN_FILTER.
 #
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
@@ -97,23 +97,28 @@ if [[ $mode == tune ]]; then
   fi
 fi
 if [[ $mode == width ]]; then
-  for run in ${WIDTH_RUNS:-1 2}; do
+  for run in ${WIDTH_RUNS-1 2}; do
     echo "== cub_digit_width, run $run"
     timeout "${T_WIDTH:-200}" cub_digit_width "$@" >"$out/cub_digit_width_$run.log" 2>&1
     echo "cub_digit_width rc=$?"
     cat "$out/cub_digit_width_$run.log"
   done
-  # One pass of each: the u32 config's one-sweep launches in order are cub's (4 passes a sort),
-  # the hub's 8-bit tuning (4) and 11-bit 64x32 (3), each 3 warm-up + 11 timed + 1 checked sorts:
-  # launch 10 is cub's third sort's second pass, 128 the same of 11-bit 64x32.
+  # ncu numbers the launches of each kernel function by name (templates of one function share a
+  # count, as --kernel-name-base function does by default). CUB's one-sweep launches in the u32
+  # config at 2^24: its tuned sort's 1-60 (15 sorts: 3 warm-up, 11 timed, 1 checked; 4 passes
+  # each), the hub's 8-bit tuning's 61-120, then 11-bit 64x32 (3 passes a sort). Launch 10 is the
+  # tuned sort's third sort's second pass, 128 the same of 11-bit 64x32; our own pass kernel, a
+  # function of its own, matches the regex too and is profiled at its launch 10.
   for id in ${WIDTH_NCU_IDS-10 128}; do
     timeout "${T_NCU:-100}" ncu --clock-control none --section SpeedOfLight --section Occupancy \
       --section MemoryWorkloadAnalysis --kernel-id "::regex:Onesweep:$id" \
       cub_digit_width --log2 24 --only u32 >>"$out/ncu_width.log" 2>&1
     echo "ncu onesweep launch $id rc=$?"
   done
-  grep -E "$ncu_lines|Block Size|Grid Size|Shared Memory Configuration Size|L2 Hit|Mem Busy" \
-    "$out/ncu_width.log" | head -60
+  if [[ -f $out/ncu_width.log ]]; then
+    grep -E "$ncu_lines|L1/TEX Cache Throughput|L2 Cache Throughput|L2 Hit|Mem Busy" \
+      "$out/ncu_width.log" | head -60
+  fi
 fi
 if [[ $mode == final ]]; then
   # Odd-even merge's kernels (the first 2^20 sort of network_bench --quick; per-tile work is the

@@ -1,5 +1,5 @@
 // What the policy sweeps (radix_tune, cub_digit_width) share: their command line and the shape of
-// their configs. Header-only: the sweeps link the kernels, the harness does not.
+// their configs.
 #pragma once
 
 #include <cstddef>
@@ -30,7 +30,7 @@ inline bool ParseSweepArgs(int argc, char** argv, SweepArgs* args) {
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       args->only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--log2 24,28] [--only NAME]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--log2 A,B,...] [--only NAME]\n", argv[0]);
       return false;
     }
   }
