@@ -21,8 +21,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
-#include "bench/policy_sweep.h"
-#include "bench/random_bits.cuh"
+#include "bench/policy_sweep.cuh"
 #include "kernels/device_sort_args.h"
 #include "kernels/library_sort.h"
 #include "kernels/radix_sort.h"
@@ -157,55 +156,33 @@ int main(int argc, char** argv) {
     if (!only.empty() && only != c.name) continue;
     for (int lg : log2s) {
       const size_t n = size_t{1} << lg;
-      const size_t set_bytes = n * (c.key_bytes + c.value_width);
-      const size_t sets = std::min<size_t>(8, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
-      const sortd::DeviceBuffer keys_in_buf = MustAlloc(n * c.key_bytes * sets);
-      const sortd::DeviceBuffer values_in_buf = MustAlloc(n * c.value_width * sets);
-      const sortd::DeviceBuffer keys_out_buf = MustAlloc(n * c.key_bytes);
-      const sortd::DeviceBuffer values_out_buf = MustAlloc(n * c.value_width);
+      const sortd::bench::SweepBuffers buffers(c.type, c.key_bytes, c.value_width, lg, 8, stream);
       const sortd::DeviceBuffer keys_ref_buf = MustAlloc(n * c.key_bytes);
       const sortd::DeviceBuffer values_ref_buf = MustAlloc(n * c.value_width);
-      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in_buf.get()),
-                                                         n * c.key_bytes * sets / 8, lg);
-      if (c.value_width) {
-        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(
-            static_cast<uint64_t*>(values_in_buf.get()), n * c.value_width * sets / 8, 3);
-      }
       std::vector<double> ms;
       std::vector<std::string> checks;
       for (size_t k = 0; k < c.candidates.size(); ++k) {
         const Candidate& cand = c.candidates[k];
         std::fprintf(stderr, "%s 2^%d %s\n", c.name, lg, cand.name.c_str());
-        DeviceSortArgs args;
-        args.key_type = c.type;
-        args.n = n;
-        args.value_width = c.value_width;
-        args.keys_out = keys_out_buf.get();
-        args.values_out = values_out_buf.get();
+        DeviceSortArgs args = buffers.Args();
         size_t bytes = 0;
         SORTD_BENCH_CHECK(cand.fn(nullptr, &bytes, args, stream));
         const sortd::DeviceBuffer temp_buf = MustAlloc(std::max<size_t>(bytes, 1));
-        auto set_input = [&](size_t set) {
-          args.keys_in = static_cast<const char*>(keys_in_buf.get()) + set * n * c.key_bytes;
-          args.values_in = c.value_width ? static_cast<const char*>(values_in_buf.get()) +
-                                               set * n * c.value_width
-                                         : nullptr;
-        };
         const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
-          set_input(static_cast<size_t>(i) % sets);
+          buffers.Select(static_cast<size_t>(i), &args);
           return cand.fn(temp_buf.get(), &bytes, args, stream);
         });
         SORTD_BENCH_CHECK(t.error);
         ms.push_back(t.median_ms);
         // The output of set 0, against CUB's (kept from the first candidate).
-        SORTD_BENCH_CHECK(cudaMemsetAsync(keys_out_buf.get(), 0xA5, n * c.key_bytes, stream));
-        SORTD_BENCH_CHECK(cudaMemsetAsync(values_out_buf.get(), 0xA5, n * c.value_width, stream));
-        set_input(0);
+        SORTD_BENCH_CHECK(cudaMemsetAsync(args.keys_out, 0xA5, n * c.key_bytes, stream));
+        SORTD_BENCH_CHECK(cudaMemsetAsync(args.values_out, 0xA5, n * c.value_width, stream));
+        buffers.Select(0, &args);
         SORTD_BENCH_CHECK(cand.fn(temp_buf.get(), &bytes, args, stream));
         if (k == 0) {
-          SORTD_BENCH_CHECK(cudaMemcpyAsync(keys_ref_buf.get(), keys_out_buf.get(), n * c.key_bytes,
+          SORTD_BENCH_CHECK(cudaMemcpyAsync(keys_ref_buf.get(), args.keys_out, n * c.key_bytes,
                                             cudaMemcpyDeviceToDevice, stream));
-          SORTD_BENCH_CHECK(cudaMemcpyAsync(values_ref_buf.get(), values_out_buf.get(),
+          SORTD_BENCH_CHECK(cudaMemcpyAsync(values_ref_buf.get(), args.values_out,
                                             n * c.value_width, cudaMemcpyDeviceToDevice, stream));
           checks.push_back("reference");
           continue;
@@ -222,10 +199,10 @@ int main(int argc, char** argv) {
           return host;
         };
         const unsigned long long bad_keys =
-            count_mismatches(keys_out_buf.get(), keys_ref_buf.get(), n * c.key_bytes);
+            count_mismatches(args.keys_out, keys_ref_buf.get(), n * c.key_bytes);
         const unsigned long long bad_values =
             c.value_width
-                ? count_mismatches(values_out_buf.get(), values_ref_buf.get(), n * c.value_width)
+                ? count_mismatches(args.values_out, values_ref_buf.get(), n * c.value_width)
                 : 0;
         checks.push_back(bad_keys == 0 && bad_values == 0
                              ? "= cub"

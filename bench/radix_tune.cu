@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_harness.h"
-#include "bench/policy_sweep.h"
-#include "bench/random_bits.cuh"
+#include "bench/policy_sweep.cuh"
 #include "kernels/library_sort.h"
 #include "kernels/radix/dispatch_radix_sort.cuh"
 
@@ -143,42 +142,16 @@ int main(int argc, char** argv) {
     if (!only.empty() && only != c.name) continue;
     for (int lg : log2s) {
       const size_t n = size_t{1} << lg;
-      const size_t set_bytes = n * (c.key_bytes + c.value_width);
-      const size_t sets =
-          std::min<size_t>(16, std::max<size_t>(1, (size_t{512} << 20) / set_bytes));
-      using sortd::bench::MustAlloc;
-      const sortd::DeviceBuffer keys_in_buf = MustAlloc(n * c.key_bytes * sets);
-      const sortd::DeviceBuffer keys_out_buf = MustAlloc(n * c.key_bytes);
-      const sortd::DeviceBuffer values_in_buf = MustAlloc(n * c.value_width * sets);
-      const sortd::DeviceBuffer values_out_buf = MustAlloc(n * c.value_width);
-      void* keys_in = keys_in_buf.get();
-      void* keys_out = keys_out_buf.get();
-      void* values_in = values_in_buf.get();  // null without values
-      void* values_out = values_out_buf.get();
-      sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(keys_in),
-                                                         n * c.key_bytes * sets / 8, lg);
-      if (c.value_width) {
-        sortd::bench::RandomBits<<<1024, 256, 0, stream>>>(static_cast<uint64_t*>(values_in),
-                                                           n * c.value_width * sets / 8, 3);
-      }
+      const sortd::bench::SweepBuffers buffers(c.type, c.key_bytes, c.value_width, lg, 16, stream);
       std::vector<double> ms;
       for (const Candidate& cand : c.candidates) {
-        DeviceSortArgs args;
-        args.key_type = c.type;
-        args.n = n;
-        args.keys_out = keys_out;
-        args.value_width = c.value_width;
-        args.values_out = values_out;
+        DeviceSortArgs args = buffers.Args();
         size_t bytes = 0;
         SORTD_BENCH_CHECK(cand.fn(nullptr, &bytes, args, stream));
-        const sortd::DeviceBuffer temp_buf = MustAlloc(bytes);
+        const sortd::DeviceBuffer temp_buf = sortd::bench::MustAlloc(bytes);
         void* temp = temp_buf.get();
         const auto t = sortd::bench::TimeOnStream(stream, 3, 11, [&](int i) {
-          const size_t set = static_cast<size_t>(i) % sets;
-          args.keys_in = static_cast<const char*>(keys_in) + set * n * c.key_bytes;
-          args.values_in = c.value_width
-                               ? static_cast<const char*>(values_in) + set * n * c.value_width
-                               : nullptr;
+          buffers.Select(static_cast<size_t>(i), &args);
           return cand.fn(temp, &bytes, args, stream);
         });
         SORTD_BENCH_CHECK(t.error);
