@@ -27,14 +27,14 @@ void CallTracker::Started() {
 
 void CallTracker::Sending(grpc::ServerContextBase* context) {
   absl::MutexLock lock(&mu_);
-  watched_[context] = {absl::Now() + send_timeout_, false};
+  watched_[context].send = absl::Now() + send_timeout_;
 }
 
 void CallTracker::Sent(grpc::ServerContextBase* context) { Unwatch(context, false); }
 
 void CallTracker::Receiving(grpc::ServerContextBase* context) {
   absl::MutexLock lock(&mu_);
-  watched_[context] = {absl::Now() + receive_timeout_, true};
+  watched_[context].receive = absl::Now() + receive_timeout_;
 }
 
 void CallTracker::Received(grpc::ServerContextBase* context) { Unwatch(context, true); }
@@ -44,7 +44,11 @@ void CallTracker::Unwatch(grpc::ServerContextBase* context, bool receiving) {
   // not stop that send's watch (nor a write's end a read's).
   absl::MutexLock lock(&mu_);
   auto it = watched_.find(context);
-  if (it != watched_.end() && it->second.receiving == receiving) watched_.erase(it);
+  if (it == watched_.end()) return;
+  (receiving ? it->second.receive : it->second.send) = absl::InfiniteFuture();
+  if (it->second.send == absl::InfiniteFuture() && it->second.receive == absl::InfiniteFuture()) {
+    watched_.erase(it);
+  }
 }
 
 void CallTracker::Done(grpc::ServerContextBase* context) {
@@ -57,6 +61,16 @@ void CallTracker::Done(grpc::ServerContextBase* context) {
   }
   watched_.erase(context);
   --live_;
+}
+
+void CallTracker::AnswerLost() {
+  absl::MutexLock lock(&mu_);
+  ++lost_answers_;
+}
+
+uint64_t CallTracker::lost_answers() const {
+  absl::MutexLock lock(&mu_);
+  return lost_answers_;
 }
 
 bool CallTracker::WaitForNoCalls(absl::Time deadline) {
@@ -94,11 +108,11 @@ void CallTracker::Watch() {
     const absl::Time now = absl::Now();
     overdue.clear();
     for (auto it = watched_.begin(); it != watched_.end();) {
-      if (it->second.deadline > now) {
+      if (it->second.send > now && it->second.receive > now) {
         ++it;
         continue;
       }
-      ++(it->second.receiving ? receive_timeouts_ : send_timeouts_);
+      ++(it->second.receive <= now ? receive_timeouts_ : send_timeouts_);
       overdue.push_back(it->first);
       cancelling_.insert(it->first);
       watched_.erase(it++);

@@ -38,12 +38,17 @@ class CallTracker {
   // gRPC is done with the call (OnDone); the context is not touched after this returns.
   void Done(grpc::ServerContextBase* context);
 
+  // A call answered OK was cancelled before its answer reached the client (counted as lost).
+  void AnswerLost();
+
   // Blocks until no call is live or `deadline` passes; true when none is live.
   bool WaitForNoCalls(absl::Time deadline);
   size_t live() const;
   // Calls cancelled by the watchdog so far, waiting to send and waiting to receive.
   uint64_t send_timeouts() const;
   uint64_t receive_timeouts() const;
+  // Answers sorted and sent OK that never reached their client (AnswerLost).
+  uint64_t lost_answers() const;
 
  private:
   void Watch();
@@ -53,10 +58,11 @@ class CallTracker {
   const absl::Duration receive_timeout_;
   mutable absl::Mutex mu_;
   size_t live_ ABSL_GUARDED_BY(mu_) = 0;
-  // When each watched call's deadline passes, and whether it waits to receive (else to send).
+  // When each watched call's wait to send and wait to receive time out (InfiniteFuture: it does
+  // not wait for that); a session may wait for both at once.
   struct Watched {
-    absl::Time deadline;
-    bool receiving = false;
+    absl::Time send = absl::InfiniteFuture();
+    absl::Time receive = absl::InfiniteFuture();
   };
   absl::flat_hash_map<grpc::ServerContextBase*, Watched> watched_ ABSL_GUARDED_BY(mu_);
   // Being cancelled by the watchdog outside the lock: Done waits for these (gRPC may finish the
@@ -64,6 +70,7 @@ class CallTracker {
   absl::flat_hash_set<grpc::ServerContextBase*> cancelling_ ABSL_GUARDED_BY(mu_);
   uint64_t send_timeouts_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t receive_timeouts_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t lost_answers_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watchdog_;
 };

@@ -13,7 +13,53 @@
 namespace sortd {
 
 MemoryBudget::MemoryBudget(size_t limit_bytes, std::string flag)
-    : limit_(limit_bytes), flag_(std::move(flag)) {}
+    : limit_(limit_bytes), flag_(std::move(flag)), waker_([this] { RunWaker(); }) {}
+
+MemoryBudget::~MemoryBudget() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  waker_.join();
+}
+
+void MemoryBudget::WhenRoom(size_t bytes, std::function<void()> retry) {
+  absl::MutexLock lock(&mu_);
+  waiting_.push_back({bytes, std::move(retry)});
+  WakeFitting();  // room may have come since the caller's refusal
+}
+
+void MemoryBudget::WakeAll() {
+  absl::MutexLock lock(&mu_);
+  for (Waiter& w : waiting_) woken_.push_back(std::move(w.retry));
+  waiting_.clear();
+}
+
+void MemoryBudget::WakeFitting() {
+  // Room is promised to the waiters woken here, which have not reserved yet.
+  size_t room = limit_ - std::min(limit_, in_use_);
+  while (!waiting_.empty() && waiting_.front().bytes <= room) {
+    room -= waiting_.front().bytes;
+    woken_.push_back(std::move(waiting_.front().retry));
+    waiting_.pop_front();
+  }
+}
+
+void MemoryBudget::RunWaker() {
+  std::vector<std::function<void()>> run;
+  mu_.Lock();
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !woken_.empty(); };
+  while (true) {
+    mu_.Await(absl::Condition(&ready));
+    if (stop_) break;
+    run.swap(woken_);
+    mu_.Unlock();
+    for (std::function<void()>& retry : run) retry();
+    run.clear();
+    mu_.Lock();
+  }
+  mu_.Unlock();
+}
 
 MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& other) noexcept {
   if (this != &other) {
@@ -56,8 +102,10 @@ absl::Status MemoryBudget::Resize(Reservation& share, size_t bytes, const std::s
   absl::MutexLock lock(&mu_);
   const size_t others = in_use_ - (share.budget_ == this ? share.bytes_ : 0);
   if (absl::Status s = CheckFits(bytes, others, what); !s.ok()) return s;
+  const bool shrank = others + bytes < in_use_;
   in_use_ = others + bytes;
   peak_ = std::max(peak_, in_use_);
+  if (shrank) WakeFitting();
   share.budget_ = bytes != 0 ? this : nullptr;  // an empty share leaves nothing to give back
   share.bytes_ = bytes;
   return absl::OkStatus();
@@ -82,6 +130,7 @@ std::function<absl::Status(size_t)> MemoryBudget::LaterShares(std::string what) 
 void MemoryBudget::Return(size_t bytes) {
   absl::MutexLock lock(&mu_);
   in_use_ -= bytes;
+  WakeFitting();
 }
 
 namespace {
@@ -111,6 +160,17 @@ size_t ProcessMemoryBytes() {
   size_t memory = pages > 0 && page_size > 0 ? size_t(pages) * size_t(page_size) : size_t{8} << 30;
   if (const size_t cgroup = CgroupMemoryLimit(); cgroup != 0) memory = std::min(memory, cgroup);
   return memory;
+}
+
+size_t GrpcQuotaBeside(size_t budget_bytes) {
+  return budget_bytes + std::max(budget_bytes, kGrpcQuotaHeadroomBytes);
+}
+
+size_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
 }
 
 size_t DefaultMemoryBudgetBytes(size_t held_bytes) {

@@ -202,10 +202,18 @@ Metrics::Metrics(const BuildInfo& build)
   receive_timeouts_ = &prometheus::BuildCounter()
                            .Name("sortd_receive_timeouts_total")
                            .Help(
-                               "SortStream uploads cancelled because the client sent nothing "
-                               "for --receive_timeout.")
+                               "Calls cancelled because the client sent nothing for "
+                               "--receive_timeout while sortd waited for its request, its next "
+                               "chunk or its next session request.")
                            .Register(*registry_)
                            .Add({});
+  lost_answers_ = &prometheus::BuildCounter()
+                       .Name("sortd_lost_answers_total")
+                       .Help(
+                           "Answers counted OK in sortd_requests_total that never reached their "
+                           "client (the call was cancelled or its connection lost as it went out).")
+                       .Register(*registry_)
+                       .Add({});
   out_of_core_sorts_ = &prometheus::BuildCounter()
                             .Name("sortd_out_of_core_sorts_total")
                             .Help(
@@ -276,14 +284,14 @@ void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned
   shared_memory_[2]->Set(static_cast<double>(pinned_bytes));
 }
 
-void Metrics::SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
-                       uint64_t send_timeouts, uint64_t receive_timeouts) {
-  memory_budget_[0]->Set(static_cast<double>(inflight_bytes));
-  memory_budget_[1]->Set(static_cast<double>(limit_bytes));
-  memory_budget_[2]->Set(static_cast<double>(live_calls));
+void Metrics::SetCalls(const CallCounts& counts) {
+  memory_budget_[0]->Set(static_cast<double>(counts.inflight_bytes));
+  memory_budget_[1]->Set(static_cast<double>(counts.limit_bytes));
+  memory_budget_[2]->Set(static_cast<double>(counts.live_calls));
   // The tracker counts; the counters catch up.
-  for (auto [counter, total] :
-       {std::pair{send_timeouts_, send_timeouts}, std::pair{receive_timeouts_, receive_timeouts}}) {
+  for (auto [counter, total] : {std::pair{send_timeouts_, counts.send_timeouts},
+                                std::pair{receive_timeouts_, counts.receive_timeouts},
+                                std::pair{lost_answers_, counts.lost_answers}}) {
     const double counted = counter->Value();
     if (static_cast<double>(total) > counted) {
       counter->Increment(static_cast<double>(total) - counted);

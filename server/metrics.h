@@ -67,8 +67,15 @@ class Metrics : public EngineObserver {
   void SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes);
 
   // The memory budget and the calls in progress (copied from the server once a second).
-  void SetCalls(size_t inflight_bytes, size_t limit_bytes, size_t live_calls,
-                uint64_t send_timeouts, uint64_t receive_timeouts);
+  struct CallCounts {
+    size_t inflight_bytes = 0;
+    size_t limit_bytes = 0;
+    size_t live_calls = 0;
+    uint64_t send_timeouts = 0;  // totals so far, from the CallTracker
+    uint64_t receive_timeouts = 0;
+    uint64_t lost_answers = 0;
+  };
+  void SetCalls(const CallCounts& counts);
 
   // The text exposition of everything, as a scrape would return it.
   std::string Scrape() const;
@@ -92,6 +99,7 @@ class Metrics : public EngineObserver {
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;
   prometheus::Counter* receive_timeouts_;
+  prometheus::Counter* lost_answers_;
   prometheus::Counter* out_of_core_sorts_;
   prometheus::Counter* bytes_from_device_;                   // SortReport::bytes_from_device
   prometheus::Counter* least_scratch_sorts_;                 // SortReport::least_scratch

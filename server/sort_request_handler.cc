@@ -39,6 +39,10 @@ void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch
   job.reserve_host = budget.LaterShares("sort scratch of the CPU engine");
 }
 
+void GiveBackLaterScratch(SortJob& job) {
+  if (job.reserve_host) job.reserve_host(0).IgnoreError();  // a smaller share always fits
+}
+
 namespace {
 
 // Zero or one key is already sorted: answered in the handler without queueing.
@@ -76,8 +80,25 @@ void SortRequestHandler::Refuse(SortExchange* exchange, absl::string_view key_ty
   exchange->Answer(status, grpc::ByteBuffer());
 }
 
+void SortRequestHandler::Readmit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange,
+                                 const absl::Status& refusal) {
+  if (draining_->load()) return Refuse(exchange, parsed->key_type, ShuttingDownError());
+  if (exchange->cancellation()()) {
+    return Refuse(exchange, parsed->key_type,
+                  absl::CancelledError("the call ended while its request waited for room in the "
+                                       "memory budget"));
+  }
+  if (absl::Now() >= exchange->deadline()) {
+    return Refuse(exchange, parsed->key_type,
+                  absl::DeadlineExceededError(absl::StrCat(
+                      "the deadline passed while the request waited for room in the memory "
+                      "budget; when it began to wait: ",
+                      refusal.message())));
+  }
+  Admit(std::move(parsed), exchange);
+}
+
 void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
-  const absl::Time arrival = exchange->arrival();
   const size_t request_bytes = raw.Length();
   absl::StatusOr<SortRequestFrame> request = ParseSortRequest(raw);
   // The frame references the slices it needs; the rest of the upload is freed now.
@@ -90,6 +111,17 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
       SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);
   if (!validated.ok()) return Refuse(exchange, key_type, validated.status());
+  Admit(std::make_shared<ParsedRequest>(
+            ParsedRequest{*std::move(request), *std::move(validated), request_bytes, key_type}),
+        exchange);
+}
+
+void SortRequestHandler::Admit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange) {
+  SortRequestFrame* request = &parsed->request;
+  const ValidatedJob* validated = &parsed->validated;
+  const size_t request_bytes = parsed->request_bytes;
+  const absl::string_view key_type = parsed->key_type;
+  const absl::Time arrival = exchange->arrival();
   // What the request holds until its answer is sent: the request as received, and (unless the
   // arrays are in shared memory) the response the engine writes.
   const size_t response_bytes =
@@ -101,7 +133,19 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
       AdmitJob(*budget_, *engine_, validated->spec, validated->n, validated->shared_memory,
                request_bytes + response_bytes,
                absl::StrCat("request ", request_bytes, " + response ", response_bytes));
-  if (!admission.ok()) return Refuse(exchange, key_type, admission.status());
+  if (!admission.ok()) {
+    // Room that is in flight comes back; a request larger than the whole budget never fits.
+    const size_t least =
+        request_bytes + response_bytes +
+        engine_->LeastHostScratchBytes(validated->spec, validated->n, validated->shared_memory);
+    auto wait = [&] {
+      budget_->WhenRoom(least, [this, parsed, exchange, refusal = admission.status()] {
+        Readmit(parsed, exchange, refusal);
+      });
+    };
+    if (least <= budget_->limit() && exchange->WaitForRoom(wait)) return;
+    return Refuse(exchange, key_type, admission.status());
+  }
   const AdmittedScratch scratch = admission->scratch;
   exchange->Hold(std::move(admission->reservation));
   metrics_->RecordTransport(validated->shared_memory);
@@ -132,6 +176,7 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   job->done = [this, exchange, finished, key_type, n = validated->n, bytes,
                slices = std::move(request->slices)](const absl::Status& status,
                                                     const SortReport& report) {
+    GiveBackLaterScratch(*finished);
     grpc::ByteBuffer response;
     if (status.ok()) {
       v1::SortResponse fields;
@@ -197,8 +242,10 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   const size_t n = job->n, bytes = job->keys.size() + job->values.size();
   // The lease keeps the regions mapped until the engine is done with the job; a region that shrank
   // meanwhile fails the request even when the sort itself went through.
-  job->done = [this, finish, lease, key_type, n, bytes](const absl::Status& status,
-                                                        const SortReport& report) mutable {
+  SortJob* const finished = job.get();
+  job->done = [this, finish, lease, finished, key_type, n, bytes](
+                  const absl::Status& status, const SortReport& report) mutable {
+    GiveBackLaterScratch(*finished);
     const absl::Status final_status = status.ok() ? lease->CheckIntact() : status;
     lease.reset();  // no longer in flight once the caller can see the answer
     if (final_status.ok()) metrics_->RecordSort(key_type, report, n, bytes);

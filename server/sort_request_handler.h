@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -47,6 +48,11 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
 // admitted with the least starts once memory has come free.
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted);
 
+// Gives back what a finished job took through AllowLaterScratch before its answer goes out, not
+// when the job is destroyed after it: a client that waits for each answer must not find the
+// previous request's scratch still in flight.
+void GiveBackLaterScratch(SortJob& job);
+
 // The way back for one request.
 class SortExchange {
  public:
@@ -61,8 +67,14 @@ class SortExchange {
   virtual absl::Time deadline() const = 0;
   // True once the caller no longer wants the answer; called from engine threads until Answer.
   virtual std::function<bool()> cancellation() const = 0;
-  // The request's share of the memory budget, to hold until its answer has been sent.
+  // The request's share of the memory budget, to hold until its answer is handed to gRPC.
   virtual void Hold(MemoryBudget::Reservation reservation) = 0;
+  // Whether a request that does not fit the memory budget now waits for room rather than being
+  // refused: only where the caller's client can be held back meanwhile (a session, through flow
+  // control). An exchange that waits calls `wait` (which queues the retry) and returns true; until
+  // the retry it gets neither Hold nor Answer, and when its call ends or the server drains it must
+  // have the handler wake it (WakeWaiting), to be refused then.
+  virtual bool WaitForRoom(const std::function<void()>& wait) { return false; }
   // Called exactly once, possibly before Handle returns; `response` (a serialized SortResponse)
   // only matters when `status` is OK.
   virtual void Answer(const absl::Status& status, grpc::ByteBuffer response) = 0;
@@ -86,7 +98,24 @@ class SortRequestHandler {
   // Answers `status` without sorting; counted with algorithm "none".
   void Refuse(SortExchange* exchange, absl::string_view key_type, const absl::Status& status);
 
+  // Requests waiting for room (SortExchange::WaitForRoom) try again now: a call ended, and its
+  // request must be answered rather than wait on.
+  void WakeWaiting() { budget_->WakeAll(); }
+
  private:
+  // A request parsed and validated, on its way into the memory budget.
+  struct ParsedRequest {
+    SortRequestFrame request;
+    ValidatedJob validated;
+    size_t request_bytes;
+    absl::string_view key_type;
+  };
+  void Admit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange);
+  // Admit again after a wait for room, unless the call has ended or is past its deadline
+  // meanwhile (then the request is refused).
+  void Readmit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange,
+               const absl::Status& refusal);
+
   void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
                      const ValidatedJob& validated, const AdmittedScratch& scratch);
 

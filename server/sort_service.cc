@@ -36,10 +36,13 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
       service_->handler_.Refuse(this, "invalid", ShuttingDownError());
       return;
     }
+    // An upload that stalls for --receive_timeout is cancelled, and gRPC frees what it received.
+    service_->calls_->Receiving(context_);
     StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {
+    service_->calls_->Received(context_);
     if (!ok) {  // the client half-closed (or went away) without sending its message
       service_->handler_.Refuse(
           this, "invalid",
@@ -53,7 +56,7 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
   }
 
   void OnDone() override {
-    reservation_.Release();
+    if (answered_ok_ && context_->IsCancelled()) service_->calls_->AnswerLost();
     service_->calls_->Done(context_);
     delete this;
   }
@@ -67,6 +70,10 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
   }
   void Answer(const absl::Status& status, grpc::ByteBuffer response) override {
     if (status.ok()) *response_ = std::move(response);
+    answered_ok_ = status.ok();
+    // Given back as the answer goes to gRPC, before the client can see it: a client that sends
+    // its next request once it has this answer never finds its own bytes still in flight.
+    reservation_.Release();
     service_->calls_->Sending(context_);
     Finish(ToGrpcStatus(status));
   }
@@ -76,8 +83,9 @@ class SortServiceImpl::Call final : public grpc::ServerReadReactor<grpc::ByteBuf
   grpc::CallbackServerContext* const context_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer request_;
-  // The call's bytes in the server's memory budget, held until gRPC has sent the response.
+  // The call's bytes in the server's memory budget, held until its answer goes to gRPC.
   MemoryBudget::Reservation reservation_;
+  bool answered_ok_ = false;
 };
 
 SortServiceImpl::SortServiceImpl(SortEngine* engine, Metrics* metrics,

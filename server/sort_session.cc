@@ -45,6 +45,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void Drain() {
     absl::MutexLock lock(&mu_);
     draining_ = true;
+    if (waiting_for_room_ != nullptr) sessions_->handler_->WakeWaiting();  // to be refused now
     Advance();
   }
 
@@ -52,6 +53,10 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     Slot* slot;
     {
       absl::MutexLock lock(&mu_);
+      if (receive_watched_) {
+        receive_watched_ = false;
+        sessions_->calls_->Received(context_);
+      }
       if (!ok || finished_) {  // the client half-closed, or the call is over: nothing to run
         reading_ = false;
         upload_ended_ = true;
@@ -75,7 +80,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     absl::MutexLock lock(&mu_);
     writing_ = false;
     outgoing_.Clear();
-    outgoing_reservation_.Release();
+    if (!ok && outgoing_ok_) sessions_->calls_->AnswerLost();
     // Cancelled, or cut off by the send timeout: the call ends, and unanswered jobs are dropped.
     if (!ok) End(absl::CancelledError("SortSession: an answer could not be sent"));
     Advance();
@@ -84,6 +89,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void OnCancel() override {
     absl::MutexLock lock(&mu_);
     End(absl::CancelledError("SortSession: the call was cancelled"));
+    if (waiting_for_room_ != nullptr) sessions_->handler_->WakeWaiting();  // to be refused now
     Advance();
   }
 
@@ -100,6 +106,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       // response.
       for (auto& slot : slots_) {
         if (!slot->ready) continue;
+        if (slot->answer_ok) sessions_->calls_->AnswerLost();
         slot->answer.Clear();
         slot->reservation.Release();
       }
@@ -120,6 +127,11 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       return [session = session_] { return session->cancelled_.load(std::memory_order_relaxed); };
     }
     void Hold(MemoryBudget::Reservation held) override { session_->Held(this, std::move(held)); }
+    // A session's next request waits for room in the budget, and the session reads no further
+    // meanwhile: HTTP/2 flow control then holds its client back.
+    bool WaitForRoom(const std::function<void()>& wait) override {
+      return session_->WaitForRoom(this, wait);
+    }
     void Answer(const absl::Status& status, grpc::ByteBuffer response) override {
       session_->Answered(this, status, std::move(response));
     }
@@ -128,6 +140,7 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     // Read and written only by the session, under its mu_ (the analysis cannot tie a slot's
     // fields to its session's lock, so they carry no annotation).
     bool ready = false;
+    bool answer_ok = false;  // a sort's result, not an error
     grpc::ByteBuffer answer;
     MemoryBudget::Reservation reservation;
   };
@@ -135,6 +148,20 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void Held(Slot* slot, MemoryBudget::Reservation reservation) {
     absl::MutexLock lock(&mu_);
     slot->reservation = std::move(reservation);
+    if (waiting_for_room_ == slot) {
+      waiting_for_room_ = nullptr;
+      Advance();
+    }
+  }
+
+  // Under the lock, so that a cancellation or drain either comes before (the request is refused
+  // now) or finds it waiting (and wakes it).
+  bool WaitForRoom(Slot* slot, const std::function<void()>& wait) {
+    absl::MutexLock lock(&mu_);
+    if (!end_status_.ok() || draining_ || done_) return false;
+    waiting_for_room_ = slot;
+    wait();
+    return true;
   }
 
   // Engine threads (or the handler, at once) answer here; the session stays alive until the last
@@ -145,11 +172,13 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     {
       absl::MutexLock lock(&mu_);
       --unanswered_;
+      if (waiting_for_room_ == slot) waiting_for_room_ = nullptr;  // refused while it waited
       if (done_) {
         slot->reservation.Release();
         free_now = unanswered_ == 0;
       } else {
         slot->ready = true;
+        slot->answer_ok = status.ok();
         slot->answer = std::move(answer);
         Advance();
       }
@@ -170,17 +199,32 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     if (end_status_.ok() && !writing_ && !slots_.empty() && slots_.front()->ready) {
       Slot& front = *slots_.front();
       outgoing_ = std::move(front.answer);
-      outgoing_reservation_ = std::move(front.reservation);
+      outgoing_ok_ = front.answer_ok;
+      // Given back as the answer goes to gRPC, before the client can see it: a client that sends
+      // its next request once it has this answer never finds this one's bytes still in flight.
+      front.reservation.Release();
       slots_.pop_front();
       writing_ = true;
       sessions_->calls_->Sending(context_);
       StartWrite(&outgoing_);
     }
     const bool taking = end_status_.ok() && !upload_ended_ && !draining_;
-    if (taking && !reading_ &&
+    if (taking && !reading_ && waiting_for_room_ == nullptr &&
         slots_.size() < static_cast<size_t>(sessions_->options_.max_inflight)) {
       reading_ = true;
       StartRead(&incoming_);
+    }
+    // A session that waits only for its client (nothing of it read and unanswered) for
+    // --receive_timeout is cancelled, as is an upload that stalls halfway: gRPC then frees what it
+    // received. While its requests are worked on, the client may rightly wait for their answers.
+    const bool idle = reading_ && slots_.empty();
+    if (idle != receive_watched_) {
+      receive_watched_ = idle;
+      if (idle) {
+        sessions_->calls_->Receiving(context_);
+      } else {
+        sessions_->calls_->Received(context_);
+      }
     }
     if (writing_) return;  // the call ends after the write in progress
     if (!end_status_.ok() || (!taking && slots_.empty())) {
@@ -207,11 +251,14 @@ class SessionCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // read, not yet written
   size_t unanswered_ ABSL_GUARDED_BY(mu_) = 0;                    // of slots_
   grpc::ByteBuffer outgoing_ ABSL_GUARDED_BY(mu_);                // the answer being written
-  MemoryBudget::Reservation outgoing_reservation_ ABSL_GUARDED_BY(mu_);
+  bool outgoing_ok_ ABSL_GUARDED_BY(mu_) = false;                 // and whether it is a result
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool receive_watched_ ABSL_GUARDED_BY(mu_) = false;  // by the CallTracker, as idle
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool upload_ended_ ABSL_GUARDED_BY(mu_) = false;  // the client half-closed
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  // The request waiting for room in the memory budget, if one does (the session reads no further).
+  Slot* waiting_for_room_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);  // not OK: the call ends with it now
   bool finished_ ABSL_GUARDED_BY(mu_) = false;    // Finish was called
   bool done_ ABSL_GUARDED_BY(mu_) = false;        // gRPC is done with the call

@@ -82,13 +82,23 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   void OnDone() override {
-    reservation_.Release();
-    shared_->open_streams.fetch_sub(1);
+    if (answered_ok_ && context_->IsCancelled()) shared_->calls->AnswerLost();
+    GiveBackHold();
     shared_->calls->Done(context_);
     delete this;
   }
 
  private:
+  // The call's budget and its place among --max_sort_streams go back as its last message or its
+  // status goes to gRPC, before the client can see it: a client that opens its next stream once
+  // it has this answer never finds its own stream still counted.
+  void GiveBackHold() {
+    reservation_.Release();
+    if (!counted_) return;
+    counted_ = false;
+    shared_->open_streams.fetch_sub(1);
+  }
+
   // Every read comes before the upload's end, which the sort waits for: a client that sends
   // nothing for --receive_timeout is cancelled.
   void Read() {
@@ -200,6 +210,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     job->growing = growing_;
     SortJob* const finished = job.get();
     job->done = [this, finished](const absl::Status& status, const SortReport& report) {
+      GiveBackLaterScratch(*finished);
       EarlyJobDone(status, report, *finished);
     };
     shared_->engine->Submit(std::move(job));
@@ -338,6 +349,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     job->values = values_;
     SortJob* const finished = job.get();
     job->done = [this, finished](const absl::Status& status, const SortReport& report) {
+      GiveBackLaterScratch(*finished);
       if (!status.ok()) return Fail(status);  // a failed job's partial output is never sent
       TakeResult(*finished, report);
       Answer();
@@ -350,6 +362,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
     if (wrote_last_) {
       shared_->metrics->RecordRequest("SortStream", absl::StatusCode::kOk, key_type_,
                                       AlgorithmName(report_.algorithm), absl::Now() - arrival_);
+      answered_ok_ = true;
       shared_->calls->Sending(context_);
       return Finish(grpc::Status::OK);
     }
@@ -361,6 +374,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                                 Elements(out_values_, value_width(), written_, count),
                                 Elements(out_indices_, sizeof(uint32_t), written_, count));
     written_ += count;
+    if (wrote_last_) GiveBackHold();
     shared_->calls->Sending(context_);
     StartWrite(&answer_);
   }
@@ -368,6 +382,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   void Fail(const absl::Status& status) {
     shared_->metrics->RecordRequest("SortStream", status.code(), key_type_, "none",
                                     absl::Now() - arrival_);
+    GiveBackHold();
     shared_->calls->Sending(context_);
     Finish(ToGrpcStatus(status));
   }
@@ -385,7 +400,7 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   MemoryBudget::Reservation reservation_;   // the whole array, input and result
   ByteSource keys_;                         // the uploaded array, in gRPC's slices
   ByteSource values_;
-  std::vector<std::shared_ptr<const std::vector<grpc::Slice>>> held_;  // those slices
+  std::vector<std::shared_ptr<const ReceivedSlices>> held_;     // those slices
   std::optional<StreamChunkCopies> key_copies_, value_copies_;  // or copies (HoldChunkSlices)
   AdmittedScratch scratch_;  // of the reservation: the engine's host scratch at admission
   size_t received_ = 0;      // keys uploaded so far
@@ -408,6 +423,8 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   grpc::ByteBuffer answer_;  // the answer message being written
   size_t written_ = 0;       // keys answered so far
   bool wrote_last_ = false;
+  bool answered_ok_ = false;  // the status sent is OK
+  bool counted_ = true;       // among shared_->open_streams
 };
 
 }  // namespace

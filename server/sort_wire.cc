@@ -201,16 +201,15 @@ class RequestWalker {
 template <typename Message>
 absl::StatusOr<BulkFrame<Message>> ParseBulkMessage(const grpc::ByteBuffer& buffer) {
   BulkFrame<Message> frame;
-  auto slices = std::make_shared<std::vector<grpc::Slice>>();
+  std::vector<grpc::Slice> slices;
   // A ByteBuffer without a buffer (a call that carried no message) dumps as an error; it holds no
   // bytes, which protobuf reads as a SortRequest of defaults, and validation says what is missing.
   if (buffer.Valid()) {
-    if (grpc::Status s = buffer.Dump(slices.get()); !s.ok()) {
+    if (grpc::Status s = buffer.Dump(&slices); !s.ok()) {
       return absl::InternalError(absl::StrCat("reading the request's bytes: ", s.error_message()));
     }
   }
-  frame.slices = slices;
-  WireReader reader(*slices);
+  WireReader reader(slices);
   std::string other_fields;  // the fields protobuf knows, but keys and values
   absl::Status status =
       RequestWalker(reader, Message::descriptor(), frame.keys, frame.values)
@@ -224,11 +223,11 @@ absl::StatusOr<BulkFrame<Message>> ParseBulkMessage(const grpc::ByteBuffer& buff
   }
   // Only the slices keys and values view stay referenced: the others (the other fields, unknown
   // ones) are not needed after parsing, and a large unknown field is then not held by the job.
-  // Emptied in place, not erased: a small slice's bytes live in its Slice object. (Keys given twice
-  // keep the first one's slices too: the same bytes protobuf would have held meanwhile.)
-  for (size_t i = 0; i < slices->size(); ++i) {
-    if (!reader.viewed(i)) (*slices)[i] = grpc::Slice();
-  }
+  // (Keys given twice keep the first one's slices too: the same bytes protobuf would have held
+  // meanwhile.) The vector moves whole, so the views into inline slices stay valid.
+  std::vector<bool> viewed(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i) viewed[i] = reader.viewed(i);
+  frame.slices = std::make_shared<const ReceivedSlices>(std::move(slices), viewed);
   return frame;
 }
 

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/received_slices.h"
 #include "sortd/v1/sortd.pb.h"
 #include "worker/engine.h"
 #include "worker/job_bytes.h"
@@ -28,9 +29,8 @@ struct BulkFrame {
   Message fields;
   ByteSource keys;  // point into `slices`
   ByteSource values;
-  // References to gRPC's buffers, keeping them alive. Behind a pointer because a small slice holds
-  // its bytes inline: the Slice objects themselves must never move while keys/values view them.
-  std::shared_ptr<const std::vector<grpc::Slice>> slices;
+  // References to gRPC's buffers, keeping them alive (and released where gRPC can take them back).
+  std::shared_ptr<const ReceivedSlices> slices;
 };
 using SortRequestFrame = BulkFrame<v1::SortRequest>;
 using SortStreamFrame = BulkFrame<v1::SortStreamRequest>;

@@ -37,7 +37,8 @@ constexpr absl::Duration kSendGrace = absl::Seconds(2);
 // How long gRPC's own shutdown waits for calls that crossed its GOAWAY.
 constexpr absl::Duration kGoawayGrace = absl::Milliseconds(500);
 
-// Below this much in flight at the peak, freed memory is not worth a malloc_trim pass.
+// Below this much in flight at the peak (or resident above the last trim's), freed memory is not
+// worth a malloc_trim pass.
 constexpr size_t kTrimAfterPeakBytes = size_t{64} << 20;
 
 // gRPC registers its reflection plugin with every server builder in the process once the
@@ -202,7 +203,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   grpc::ServerBuilder builder;
   if (!options.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   grpc::ResourceQuota quota("sortd");
-  quota.Resize(s->budget_->limit());
+  quota.Resize(GrpcQuotaBeside(s->budget_->limit()));
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
@@ -255,17 +256,22 @@ void SortdServer::PublishWorkerHealth() {
 
 void SortdServer::ReleaseIdleMemory() {
   const size_t in_use = budget_->in_use();
-  metrics_->SetCalls(in_use, budget_->limit(), calls_->live(), calls_->send_timeouts(),
-                     calls_->receive_timeouts());
+  metrics_->SetCalls({in_use, budget_->limit(), calls_->live(), calls_->send_timeouts(),
+                      calls_->receive_timeouts(), calls_->lost_answers()});
   if (regions_ != nullptr) {
     // Regions unregistered while in use go when their last request does, between these calls.
     const SharedMemoryTotals totals = regions_->Totals();
     metrics_->SetSharedMemory(totals.regions, totals.mapped_bytes, totals.pinned_bytes);
   }
   peak_inflight_bytes_ = std::max(peak_inflight_bytes_, budget_->TakePeak());
-  if (in_use == 0 && peak_inflight_bytes_ >= kTrimAfterPeakBytes) {
+  // The budget's peak misses what only gRPC held (uploads refused or cut off, a flood of calls):
+  // growth of the resident set since the last trim counts too.
+  const size_t resident = ResidentBytes();
+  if (in_use == 0 && (peak_inflight_bytes_ >= kTrimAfterPeakBytes ||
+                      resident >= resident_after_trim_ + kTrimAfterPeakBytes)) {
     malloc_trim(0);
     peak_inflight_bytes_ = 0;
+    resident_after_trim_ = ResidentBytes();
   }
 }
 

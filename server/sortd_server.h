@@ -45,8 +45,8 @@ struct ServerOptions {
   // Memory bounds against what any client sends (README, Security). Request and response bytes of
   // accepted SortKeys calls held at once, server-wide; a call that does not fit is answered
   // RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads in
-  // progress) is set to the same figure. 0 takes half of what the engine's lifelong pools leave
-  // of the memory the process may use (DefaultMemoryBudgetBytes).
+  // progress) is a backstop above it (GrpcQuotaBeside). 0 takes half of what the engine's lifelong
+  // pools leave of the memory the process may use (DefaultMemoryBudgetBytes).
   size_t max_inflight_bytes = 0;
   // Streams one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS): bounds
   // the uploads one connection can have in progress.
@@ -116,6 +116,7 @@ class SortdServer {
   // has ended (glibc keeps what request buffers freed otherwise).
   void ReleaseIdleMemory();
   size_t peak_inflight_bytes_ = 0;  // since memory was last given back; health thread only
+  size_t resident_after_trim_ = 0;  // the resident set after the last trim; health thread only
   absl::Notification stop_health_;
   std::thread health_thread_;
   int port_ = 0;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "rpc/enum_convert.h"
 #include "server/sortd_server.h"
+#include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_engine.h"
 
@@ -99,6 +100,24 @@ inline v1::SortRequest MakeSortRequest(KeyType type, size_t n, uint32_t vw = 0, 
   r.set_stable(stable);
   r.set_return_indices(indices);
   return r;
+}
+
+// Whether `a` is `r` sorted, checked against the tests' own reference sort.
+inline ::testing::AssertionResult SortedCorrectly(const v1::SortRequest& r,
+                                                  const v1::SortResponse& a) {
+  if (a.has_error()) {
+    return ::testing::AssertionFailure()
+           << "answered with error " << a.error().code() << ": " << a.error().message();
+  }
+  SortSpec spec;
+  spec.key_type = *FromProtoKeyType(r.key_type());
+  spec.value_width = r.value_width();
+  spec.descending = r.order() == v1::SORT_ORDER_DESCENDING;
+  spec.stable = r.stable();
+  spec.return_indices = r.return_indices();
+  return VerifySortResult(spec, r.keys(), r.values(),
+                          ReferenceSortKeys(spec.key_type, r.keys(), spec.descending),
+                          {a.keys(), a.values(), a.indices()}, spec.stable);
 }
 
 // One SortKeys call in flight, started with the callback API so the test can act meanwhile.

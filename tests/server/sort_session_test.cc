@@ -26,28 +26,12 @@ using testing::MakeSortRequest;
 using testing::OneSlowThread;
 using testing::RawCall;
 using testing::SmallWindowChannel;
+using testing::SortedCorrectly;
 using testing::TestServer;
 using testing::WaitFor;
 
 constexpr char kSortSession[] = "/sortd.v1.SortService/SortSession";
 using SessionCall = grpc::ClientReaderWriter<v1::SortRequest, v1::SortResponse>;
-
-::testing::AssertionResult SortedCorrectly(const v1::SortRequest& r, const v1::SortResponse& a) {
-  if (a.has_error()) {
-    return ::testing::AssertionFailure()
-           << "answered with error " << a.error().code() << ": " << a.error().message();
-  }
-  SortSpec spec;
-  spec.key_type = *FromProtoKeyType(r.key_type());
-  spec.value_width = r.value_width();
-  spec.descending = r.order() == v1::SORT_ORDER_DESCENDING;
-  spec.stable = r.stable();
-  spec.return_indices = r.return_indices();
-  return testing::VerifySortResult(
-      spec, r.keys(), r.values(),
-      testing::ReferenceSortKeys(spec.key_type, r.keys(), spec.descending),
-      {a.keys(), a.values(), a.indices()}, spec.stable);
-}
 
 // Writes every request (the header of the call goes with the first), half-closes, reads the
 // answers; writing and reading run on two threads, so pipelining past any window cannot stall.
