@@ -187,7 +187,7 @@ class Client:
                     checked = item if isinstance(item, Arrays) else check_arrays(item)
                     pending.append(checked)
                     yield _core.bytes_request(checked, opts)
-            except BaseException as e:  # gRPC would hide it behind CANCELLED
+            except Exception as e:  # gRPC would hide it behind CANCELLED
                 local_error.append(e)
                 raise
 
