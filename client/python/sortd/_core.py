@@ -1,0 +1,237 @@
+"""What the sync and asyncio clients share: requests built from arrays, answers turned into
+arrays, the shared-memory layout and the choice of transport. Everything here is free of I/O
+except region files; the clients make the calls."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import grpc
+import numpy as np
+
+from sortd._errors import SortdError
+from sortd._shm import Region, align_up
+from sortd._types import Arrays, Options
+from sortd._wire import REQUEST_KEYS, REQUEST_VALUES, Answer, join_fields
+from sortd.v1 import sortd_pb2 as pb
+
+INDEX_DTYPE = np.dtype("<u4")  # what the server sends
+DEFAULT_MAX_REQUEST_BYTES = 1 << 30  # sortd's default --max_request_bytes
+STREAM_CHUNK_BYTES = 1 << 20  # per request message; well under any sensible --max_request_bytes
+MIN_REGION_BYTES = 1 << 20
+
+
+def _method(service: str, method: str) -> str:
+    return f"/{pb.DESCRIPTOR.services_by_name[service].full_name}/{method}"
+
+
+SORT_KEYS = _method("SortService", "SortKeys")
+SORT_STREAM = _method("SortService", "SortStream")
+SORT_SESSION = _method("SortService", "SortSession")
+HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+
+
+def health_serving(raw: bytes) -> bool:
+    # HealthCheckResponse { ServingStatus status = 1; } with SERVING = 1: b"\x08\x01".
+    return raw == b"\x08\x01"
+
+
+@dataclass
+class Result:
+    keys: np.ndarray
+    values: Optional[np.ndarray]
+    indices: Optional[np.ndarray]  # as the server sent them: uint32
+
+
+def _data_loss(message: str) -> SortdError:
+    return SortdError(grpc.StatusCode.DATA_LOSS, message)
+
+
+def bytes_request(arrays: Arrays, opts: Options) -> bytes:
+    head = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
+                          **opts.header_fields()).SerializeToString()
+    return join_fields(head, [(REQUEST_KEYS, arrays.keys), (REQUEST_VALUES, arrays.values)])
+
+
+def _take(answer: Answer, name: str, dtype: np.dtype, n: int) -> np.ndarray:
+    offset, length = answer.spans.get(name, (0, 0))
+    if length != n * dtype.itemsize:
+        raise _data_loss(f"answer: {length} bytes of {name}, expected {n * dtype.itemsize}")
+    return answer.array(name, dtype)
+
+
+def answer_error(answer: Answer, index: Optional[int] = None) -> Optional[SortdError]:
+    if answer.fields.HasField("error"):
+        return SortdError.from_number(answer.fields.error.code, answer.fields.error.message, index)
+    return None
+
+
+def result_from_answer(answer: Answer, arrays: Arrays, opts: Options, copy: bool) -> Result:
+    """Views over the answer's bytes (read-only), or copies of them with `copy`."""
+    n = arrays.n
+    keys = _take(answer, "keys", arrays.keys.dtype, n)
+    values = None if arrays.values is None else _take(answer, "values", arrays.values.dtype, n)
+    indices = _take(answer, "indices", INDEX_DTYPE, n) if opts.return_indices else None
+    if copy:
+        keys = keys.copy()
+        values = None if values is None else values.copy()
+    return Result(keys, values, indices)
+
+
+# ---- SortStream ----
+
+def stream_requests(arrays: Arrays, opts: Options, chunk_bytes: int) -> Iterator[bytes]:
+    """The header, then the arrays in chunks of whole keys, each sent from the arrays' memory."""
+    header = pb.SortStreamHeader(key_type=arrays.key_type, value_width=arrays.value_width,
+                                 key_count=arrays.n, **opts.header_fields())
+    head = pb.SortStreamRequest(header=header).SerializeToString()
+    per_key = arrays.keys.dtype.itemsize + arrays.value_width
+    step = max(1, chunk_bytes // per_key)
+    if arrays.n == 0:
+        yield head
+        return
+    for start in range(0, arrays.n, step):
+        stop = start + step
+        values = None if arrays.values is None else arrays.values[start:stop]
+        yield join_fields(head if start == 0 else b"",
+                          [(REQUEST_KEYS, arrays.keys[start:stop]), (REQUEST_VALUES, values)])
+
+
+class StreamAssembler:
+    """Puts a SortStream's answer messages together into whole arrays."""
+
+    def __init__(self, arrays: Arrays, opts: Options) -> None:
+        n = arrays.n
+        self._out: dict[str, np.ndarray] = {"keys": np.empty(n, arrays.keys.dtype)}
+        if arrays.values is not None:
+            self._out["values"] = np.empty(n, arrays.values.dtype)
+        if opts.return_indices:
+            self._out["indices"] = np.empty(n, INDEX_DTYPE)
+        self._at = dict.fromkeys(self._out, 0)
+
+    def add(self, answer: Answer) -> None:
+        for name, (offset, length) in answer.spans.items():
+            out = self._out.get(name)
+            if out is None:
+                raise _data_loss(f"SortStream answer: {name} that were not asked for")
+            piece = answer.array(name, out.dtype)
+            at = self._at[name]
+            if length % out.dtype.itemsize or at + piece.shape[0] > out.shape[0]:
+                raise _data_loss(f"SortStream answer: {at * out.dtype.itemsize + length} bytes "
+                                 f"of {name}, expected {out.nbytes}")
+            out[at:at + piece.shape[0]] = piece
+            self._at[name] = at + piece.shape[0]
+
+    def result(self) -> Result:
+        for name, out in self._out.items():
+            if self._at[name] != out.shape[0]:
+                raise _data_loss(f"SortStream answer: {self._at[name]} {name}, expected "
+                                 f"{out.shape[0]}")
+        return Result(self._out["keys"], self._out.get("values"), self._out.get("indices"))
+
+
+# When a bytes request was too large for the server, the limit it named: the next try streams.
+_LIMIT_PATTERNS = (
+    re.compile(r"limit of (\d+) bytes per request \(--max_request_bytes\)"),
+    re.compile(r"Received message larger than max \(\d+ vs\. (\d+)\)"),
+)
+_PROTOBUF_LIMIT = "limit of one protobuf message"
+GRPC_FRAMING_ROOM = 4 << 20  # sortd's gRPC limit is --max_request_bytes plus this
+
+
+def learned_limit(error: SortdError) -> Optional[int]:
+    """The request-size limit a RESOURCE_EXHAUSTED names, or None when it is about something else
+    (then streaming would not help)."""
+    if error.code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for i, pattern in enumerate(_LIMIT_PATTERNS):
+        m = pattern.search(error.details)
+        if m:
+            limit = int(m.group(1))
+            return max(1, limit - GRPC_FRAMING_ROOM) if i == 1 else limit
+    if _PROTOBUF_LIMIT in error.details:
+        return DEFAULT_MAX_REQUEST_BYTES
+    return None
+
+
+# ---- shared memory ----
+
+@dataclass
+class ShmPlan:
+    """Where one sort's arrays lie: inputs in a caller's region (Client.empty) or copied into the
+    scratch region, outputs in the scratch region unless sorted where they lie."""
+
+    request: bytes
+    outputs: dict[str, tuple[Region, int]]  # name -> (region, offset)
+    in_place: bool
+
+
+def _range(region: Region, offset: int, nbytes: int) -> pb.RegionRange:
+    return pb.RegionRange(region=region.name, offset=offset, byte_size=nbytes)
+
+
+def locate(arr: np.ndarray, regions: list[Region]) -> Optional[tuple[Region, int]]:
+    for region in regions:
+        offset = region.holds(arr)
+        if offset is not None:
+            return region, offset
+    return None
+
+
+def scratch_bytes(arrays: Arrays, opts: Options, located: dict[str, Optional[tuple[Region, int]]],
+                  in_place: bool) -> int:
+    need = 0
+    for name, arr in (("keys", arrays.keys), ("values", arrays.values)):
+        if arr is None:
+            continue
+        if located[name] is None:
+            need += align_up(arr.nbytes)  # the input copied in
+        if not in_place:
+            need += align_up(arr.nbytes)  # its output
+    if opts.return_indices:
+        need += align_up(arrays.n * INDEX_DTYPE.itemsize)
+    return max(need, 1)
+
+
+def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
+             located: dict[str, Optional[tuple[Region, int]]], in_place: bool) -> ShmPlan:
+    """Copies the inputs that are not in a region yet into `scratch` and lays the outputs out
+    after them (`scratch` must hold scratch_bytes())."""
+    at = 0
+    request = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
+                             **opts.header_fields())
+    outputs: dict[str, tuple[Region, int]] = {}
+    inputs = [("keys", arrays.keys, request.keys_region, request.out_keys_region)]
+    if arrays.values is not None:
+        inputs.append(("values", arrays.values, request.values_region, request.out_values_region))
+    for name, arr, in_range, out_range in inputs:
+        where = located[name]
+        if where is None:
+            scratch.view(at, arr.shape[0], arr.dtype)[...] = arr
+            where = (scratch, at)
+            at += align_up(arr.nbytes)
+        in_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        if not in_place:
+            where = (scratch, at)
+            at += align_up(arr.nbytes)
+        out_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        outputs[name] = where
+    if opts.return_indices:
+        nbytes = arrays.n * INDEX_DTYPE.itemsize
+        request.out_indices_region.CopyFrom(_range(scratch, at, nbytes))
+        outputs["indices"] = (scratch, at)
+    return ShmPlan(request.SerializeToString(), outputs, in_place)
+
+
+def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool) -> Result:
+    """The outputs as arrays over their regions (writable views, valid until the client's next
+    shared-memory sort overwrites them), or copies of them with `copy`."""
+    def out(name: str, dtype: np.dtype) -> np.ndarray:
+        region, offset = plan.outputs[name]
+        view = region.view(offset, arrays.n, dtype)
+        return view.copy() if copy and not plan.in_place else view
+
+    values = None if arrays.values is None else out("values", arrays.values.dtype)
+    indices = out("indices", INDEX_DTYPE) if "indices" in plan.outputs else None
+    return Result(out("keys", arrays.keys.dtype), values, indices)
