@@ -24,6 +24,11 @@ class SortdError(Exception):
         where = "" if index is None else f"request {index}: "
         super().__init__(f"{where}{code.name}: {details}")
 
+    def __reduce__(self) -> tuple:
+        # Exception's own pickling would call __init__ with the message alone; Dask ships a
+        # failed task's exception (and its causes) back to the client by pickle.
+        return (type(self), (self.code, self.details, self.index))
+
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> "SortdError":
         # grpc.RpcError raised by a call is also a grpc.Call with code() and details().

@@ -1,0 +1,184 @@
+"""sortd.dask on a real cluster: a distributed.LocalCluster of 2 worker processes, each pointed at
+its own sortd (CPU engine, loopback TCP, shared memory), against pandas' sort of the whole."""
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any, Iterator
+
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import Client, LocalCluster, get_worker
+
+import sortd.dask
+from conftest import servers
+
+ROWS = 2**21 + 4099  # past 2^21 and not a multiple of the partition count
+PARTITIONS = 16
+
+
+def _frame() -> pd.DataFrame:
+    rng = np.random.default_rng(48)
+    # Few distinct keys, so every partition holds long runs of ties whose order is checked.
+    f64 = rng.integers(-500, 500, ROWS).astype(np.float64)
+    f64[rng.random(ROWS) < 0.02] = np.nan
+    f64[rng.random(ROWS) < 0.01] = -np.nan
+    f64[rng.random(ROWS) < 0.01] = -0.0
+    return pd.DataFrame({
+        "i64": rng.integers(-(2**62), 2**62, ROWS) // 2**50,
+        "u32": rng.integers(0, 2**12, ROWS).astype(np.uint32),
+        "f64": f64,
+        "f32": rng.normal(size=ROWS).astype(np.float32),
+        "row": np.arange(ROWS),
+    })
+
+
+def _point_worker(target: str, shm_dir: str) -> None:
+    # What a deployment sets in each worker's environment.
+    os.environ[sortd.dask.TARGET_ENV] = target
+    os.environ[sortd.dask.SHM_DIR_ENV] = shm_dir
+
+
+@pytest.fixture(scope="module")
+def sortds() -> Iterator[list[Any]]:
+    started: list[Any] = []
+    try:
+        for _ in range(2):
+            started.append(servers.start("--engine=cpu", tcp=True))
+        yield started
+    finally:
+        for s in started:
+            s.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(sortds: list[Any]) -> Iterator[tuple[Client, list[str]]]:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as lc, Client(lc) as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        assert len(workers) == 2
+        for address, server in zip(workers, sortds):
+            client.run(_point_worker, server.target, server.shm_dir, workers=[address])
+        yield client, workers
+
+
+@pytest.fixture(scope="module")
+def frames(cluster: tuple[Client, list[str]]) -> tuple[pd.DataFrame, dd.DataFrame]:
+    client, _ = cluster
+    pdf = _frame()
+    ddf = client.persist(dd.from_pandas(pdf, npartitions=PARTITIONS))
+    return pdf, ddf
+
+
+@pytest.mark.parametrize("by, ascending, na_position", [
+    ("i64", True, "last"),
+    ("f64", True, "last"),
+    ("f64", False, "first"),
+])
+def test_dataframe_equals_pandas(frames: tuple[pd.DataFrame, dd.DataFrame], by: str,
+                                 ascending: bool, na_position: str) -> None:
+    pdf, ddf = frames
+    ordered = sortd.dask.sort_values(ddf, by, ascending=ascending, na_position=na_position)
+    assert ordered.npartitions == PARTITIONS
+    got = ordered.compute()
+    want = pdf.sort_values(by, ascending=ascending, na_position=na_position, kind="stable")
+    # Index labels too: equal keys in input order is the stable sort of the whole.
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_each_worker_sorts_with_its_own_sortd_over_shared_memory(
+        cluster: tuple[Client, list[str]], sortds: list[Any],
+        frames: tuple[pd.DataFrame, dd.DataFrame]) -> None:
+    client, workers = cluster
+    pdf, ddf = frames
+    got = sortd.dask.sort_values(ddf, "f32").compute()
+    pd.testing.assert_frame_equal(got, pdf.sort_values("f32", kind="stable"))
+    counts = client.run(sortd.dask.partition_counts)
+    for address, server in zip(workers, sortds):
+        used = counts[address]
+        assert set(used) == {(server.target, "shm")}, used
+        assert sum(used.values()) >= 1
+
+
+def test_array_equals_numpy(cluster: tuple[Client, list[str]]) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 1000, 2**20).astype(np.float32)
+    x[rng.random(len(x)) < 0.01] = np.nan
+    darr = da.from_array(x, chunks=len(x) // 8)
+    got = sortd.dask.sort_array(darr, ascending=False).compute()
+    want = np.sort(x)[::-1]
+    want = np.concatenate([want[~np.isnan(want)], want[np.isnan(want)]])  # NaNs last
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [*sortd.KEY_DTYPES, "int8", "uint16", "bool"])
+def test_partition_sort_is_pandas_stable_sort(sortds: list[Any], dtype: str) -> None:
+    """Every key dtype, both orders, both NaN places, ties, -0.0, NaNs of either sign."""
+    rng = np.random.default_rng(abs(hash(dtype)) % 2**32)
+    n = 20000
+    keys = rng.integers(0, 2 if dtype == "bool" else 60, n).astype(dtype)
+    if keys.dtype.kind == "f":
+        for value, share in ((np.nan, 0.03), (-np.nan, 0.03), (-0.0, 0.05), (0.0, 0.05)):
+            keys[rng.random(n) < share] = value
+    frame = pd.DataFrame({"k": keys, "row": np.arange(n)}, index=rng.permutation(n))
+    server = sortds[0]
+    for ascending in (True, False):
+        for na_position in ("first", "last"):
+            got = sortd.dask.sort_partition(frame, ["k"], ascending, na_position,
+                                            target=server.target, shm_dir=server.shm_dir)
+            want = frame.sort_values("k", ascending=ascending, na_position=na_position,
+                                     kind="stable")
+            pd.testing.assert_frame_equal(got, want)
+
+
+def test_no_sortd_configured_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(sortd.dask.TARGET_ENV, raising=False)
+    frame = pd.DataFrame({"k": np.arange(1000, 0, -1, dtype=np.int64)})
+    with pytest.raises(sortd.dask.PartitionSortError, match="no sortd target"):
+        sortd.dask.sort_partition(frame, ["k"])
+    # The opt-in fallback: pandas sorts, with the same contract.
+    got = sortd.dask.sort_partition(frame, ["k"], pandas_fallback=True)
+    pd.testing.assert_frame_equal(got, frame.sort_values("k", kind="stable"))
+
+
+def test_unsortable_column_fails_before_any_task(frames: tuple[pd.DataFrame, dd.DataFrame]) -> None:
+    with pytest.raises(TypeError, match="dtype object"):
+        sortd.dask.sort_values(frames[1].assign(s=frames[1]["row"].astype(str)), "s")
+
+
+def test_sortd_killed_mid_sort_fails_the_computation(
+        cluster: tuple[Client, list[str]], sortds: list[Any],
+        frames: tuple[pd.DataFrame, dd.DataFrame]) -> None:
+    """Runs last: it leaves the second worker without a sortd."""
+    client, workers = cluster
+    victim = sortds[1]
+    pid, doomed_worker = victim.process.pid, workers[1]
+
+    def kill_then_sort(df: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        # The doomed worker's sortd dies as that worker starts its first partition, while the
+        # other worker sorts its own: that partition's sort must fail, not come back unsorted.
+        if len(df) >= sortd.dask.IN_PROCESS_ROWS and get_worker().address == doomed_worker:
+            os.kill(pid, signal.SIGKILL)
+        return sortd.dask.sort_partition(df, **kwargs)
+
+    ordered = frames[1].sort_values("i64", sort_function=kill_then_sort)
+    with pytest.raises(sortd.dask.PartitionSortError, match=f"sortd at {victim.target}"):
+        ordered.compute()
+    victim.process.wait(timeout=10)
+    assert victim.process.returncode == -signal.SIGKILL
+
+
+def test_errors_survive_pickling() -> None:
+    """Dask ships a task's exception, causes included, to the client by pickle."""
+    import pickle
+
+    import grpc
+
+    error = sortd.SortdError(grpc.StatusCode.UNAVAILABLE, "Socket closed", index=3)
+    back = pickle.loads(pickle.dumps(error))
+    assert (back.code, back.details, back.index, str(back)) == (
+        error.code, error.details, error.index, str(error))
+    assert str(pickle.loads(pickle.dumps(sortd.dask.PartitionSortError("x")))) == "x"
