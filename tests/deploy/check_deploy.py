@@ -213,6 +213,84 @@ readme = (root / "README.md").read_text()
 check("./scripts/test.sh" in readme, "README's test command")
 check("./scripts/test.sh" in (root / ".ci/run").read_text(), ".ci/run must run the README's test command")
 
+# 5. The Dask cluster with a sortd per worker (deploy/dask): each worker reaches its own sortd on
+# loopback and shares a memory-backed /dev/shm with it, so sortd.dask sorts over shared memory.
+def flag_values(args):
+    return {a.split("=", 1)[0]: a.split("=", 1)[1] if "=" in a else True for a in args}
+
+
+def check_worker_and_sortd(where, worker_env, worker_mounts, sortd_args, sortd_mounts):
+    flags = flag_values(sortd_args)
+    listen = str(flags.get("--listen", ""))
+    target = worker_env.get("SORTD_TARGET", "")
+    check(listen.startswith("127.0.0.1:") and target == listen,
+          f"{where}: the worker's SORTD_TARGET {target!r} is not sortd's loopback --listen {listen!r}")
+    check(flags.get("--shared_memory") is True, f"{where}: sortd without --shared_memory")
+    shm_dir = flags.get("--shared_memory_dir")
+    check(shm_dir == "/dev/shm" and worker_env.get("SORTD_SHM_DIR", "/dev/shm") == shm_dir,
+          f"{where}: sortd's --shared_memory_dir {shm_dir!r} is not the worker's SORTD_SHM_DIR")
+    check(worker_mounts.get("/dev/shm") is not None and worker_mounts.get("/dev/shm") == sortd_mounts.get("/dev/shm"),
+          f"{where}: the worker and sortd do not mount one volume at /dev/shm")
+    return worker_mounts.get("/dev/shm")
+
+
+dask_compose_path = root / "deploy/dask/docker-compose.yml"
+dask_compose = docs.get(dask_compose_path, [{}])[0]
+dsv = dask_compose.get("services", {})
+check({"scheduler", "worker", "sortd"} <= set(dsv), "deploy/dask compose needs scheduler, worker and sortd")
+if {"worker", "sortd"} <= set(dsv):
+    def compose_mounts(svc):
+        return {v.split(":")[1]: v.split(":")[0] for v in svc.get("volumes", []) if ":" in v}
+    volume = check_worker_and_sortd("deploy/dask compose", dsv["worker"].get("environment", {}),
+                                    compose_mounts(dsv["worker"]), dsv["sortd"].get("command", []),
+                                    compose_mounts(dsv["sortd"]))
+    opts = dask_compose.get("volumes", {}).get(volume) or {}
+    check(opts.get("driver_opts", {}).get("type") == "tmpfs", "deploy/dask compose: the /dev/shm volume is not tmpfs")
+    check(dsv["worker"].get("network_mode") == "service:sortd",
+          "deploy/dask compose: the worker must share sortd's network namespace (loopback target)")
+    check(any("tcp://scheduler:" in str(a) for a in dsv["worker"].get("command", [])),
+          "deploy/dask compose: the worker does not join the scheduler")
+for svc in dsv.values():
+    build = svc.get("build")
+    if build:
+        check((dask_compose_path.parent / build.get("context", ".") / build.get("dockerfile", "Dockerfile")).resolve().exists(),
+              f"deploy/dask compose: no {build.get('dockerfile')}")
+
+dask_k8s = {}
+for path, ds in docs.items():
+    if "deploy/dask/k8s" in str(path):
+        for d in ds:
+            dask_k8s.setdefault(d.get("kind"), []).append(d)
+dask_kustomization = dask_k8s.get("Kustomization", [{}])[0]
+on_disk = {p.name for p in (root / "deploy/dask/k8s").glob("*.yaml") if p.name != "kustomization.yaml"}
+check(set(dask_kustomization.get("resources", [])) == on_disk, "deploy/dask/k8s: kustomization does not list every manifest")
+dask_deps = {d["metadata"]["name"]: d for d in dask_k8s.get("Deployment", [])}
+check({"dask-scheduler", "dask-worker"} <= set(dask_deps), "deploy/dask/k8s: Deployments dask-scheduler and dask-worker expected")
+if "dask-worker" in dask_deps:
+    wpod = dask_deps["dask-worker"]["spec"]["template"]["spec"]
+    cs = {c["name"]: c for c in wpod["containers"]}
+    check({"worker", "sortd"} <= set(cs), "deploy/dask/k8s: each worker pod needs a worker and a sortd container")
+    if {"worker", "sortd"} <= set(cs):
+        def pod_mounts(c):
+            return {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+        env = {e["name"]: e.get("value") for e in cs["worker"].get("env", [])}
+        volume = check_worker_and_sortd("deploy/dask/k8s", env, pod_mounts(cs["worker"]),
+                                        cs["sortd"].get("args", []), pod_mounts(cs["sortd"]))
+        vols = {v["name"]: v for v in wpod.get("volumes", [])}
+        check(vols.get(volume, {}).get("emptyDir", {}).get("medium") == "Memory",
+              "deploy/dask/k8s: /dev/shm must be a memory-backed emptyDir")
+        check(wpod.get("securityContext", {}).get("runAsUser") is not None and
+              all("runAsUser" not in c.get("securityContext", {}) for c in cs.values()),
+              "deploy/dask/k8s: worker and sortd must run as one uid (sortd opens the worker's 0600 regions)")
+        scheduler_services = [s for s in dask_k8s.get("Service", [])
+                              if any(p["port"] == 8786 for p in s["spec"]["ports"])]
+        check(any(f"tcp://{s['metadata']['name']}:8786" in cs["worker"].get("args", [])
+                  for s in scheduler_services), "deploy/dask/k8s: the workers do not join the scheduler's Service")
+if "dask-scheduler" in dask_deps:
+    labels = dask_deps["dask-scheduler"]["spec"]["template"]["metadata"]["labels"]
+    check(any(s["spec"]["selector"].items() <= labels.items() for s in dask_k8s.get("Service", [])),
+          "deploy/dask/k8s: no Service selects the scheduler")
+
 for p in problems:
     print("FAIL", p)
 print(f"{checks - len(problems)} passed, {len(problems)} failed")
