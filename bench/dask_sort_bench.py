@@ -96,6 +96,38 @@ def timed_sort(client: Client, build: Callable[[], dd.DataFrame]) -> dict[str, f
     return {"wall": end - start, "divisions": divided - start, "rows": n, **busy}
 
 
+def partition_only(args: argparse.Namespace) -> None:
+    """One partition's sort in this process, no cluster: what the partition stage is made of."""
+    server = Server(args.sortd, args.port)
+    try:
+        point_worker(server.target, server.dir)
+        df = make_partition(0, args.rows // args.partitions, args.dtype)
+        keys = df["key"].to_numpy()
+        sortd.dask.sort_partition(df, "key")  # grows the region once
+        order = np.argsort(keys)
+        steps: dict[str, Callable[[], Any]] = {
+            "pandas sort_values (Dask's default)": lambda: df.sort_values("key"),
+            "sortd.dask.sort_partition": lambda: sortd.dask.sort_partition(df, "key"),
+            "  numpy argsort": lambda: np.argsort(keys),
+            "  sortd argsort (shm, stable)": lambda: sortd.dask.argsort(keys),
+            "  take (both)": lambda: df.take(order),
+        }
+        print(f"one partition of {len(df)} rows ({args.dtype} key + float64 payload + int64 "
+              f"index), best of {args.repeats}, seconds")
+        print()
+        print("| step | s |")
+        print("|---|---|")
+        for label, step in steps.items():
+            best = float("inf")
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                step()
+                best = min(best, time.perf_counter() - start)
+            print(f"| {label} | {best:.3f} |")
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sortd", required=True, help="the sortd binary")
@@ -105,7 +137,12 @@ def main() -> None:
     parser.add_argument("--dtype", default="int64")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--port", type=int, default=50871)
+    parser.add_argument("--partition-only", action="store_true",
+                        help="time one partition's sort in this process, no cluster")
     args = parser.parse_args()
+    if args.partition_only:
+        partition_only(args)
+        return
 
     servers = [Server(args.sortd, args.port + i) for i in range(args.workers)]
     try:
