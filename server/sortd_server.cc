@@ -198,7 +198,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
     s->metrics_port_ = *port;
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
+  grpc::EnableDefaultHealthCheckService(false);  // sortd serves its own (server/health_service.h)
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (!options.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
@@ -218,6 +218,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   builder.AddListeningPort(options.listen_address, *credentials, &s->port_);
   builder.RegisterService(&s->service_);
+  builder.RegisterService(&s->health_);
   if (options.enable_echo) builder.RegisterService(&s->echo_service_);
   if (s->shared_memory_service_ != nullptr)
     builder.RegisterService(s->shared_memory_service_.get());
@@ -230,7 +231,7 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
         absl::StrCat("could not listen on ", options.listen_address,
                      " (address in use, or not a valid host:port or unix:PATH?)"));
   }
-  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  s->health_.SetServingStatus("", true);
   s->PublishWorkerHealth();
   SortdServer* raw = s.get();
   s->health_thread_ = std::thread([raw] {
@@ -250,7 +251,7 @@ SortdServer::~SortdServer() {
 
 void SortdServer::PublishWorkerHealth() {
   for (const WorkerStats& w : engine_->Stats()) {
-    server_->GetHealthCheckService()->SetServingStatus("sortd.worker." + w.worker, w.healthy);
+    health_.SetServingStatus("sortd.worker." + w.worker, w.healthy);
   }
 }
 
@@ -284,7 +285,7 @@ void SortdServer::Shutdown() {
     health_thread_.join();
   }
   const absl::Time deadline = absl::Now() + options_.drain_deadline;
-  server_->GetHealthCheckService()->SetServingStatus(false);
+  health_.Shutdown();
   service_.StartDraining();
   echo_service_.StartDraining();
   // The engine drains first: gRPC's own Shutdown waits for every callback RPC to be finished,
@@ -295,9 +296,12 @@ void SortdServer::Shutdown() {
   // the deadline (a little past it for responses of sorts that ran to it), rather than have
   // gRPC's shutdown cancel calls it has not handed over yet.
   if (!calls_->WaitForNoCalls(deadline)) calls_->WaitForNoCalls(absl::Now() + kSendGrace);
-  // gRPC's shutdown sends GOAWAY; calls that clients started before they saw it are still
-  // answered (UNAVAILABLE, at their headers) within a short grace, which is also how long an idle
-  // connection holds the exit up (gRPC keeps connections until its deadline).
+  // Health watches would hold the exit up until the grace below.
+  health_.EndWatches();
+  // gRPC's shutdown sends GOAWAY and gives calls in progress a short grace, which is also how
+  // long an idle connection holds the exit up (gRPC keeps connections until its deadline). A call
+  // whose headers reach gRPC after this, sent before its client saw the GOAWAY, is reset by
+  // gRPC 1.51's core (CANCELLED) before any handler of sortd's sees it.
   server_->Shutdown(absl::ToChronoTime(absl::Now() + kGoawayGrace));
   server_->Wait();
 }

@@ -14,6 +14,7 @@
 #include "grpcpp/server.h"
 #include "server/call_tracker.h"
 #include "server/echo_service.h"
+#include "server/health_service.h"
 #include "server/memory_budget.h"
 #include "server/metrics.h"
 #include "server/region_registry.h"
@@ -110,6 +111,7 @@ class SortdServer {
   SortServiceImpl service_;
   std::unique_ptr<SharedMemoryServiceImpl> shared_memory_service_;
   EchoServiceImpl echo_service_;
+  HealthService health_;
   std::unique_ptr<grpc::Server> server_;
   void PublishWorkerHealth();
   // Copies the budget into the metrics, and gives freed memory back to the system once the load
