@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -352,6 +353,10 @@ int main(int argc, char** argv) {
   if ((*server)->metrics_port() != 0) {
     Log(absl::StrCat("serving Prometheus metrics on ", options.metrics_address, " (metrics port ",
                      (*server)->metrics_port(), ")"));
+    if (std::optional<std::string> warning =
+            sortd::DescribeMetricsExposure(options.metrics_address, options.tls.enabled())) {
+      Log(*warning);
+    }
   }
 
   int sig = 0;

@@ -163,7 +163,7 @@ size_t ProcessMemoryBytes() {
 }
 
 size_t GrpcQuotaBeside(size_t budget_bytes) {
-  return budget_bytes + std::max(budget_bytes, kGrpcQuotaHeadroomBytes);
+  return budget_bytes + std::max(budget_bytes / 2, kGrpcQuotaHeadroomBytes);
 }
 
 size_t ResidentBytes() {

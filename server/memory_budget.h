@@ -98,12 +98,12 @@ class MemoryBudget {
 // memory and its cgroup's limit) leaves beside `held_bytes`, what the engine holds for its whole
 // life (SortEngine::HostBytesHeld), so the rest stays for gRPC, the heap and the kernel.
 size_t DefaultMemoryBudgetBytes(size_t held_bytes);
-// gRPC's own memory quota beside a budget of `budget_bytes`: the budget plus the larger of the
-// budget and kGrpcQuotaHeadroomBytes. gRPC counts what sortd has not seen yet (uploads in
-// progress, HTTP/2 buffers) and what it holds of admitted requests (their slices); when its quota
-// runs out it resets streams and connections with no word for the caller. So it is a backstop
-// above sortd's budget, which refuses one request at a time and names the numbers, and which a
-// legitimate load reaches first.
+// gRPC's own memory quota beside a budget of `budget_bytes`: the budget plus the larger of half
+// the budget and kGrpcQuotaHeadroomBytes. gRPC counts what sortd has not seen yet (uploads in
+// progress, HTTP/2 buffers, calls a rapid-reset flood opened) and what it holds of admitted
+// requests (their slices); when its quota runs out it resets streams and connections with no word
+// for the caller. So it is a backstop above sortd's budget, which refuses one request at a time
+// and names the numbers, and which a legitimate load reaches first; it bounds what a flood takes.
 inline constexpr size_t kGrpcQuotaHeadroomBytes = size_t{256} << 20;
 size_t GrpcQuotaBeside(size_t budget_bytes);
 // What the process holds in memory now (its resident set), 0 where it cannot be read.

@@ -20,10 +20,8 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
                                       size_t bytes, absl::string_view what) {
   const size_t fastest = engine.HostScratchBytes(spec, n, outputs_shared);
   auto admit = [&](size_t scratch) -> absl::StatusOr<JobAdmission> {
-    absl::StatusOr<MemoryBudget::Reservation> reservation = budget.Reserve(
-        bytes + scratch,
-        absl::StrCat(what, scratch != 0 ? absl::StrCat(" + sort scratch ", scratch) : "",
-                     " bytes"));
+    absl::StatusOr<MemoryBudget::Reservation> reservation =
+        budget.Reserve(bytes + scratch, absl::StrCat(what, " + sort scratch ", scratch, " bytes"));
     if (!reservation.ok()) return reservation.status();
     return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < fastest}};
   };

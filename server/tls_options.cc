@@ -176,6 +176,18 @@ std::vector<std::string> DescribeTransportSecurity(const TlsOptions& options,
   return lines;
 }
 
+std::optional<std::string> DescribeMetricsExposure(const std::string& metrics_address,
+                                                   bool grpc_tls) {
+  if (metrics_address.empty() || IsLocalAddress(metrics_address)) return std::nullopt;
+  return absl::StrCat(
+      "WARNING: serving Prometheus /metrics on ", metrics_address,
+      ", which other hosts can reach, in plaintext and to anyone",
+      grpc_tls ? " (the gRPC port's TLS does not cover it)" : "",
+      ": it tells request counts, key types, sizes and the memory budget; bind it to an "
+      "address only the scraper reaches (--metrics_listen=127.0.0.1:9464, or a pod's own "
+      "address), or turn it off with --metrics_listen=");
+}
+
 bool IsLocalAddress(absl::string_view address) {
   if (absl::StartsWith(address, "unix:")) return true;
   absl::string_view host = address;

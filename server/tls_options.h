@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 // has expired.
 std::vector<std::string> DescribeTransportSecurity(const TlsOptions& options,
                                                    const std::string& listen_address);
+
+// A WARNING for the start-up log when /metrics is served on `metrics_address` (not empty) where
+// other hosts can reach it: it has no TLS and no authentication (even when the gRPC port has
+// them, `grpc_tls`), and tells anyone who connects the request counts, sizes and memory budget.
+std::optional<std::string> DescribeMetricsExposure(const std::string& metrics_address,
+                                                   bool grpc_tls);
 
 // True for unix:PATH and loopback addresses (localhost, 127.x.x.x, [::1]), with or without an
 // ipv4:/ipv6: prefix: only processes on this host can reach them.

@@ -3,7 +3,8 @@
 what the server's limits hold against. Each mode runs for --seconds and prints one JSON line of
 what it sent and what the server answered.
 
-  rapid_reset   one connection opens SortKeys streams and resets each at once (CVE-2023-44487)
+  rapid_reset   one connection opens streams of --method (SortKeys unless given) and resets each
+                at once (CVE-2023-44487)
   gzip          requests whose message is gzip-compressed (a few KB expanding to --mib MiB)
   noread        --streams requests of --mib MiB each whose responses are never read (the
                 connection's receive window is never opened)
@@ -12,6 +13,8 @@ what it sent and what the server answered.
   stream_junk   one SortStream of --keys keys, each message also carrying --mib MiB in a keys
                 field that a later one replaces (protobuf keeps the last)
   stream_stall  --streams SortStreams that send a header for --mib MiB of keys, then nothing
+  half_upload   --streams connections, each sending half of a --mib MiB request of --method
+                (SortKeys or SortSession), then nothing; reports when the server ended each
 """
 import argparse
 import gzip
@@ -155,7 +158,7 @@ def rapid_reset(args):
     while time.monotonic() < end:
         for _ in range(100):
             sid = conn.h2.get_next_available_stream_id()
-            conn.h2.send_headers(sid, conn.headers())
+            conn.h2.send_headers(sid, conn.headers(method=args.method))
             conn.h2.reset_stream(sid)
             streams += 1
         try:
@@ -287,11 +290,33 @@ def stream_stall(args):
             "ended_after_s": sorted(ended.values()), "still_open": len(conns) - len(ended)}
 
 
+def half_upload(args):
+    body = grpc_frame(sort_request(args.mib << 20))
+    conns = []
+    for _ in range(args.streams):
+        conn = Connection(args.host, args.port, window=1 << 30)
+        sid = conn.h2.get_next_available_stream_id()
+        conn.h2.send_headers(sid, conn.headers(method=args.method))
+        conn.send_body(sid, body[:len(body) // 2], end=False)
+        conns.append((conn, sid))
+    start = time.monotonic()
+    ended = {}
+    while len(ended) < len(conns) and time.monotonic() < start + args.seconds:
+        for i, (conn, sid) in enumerate(conns):
+            if i not in ended and (not conn.pump(timeout=0.01) or sid in conn.statuses):
+                ended[i] = round(time.monotonic() - start, 1)
+    return {"mode": "half_upload", "method": args.method, "streams": args.streams,
+            "bytes_each": len(body) // 2, "ended_after_s": sorted(ended.values()),
+            "statuses": sorted({str(v) for c, _ in conns for v in c.statuses.values()}),
+            "still_open": len(conns) - len(ended)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["rapid_reset", "gzip", "noread", "upload", "stream_tiny",
-                                         "stream_junk", "stream_stall"])
+                                         "stream_junk", "stream_stall", "half_upload"])
+    parser.add_argument("--method", default=METHOD, help="rapid_reset, half_upload: the path")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, default=10)
@@ -302,7 +327,8 @@ def main():
                         help="gzip: keep sending past --seconds until this many were sent")
     args = parser.parse_args()
     modes = {"rapid_reset": rapid_reset, "gzip": gzip_bomb, "noread": noread, "upload": upload,
-             "stream_tiny": stream_tiny, "stream_junk": stream_junk, "stream_stall": stream_stall}
+             "stream_tiny": stream_tiny, "stream_junk": stream_junk, "stream_stall": stream_stall,
+             "half_upload": half_upload}
     print(json.dumps(modes[args.mode](args)), flush=True)
 
 

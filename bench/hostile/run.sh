@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# What sortd's limits hold against hostile clients (issue #17), measured in one run against one
+# What sortd's limits hold against hostile clients, measured in one run against one
 # sortd: its resident memory while each attack runs and after it ends, what the attacker got back,
 # and (rapid reset) another client's latency during the flood beside its latency alone.
 #
 #   bench/hostile/run.sh [--sortd=build/server/sortd] [--sortctl=build/client/sortctl]
-#                        [--budget_mib=1024] [--seconds=10] [--only=streams] [-- sortd flags]
+#                        [--budget_mib=1024] [--seconds=10] [--only=streams|floods]
+#                        [-- sortd flags]
 #
 # --only=streams runs the SortStream attacks alone (tiny chunks, chunks with junk beside their
-# keys, uploads that stall after their header).
+# keys, uploads that stall after their header); --only=floods the rapid-reset flood on SortKeys,
+# on the health service's Check and on a method sortd does not have, then 200 connections that
+# each send half of a 4 MiB SortKeys (and SortSession) request and stall.
 #
 # Prints one table row per attack (markdown); the raw JSON lines go to $OUT or a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-sortd=build/server/sortd sortctl=build/client/sortctl budget_mib=1024 seconds=10 only=
+sortd=build/server/sortd sortctl=build/client/sortctl budget_mib=1024 seconds=10 only="" settle=3
 extra=()
 while (($#)); do
   case $1 in
@@ -21,6 +24,7 @@ while (($#)); do
     --budget_mib=*) budget_mib=${1#*=} ;;
     --seconds=*) seconds=${1#*=} ;;
     --only=streams) only=streams ;;
+    --only=floods) only=floods settle=10 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -53,7 +57,8 @@ sample_peak() {
   done
   echo "$peak" >"$flag.peak"
 }
-# attack NAME COMMAND...: runs it while sampling memory; after it, 3 s for the server to settle.
+# attack NAME COMMAND...: runs it while sampling memory; after it, $settle s for the server to
+# settle (sortd gives freed memory back within a second of a load's end).
 attack() {
   local name=$1 flag=$out/$1.sampling before
   shift
@@ -62,7 +67,7 @@ attack() {
   sample_peak "$flag" &
   local sampler=$!
   "$@" >"$out/$name.json" 2>"$out/$name.err" || true
-  sleep 3
+  sleep "$settle"
   rm -f "$flag"
   wait "$sampler"
   printf '| %s | %s | %s | %s | %s |\n' "$name" "$before" "$(cat "$flag.peak")" "$(rss_mib)" \
@@ -76,8 +81,20 @@ small_bench() {
 echo "sortd $("$sortd" --version 2>/dev/null | head -1) budget ${budget_mib} MiB, $(nproc) cores," \
   "$(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "| attack | RSS before MiB | RSS peak MiB | RSS 3 s after MiB | attacker saw |"
+echo "| attack | RSS before MiB | RSS peak MiB | RSS ${settle} s after MiB | attacker saw |"
 echo "|---|---:|---:|---:|---|"
+if [[ $only == floods ]]; then
+  for method in /sortd.v1.SortService/SortKeys /grpc.health.v1.Health/Check /no.such.Service/Call; do
+    attack "rapid_reset_${method//\//_}" "$py" "$hostile" rapid_reset --port="$port" \
+      --seconds="$seconds" --method="$method"
+  done
+  for method in /sortd.v1.SortService/SortKeys /sortd.v1.SortService/SortSession; do
+    # The receive timeout is 5 s: each stalled upload ends within about that.
+    attack "half_upload_200x2MiB${method//\//_}" "$py" "$hostile" half_upload --port="$port" \
+      --streams=200 --mib=4 --seconds=15 --method="$method"
+  done
+  exit 0
+fi
 # One SortStream of 1M keys in 1M messages; one of 200 keys whose messages each carry 4 MiB in a
 # keys field the next one replaces (800 MiB sent); four that send a header for 64 MiB of keys,
 # then nothing (the receive timeout is 5 s).

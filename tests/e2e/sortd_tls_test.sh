@@ -115,6 +115,13 @@ kill -TERM "$pid"
 wait "$pid"
 start_sortd --listen=0.0.0.0:0
 check "plaintext on 0.0.0.0: a WARNING" log_has "WARNING: serving plaintext gRPC on 0.0.0.0:0"
+check "/metrics on loopback: no warning" bash -c "! grep -q 'WARNING: serving Prometheus' '$sortd_log'"
+kill -TERM "$pid"
+wait "$pid"
+start_sortd --metrics_listen=0.0.0.0:0 --tls_cert_file="$certs/server.crt" \
+  --tls_key_file="$certs/server.key"
+check "/metrics on 0.0.0.0 beside TLS: a WARNING" \
+  log_has "WARNING: serving Prometheus /metrics on 0.0.0.0:0, which other hosts can reach, in plaintext and to anyone (the gRPC port's TLS does not cover it)"
 kill -TERM "$pid"
 wait "$pid"
 

@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -25,8 +27,8 @@
 namespace sortd {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::AsyncCall;
+using ::testing::HasSubstr;
 using testing::RawCall;
 using testing::TestServer;
 using testing::WaitFor;
@@ -209,9 +211,8 @@ TEST_P(ServerPressureTest, AWaitingSessionRequestEndsWithItsCall) {
   const absl::Status waited = (*session)->Sort(RandomRequest(1), &response);
   EXPECT_EQ(waited.code(), absl::StatusCode::kDeadlineExceeded) << waited;
   holder_context.TryCancel();
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
 }
 
 // Calls whose upload never comes (SortKeys and SortSession alike) are cancelled after the receive
@@ -236,19 +237,35 @@ TEST_P(ServerPressureTest, StalledUploadsAreCancelledAfterTheReceiveTimeout) {
   EXPECT_TRUE(Sorted(request, response));
   for (auto& call : stalled) EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_EQ(t.server->calls().receive_timeouts(), 2u * kStalled);
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+}
+
+// What sortd_requests_total counts of `method`'s calls with `code`, over every other label.
+double RequestsCounted(const SortdServer& server, const std::string& method,
+                       const std::string& code) {
+  double total = 0;
+  for (absl::string_view line : absl::StrSplit(server.metrics().Scrape(), '\n')) {
+    if (absl::StartsWith(line, "sortd_requests_total{") &&
+        absl::StrContains(line, absl::StrCat("code=\"", code, "\"")) &&
+        absl::StrContains(line, absl::StrCat("method=\"", method, "\""))) {
+      total += std::stod(std::string(line.substr(line.rfind(' ') + 1)));
+    }
+  }
+  return total;
 }
 
 // Under the same pressure, half the calls are cancelled by their clients at different moments
 // (before their upload, while others upload, once earlier answers came back): the others are
-// answered or refused by the budget, and nothing stays held.
+// answered or refused by the budget, nothing stays held, and every answer the server counted OK
+// and not lost reached its client, unless that client was cancelling it just then (the client
+// then reports CANCELLED whatever arrived).
 TEST_P(ServerPressureTest, ClientsThatGoAwayMidCallUnderPressureLeaveNothingHeld) {
   TestServer t = Start({});
   auto stub = v1::SortService::NewStub(t.Client()->channel());
   std::vector<v1::SortRequest> requests;
   for (int i = 0; i < 8; ++i) requests.push_back(RandomRequest(i));
+  int received_ok = 0, cancelled_here = 0;
   for (int round = 0; round < 10; ++round) {
     std::vector<std::unique_ptr<AsyncCall>> calls;
     for (int i = 0; i < 8; ++i) {
@@ -266,18 +283,23 @@ TEST_P(ServerPressureTest, ClientsThatGoAwayMidCallUnderPressureLeaveNothingHeld
       const grpc::Status status = calls[i]->result.get();
       SCOPED_TRACE(absl::StrCat("round ", round, " call ", i));
       if (status.ok()) {
+        ++received_ok;
         ASSERT_TRUE(Sorted(requests[i], calls[i]->response));
       } else if (i % 2 == 1) {
         ASSERT_TRUE(BudgetRefusal(status));
       } else {
         ASSERT_TRUE(status.error_code() == grpc::StatusCode::CANCELLED || BudgetRefusal(status))
             << status.error_code() << " " << status.error_message();
+        cancelled_here += status.error_code() == grpc::StatusCode::CANCELLED;
       }
     }
   }
-  EXPECT_TRUE(WaitFor([&] {
-    return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0;
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return t.server->memory_budget().in_use() == 0 && t.server->calls().live() == 0; }));
+  const double delivered = RequestsCounted(*t.server, "SortKeys", "OK") -
+                           static_cast<double>(t.server->calls().lost_answers());
+  EXPECT_GE(delivered, received_ok);
+  EXPECT_LE(delivered, received_ok + cancelled_here);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServerPressureTest,

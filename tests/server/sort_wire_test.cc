@@ -269,7 +269,7 @@ TEST(SortWireTest, OnlyTheSlicesKeysAndValuesViewStayReferenced) {
       ParseSortRequest(testing::SliceAt(bytes, {2, head.size()}));
   ASSERT_TRUE(frame.ok()) << frame.status();
   size_t held = 0;
-  for (const grpc::Slice& slice : *frame->slices) held += slice.size();
+  for (const grpc::Slice& slice : frame->slices->slices()) held += slice.size();
   EXPECT_EQ(held, head.size() - 2);
   EXPECT_EQ(Gather(frame->keys), keys);
   EXPECT_EQ(frame->fields.value_width(), 4u);

@@ -64,8 +64,8 @@ std::string DiffWithProtobuf(absl::string_view bytes, const std::vector<size_t>&
     diff = absl::StrCat("sortd accepts, protobuf refuses", where);
   } else if (Gather(frame->keys) != expected.keys() || Gather(frame->values) != expected.values()) {
     diff = absl::StrCat("keys or values differ from protobuf's", where);
-  } else if (!ViewsSlices(frame->keys, *frame->slices) ||
-             !ViewsSlices(frame->values, *frame->slices)) {
+  } else if (!ViewsSlices(frame->keys, frame->slices->slices()) ||
+             !ViewsSlices(frame->values, frame->slices->slices())) {
     diff = absl::StrCat("keys or values do not view the slices", where);
   } else {
     expected.clear_keys();

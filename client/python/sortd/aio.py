@@ -251,10 +251,22 @@ class Client:
                 return None
             plan = _core.plan_shm(arrays, opts, scratch, located, in_place)
             self.last_transport = "shm"
-            error = _core.answer_error(decode_answer(await self._unary(plan.request)))
+            try:
+                error = _core.answer_error(decode_answer(await self._unary(plan.request)))
+            except BaseException:
+                await self._retire_scratch()
+                raise
             if error:
+                await self._retire_scratch()
                 raise error
             return _core.result_from_shm(plan, arrays, copy)
+
+    async def _retire_scratch(self) -> None:
+        """After a failed call sortd may still be sorting into the scratch region (a call whose
+        deadline passed here runs on there): the next sort gets a region of its own."""
+        if self._scratch is not None:
+            old, self._scratch = self._scratch, None
+            await self._drop(old)
 
     async def _scratch_of(self, need: int) -> Region:
         if self._scratch is not None and self._scratch.size >= need:

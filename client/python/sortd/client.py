@@ -304,11 +304,20 @@ class Client:
             try:
                 raw = self._sort_keys(plan.request, timeout=self.timeout)
             except grpc.RpcError as e:
+                self._retire_scratch()
                 raise SortdError.from_rpc_error(e) from None
             error = _core.answer_error(decode_answer(raw))
             if error:
+                self._retire_scratch()
                 raise error
             return _core.result_from_shm(plan, arrays, copy)
+
+    def _retire_scratch(self) -> None:
+        """After a failed call sortd may still be sorting into the scratch region (a call whose
+        deadline passed here runs on there): the next sort gets a region of its own."""
+        if self._scratch is not None:
+            old, self._scratch = self._scratch, None
+            self._drop(old)
 
     # ---- regions ----
     def _scratch_of(self, need: int) -> Region:

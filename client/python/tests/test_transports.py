@@ -145,3 +145,25 @@ def test_the_wire_server_sees_the_same_answer(cpu_server):
     assert decoded.array("keys", np.dtype("u1")).tobytes() == b"k" * 8
     assert decoded.fields.device == "cpu" and decoded.fields.error.message == "m"
     assert "values" not in decoded.spans
+
+
+def test_a_failed_shm_call_retires_its_scratch_region():
+    """sortd goes on sorting a call whose deadline passed on the client's side, into the region
+    that call named: the client's next sort must not share that region."""
+    server = conftest.start("--engine=cpu", "--test_delay_per_job=300ms")
+    try:
+        with server.client(transport="shm", timeout=30.0) as client:
+            keys = np.arange(100_000, 0, -1, dtype=np.uint32)
+            np.testing.assert_array_equal(client.sort(keys), np.sort(keys))
+            used = client._scratch.name
+            client.timeout = 0.05
+            with pytest.raises(sortd.SortdError) as failed:
+                client.sort(keys)
+            assert failed.value.code.name == "DEADLINE_EXCEEDED"
+            assert client._scratch is None
+            client.timeout = 30.0
+            again = np.random.default_rng(1).integers(0, 2**32, 100_000, dtype=np.uint32)
+            np.testing.assert_array_equal(client.sort(again), np.sort(again))
+            assert client._scratch.name != used
+    finally:
+        server.stop()
