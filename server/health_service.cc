@@ -60,13 +60,13 @@ class HealthService::CheckCall final : public grpc::ServerReadReactor<grpc::Byte
     }
     const std::optional<std::string> service = ServiceAsked(request_);
     if (!service) {
-      return Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 "request is not a HealthCheckRequest"));
+      return Finish(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request is not a HealthCheckRequest"));
     }
     const Status status = health_->StatusOf(*service);
     if (status == HealthCheckResponse::SERVICE_UNKNOWN) {
-      return Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                 "health: no service named '" + *service + "'"));
+      return Finish(
+          grpc::Status(grpc::StatusCode::NOT_FOUND, "health: no service named '" + *service + "'"));
     }
     *response_ = Serialized(status);
     Finish(grpc::Status::OK);
@@ -95,8 +95,8 @@ class HealthService::WatchCall final
     }
     std::optional<std::string> service = ServiceAsked(request_);
     if (!service) {
-      return End(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              "request is not a HealthCheckRequest"));
+      return End(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "request is not a HealthCheckRequest"));
     }
     {
       absl::MutexLock lock(&mu_);
