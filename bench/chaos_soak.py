@@ -75,24 +75,9 @@ ALGOS = ("radix", "bitonic", "odd_even_merge", "library", "cpu", "odd_even_trans
 
 
 # ------------------------------------------------------------------------------------------------
-# The independent reference (mirrors client/python/tests/reference.py; numpy only, no sortd code).
-def order_keys(a: np.ndarray) -> np.ndarray:
-    """Integers whose order is sortd's order of `a` (IEEE 754 totalOrder for floats)."""
-    if a.dtype.kind != "f":
-        return a
-    signed = np.dtype(f"<i{a.dtype.itemsize}")
-    bits = a.view(signed)
-    magnitude = np.iinfo(signed).max
-    return bits ^ ((bits >> (8 * a.dtype.itemsize - 1)) & magnitude)
-
-
-def ref_argsort(a: np.ndarray, descending: bool) -> np.ndarray:
-    k = order_keys(a)
-    return np.argsort(~k if descending else k, kind="stable")
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    return a.view(f"<u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+# The independent reference: the Python client's tests' own (numpy only, no sortd code).
+sys.path.insert(0, os.path.join(REPO, "client", "python", "tests"))
+from reference import argsort as ref_argsort, bits, order_keys  # noqa: E402
 
 
 def check_keys_sorted(a: np.ndarray, out: np.ndarray, descending: bool) -> str | None:
