@@ -78,22 +78,22 @@ void SortRequestHandler::Refuse(SortExchange* exchange, absl::string_view key_ty
   exchange->Answer(status, grpc::ByteBuffer());
 }
 
-void SortRequestHandler::Readmit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange,
+void SortRequestHandler::Readmit(ParsedRequest& parsed, SortExchange* exchange,
                                  const absl::Status& refusal) {
-  if (draining_->load()) return Refuse(exchange, parsed->key_type, ShuttingDownError());
+  if (draining_->load()) return Refuse(exchange, parsed.key_type, ShuttingDownError());
   if (exchange->cancellation()()) {
-    return Refuse(exchange, parsed->key_type,
+    return Refuse(exchange, parsed.key_type,
                   absl::CancelledError("the call ended while its request waited for room in the "
                                        "memory budget"));
   }
   if (absl::Now() >= exchange->deadline()) {
-    return Refuse(exchange, parsed->key_type,
+    return Refuse(exchange, parsed.key_type,
                   absl::DeadlineExceededError(absl::StrCat(
                       "the deadline passed while the request waited for room in the memory "
                       "budget; when it began to wait: ",
                       refusal.message())));
   }
-  Admit(std::move(parsed), exchange);
+  Admit(parsed, exchange);
 }
 
 void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
@@ -109,16 +109,15 @@ void SortRequestHandler::Handle(grpc::ByteBuffer& raw, SortExchange* exchange) {
   absl::StatusOr<ValidatedJob> validated = ValidateSortRequest(
       SortRequestShape{request->fields, request->keys.size(), request->values.size()}, limits_);
   if (!validated.ok()) return Refuse(exchange, key_type, validated.status());
-  Admit(std::make_shared<ParsedRequest>(
-            ParsedRequest{*std::move(request), *std::move(validated), request_bytes, key_type}),
-        exchange);
+  ParsedRequest parsed{*std::move(request), *std::move(validated), request_bytes, key_type};
+  Admit(parsed, exchange);
 }
 
-void SortRequestHandler::Admit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange) {
-  SortRequestFrame* request = &parsed->request;
-  const ValidatedJob* validated = &parsed->validated;
-  const size_t request_bytes = parsed->request_bytes;
-  const absl::string_view key_type = parsed->key_type;
+void SortRequestHandler::Admit(ParsedRequest& parsed, SortExchange* exchange) {
+  SortRequestFrame* request = &parsed.request;
+  const ValidatedJob* validated = &parsed.validated;
+  const size_t request_bytes = parsed.request_bytes;
+  const absl::string_view key_type = parsed.key_type;
   const absl::Time arrival = exchange->arrival();
   // What the request holds until its answer is sent: the request as received, and (unless the
   // arrays are in shared memory) the response the engine writes.
@@ -136,9 +135,11 @@ void SortRequestHandler::Admit(std::shared_ptr<ParsedRequest> parsed, SortExchan
     const size_t least =
         request_bytes + response_bytes +
         engine_->LeastHostScratchBytes(validated->spec, validated->n, validated->shared_memory);
+    // Only a request that waits is moved to the heap; `parsed` is not used after wait() runs.
     auto wait = [&] {
-      budget_->WhenRoom(least, [this, parsed, exchange, refusal = admission.status()] {
-        Readmit(parsed, exchange, refusal);
+      budget_->WhenRoom(least, [this, waiting = std::make_shared<ParsedRequest>(std::move(parsed)),
+                                exchange, refusal = admission.status()] {
+        Readmit(*waiting, exchange, refusal);
       });
     };
     if (least <= budget_->limit() && exchange->WaitForRoom(wait)) return;

@@ -110,11 +110,11 @@ class SortRequestHandler {
     size_t request_bytes;
     absl::string_view key_type;
   };
-  void Admit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange);
+  // Takes the request's arrays out of `parsed` once admitted.
+  void Admit(ParsedRequest& parsed, SortExchange* exchange);
   // Admit again after a wait for room, unless the call has ended or is past its deadline
   // meanwhile (then the request is refused).
-  void Readmit(std::shared_ptr<ParsedRequest> parsed, SortExchange* exchange,
-               const absl::Status& refusal);
+  void Readmit(ParsedRequest& parsed, SortExchange* exchange, const absl::Status& refusal);
 
   void SortInRegions(SortExchange* exchange, const SortRequestFrame& request,
                      const ValidatedJob& validated, const AdmittedScratch& scratch);
