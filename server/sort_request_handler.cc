@@ -137,10 +137,9 @@ void SortRequestHandler::Admit(ParsedRequest& parsed, SortExchange* exchange) {
         engine_->LeastHostScratchBytes(validated->spec, validated->n, validated->shared_memory);
     // Only a request that waits is moved to the heap; `parsed` is not used after wait() runs.
     auto wait = [&] {
-      budget_->WhenRoom(least, [this, waiting = std::make_shared<ParsedRequest>(std::move(parsed)),
-                                exchange, refusal = admission.status()] {
-        Readmit(*waiting, exchange, refusal);
-      });
+      budget_->WhenRoom(
+          least, [this, waiting = std::make_shared<ParsedRequest>(std::move(parsed)), exchange,
+                  refusal = admission.status()] { Readmit(*waiting, exchange, refusal); });
     };
     if (least <= budget_->limit() && exchange->WaitForRoom(wait)) return;
     return Refuse(exchange, key_type, admission.status());
