@@ -82,5 +82,37 @@ TEST(HealthServiceTest, AWatchOfAnUnknownNameIsToldSoAndEndsWithItsClient) {
   EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
+// What a hostile client can send the health service: no message, a name past 4 KiB, bytes that are
+// no HealthCheckRequest (to Watch too). Each gets INVALID_ARGUMENT, and Check still answers.
+TEST(HealthServiceTest, MissingOversizedAndMalformedRequestsAreRefused) {
+  TestServer t = TestServer::Start();
+  auto channel = t.Client()->channel();
+  auto refused = [&](const char* method, const std::string* message) {
+    RawCall call(channel, method);
+    EXPECT_TRUE(call.Start());
+    if (message != nullptr) {
+      grpc::Slice slice(*message);
+      EXPECT_TRUE(call.Write(grpc::ByteBuffer(&slice, 1)));
+    }
+    EXPECT_TRUE(call.WritesDone());
+    grpc::ByteBuffer ignored;
+    call.Read(&ignored);
+    return call.Finish().error_code();
+  };
+  HealthCheckRequest huge;
+  huge.set_service(std::string(5000, 'x'));
+  const std::string huge_bytes = huge.SerializeAsString();
+  const std::string garbage("\x0a\xff");
+  EXPECT_EQ(refused("/grpc.health.v1.Health/Check", nullptr), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused("/grpc.health.v1.Health/Check", &huge_bytes),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused("/grpc.health.v1.Health/Watch", nullptr), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused("/grpc.health.v1.Health/Watch", &garbage), grpc::StatusCode::INVALID_ARGUMENT);
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  HealthCheckResponse response;
+  ASSERT_TRUE(Check(*health, "", &response).ok());
+  EXPECT_EQ(response.status(), HealthCheckResponse::SERVING);
+}
+
 }  // namespace
 }  // namespace sortd
