@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# One way to prove a change on the GPU machine: run there, from the checkout root, with the bundle
+# scripts/device-bundle.sh made (it has no compiler, gRPC or grpcio of its own); logs go to $OUT.
+#   here:   scripts/device-bundle.sh --python .gpu/bundle.tar.xz build/server/sortd \
+#             build/client/sortctl build/tests/gpu_tests build/bench/radix_bench \
+#             build/bench/cpu_sort_bench
+#   there:  bash bench/device_run.sh SECTION...      (device tool: carry .gpu)
+# Sections (each bounded by its own timeout, so one hang costs one section, not the call):
+#   tests       gpu_tests, then the device-loss test in its own process
+#   sanitizers  compute-sanitizer memcheck over the pool end to end; memcheck and racecheck over
+#               the kernels' *Sanitize* cases
+#   kernels     radix_bench: the radix sort against CUB in the same binary
+#   e2e         sortd + sortctl bench: 16M u32 keys, one client over shared memory, and 1M keys
+#               with 8 clients, each beside echo of the same bytes (the transport's ceiling)
+#   python      the Python client against sortctl on the same sortd and transport, and numpy
+#               (bench/python_client_bench.py, the bundle's Python)
+#   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)
+#   cpu         cpu_sort_bench ($CPU_BENCHES) on the host's cores, beside the host's own numpy
+# With no section: tests sanitizers.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+out=${OUT:-/tmp/device-out}
+bundle_tar=${DEVICE_BUNDLE:-.gpu/bundle.tar.xz}
+mkdir -p "$out"
+bundle=$(mktemp -d)
+tar -C "$bundle" -xJf "$bundle_tar" || { echo "FAIL: cannot unpack $bundle_tar"; exit 1; }
+# shellcheck source=/dev/null  # made by scripts/device-bundle.sh
+. "$bundle/env.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader |
+  tee "$out/device.txt"
+lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/cpu.txt"
+date -u +%FT%TZ | tee "$out/date.txt"
+
+failed=0
+ran() {  # ran NAME RC: one line a step, and the call's status counts every failure
+  echo "=== $1: rc=$2"
+  if (($2 != 0)); then failed=$((failed + 1)); fi
+}
+
+section_tests() {
+  # The whole suite takes 5-9 minutes on one H100: the limit leaves the rest of a call's 10.
+  timeout "${TESTS_TIMEOUT:-560}" gpu_tests ${GTEST_FILTER:+--gtest_filter="$GTEST_FILTER"} \
+    >"$out/gpu_tests.log" 2>&1
+  ran gpu_tests $?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED  \]" "$out/gpu_tests.log" | tail -12
+  # After a timeout, the test that was running:
+  grep -E "^\[ RUN      \]" "$out/gpu_tests.log" | tail -1
+  SORTD_GPU_LOSS_TEST=1 timeout 120 gpu_tests --gtest_filter='GpuPoolLossTest.*' >"$out/gpu_loss.log" 2>&1
+  ran "device loss" $?
+}
+
+section_sanitizers() {
+  # The injected-fault test is left out: each fault is a deliberate invalid cudaMemcpyAsync, which
+  # memcheck reports as an API error.
+  timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    gpu_tests --gtest_brief=1 --gtest_filter='GpuPoolTest.*-*InjectedCudaFaults*' >"$out/memcheck_pool.log" 2>&1
+  ran "memcheck, pool end to end" $?
+  for tool in memcheck racecheck; do
+    timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      gpu_tests --gtest_brief=1 --gtest_filter='*Sanitize*' >"$out/${tool}_kernels.log" 2>&1
+    ran "$tool, kernels" $?
+  done
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/*_pool.log "$out"/*_kernels.log
+}
+
+section_kernels() {
+  timeout 240 radix_bench --json "$out/radix_bench.json" >"$out/radix_bench.log" 2>&1
+  ran radix_bench $?
+  sed -n '/^### /,$p' "$out/radix_bench.log"
+}
+
+section_e2e() {
+  # shellcheck source=sortd_bench_lib.sh
+  . "$root/bench/sortd_bench_lib.sh"
+  SORTD_BASE_FLAGS=(--enable_echo --engine=gpu --shared_memory)
+  start_sortd e2e || { ran "sortd start" 1; return; }
+  local shm=(--transport=shm --concurrency=1 --sizes=fixed:16777216 --duration=10s)
+  bench_sortd e2e-16M-shm "${shm[@]}"
+  ran "16M shm, sort" $?
+  bench_sortd e2e-16M-shm-echo "${shm[@]}" --echo
+  ran "16M shm, echo" $?
+  local many=(--concurrency=8 --sizes=fixed:1048576 --duration=10s)
+  bench_sortd e2e-1M-x8 "${many[@]}"
+  ran "1M x8, sort" $?
+  bench_sortd e2e-1M-x8-echo "${many[@]}" --echo
+  ran "1M x8, echo" $?
+  stop_sortd
+}
+
+section_python() {
+  # shellcheck disable=SC2086  # PYTHON_BENCH_FLAGS: flags, split on spaces (--quick: 1M only)
+  PYTHONPATH=$SORTD_PYTHONPATH timeout "${PYTHON_TIMEOUT:-420}" "$SORTD_PYTHON" \
+    bench/python_client_bench.py --sortd "$(command -v sortd)" --sortctl "$(command -v sortctl)" \
+    --engine gpu ${PYTHON_BENCH_FLAGS:-} 2>&1 | tee "$out/python_client_bench.txt"
+  ran "python client bench" "${PIPESTATUS[0]}"
+}
+
+section_soak() {
+  "$SORTD_PYTHON" bench/chaos_soak.py --mode=gpu --sortd "$(command -v sortd)" \
+    --python "$SORTD_PYTHON" --pythonpath "$SORTD_PYTHONPATH" --duration="${SOAK_DURATION:-9m}" --workers=8 --max_log2=24 \
+    --out="$out/soak" --progress=60 2>&1 | tail -60
+  ran "chaos soak (gpu)" "${PIPESTATUS[0]}"
+}
+
+section_cpu() {
+  # CPU_BENCHES: builds of cpu_sort_bench to compare in this one run (e.g. before and after a
+  # change), each with the same arguments; CPU_BENCH_FLAGS adds to them.
+  local bench
+  for bench in ${CPU_BENCHES:-cpu_sort_bench}; do
+    # shellcheck disable=SC2086  # flags, split on spaces
+    timeout 400 "$bench" --sections=single,all --min_log2=16 --max_log2=26 ${CPU_BENCH_FLAGS:-} \
+      --json="$out/$bench.json" >"$out/$bench.txt" 2>&1
+    ran "$bench" $?
+    grep '^|' "$out/$bench.txt" | grep -v -- '---'
+  done
+  # The host's own numpy (2.x on the GPU machine), one core, on the same sizes: the anchor.
+  timeout 120 python3 - <<'PY' 2>&1 | tee "$out/numpy_sort.txt"
+import time, numpy as np
+rng = np.random.default_rng(1)
+print(f"numpy {np.__version__}: np.sort, Mkeys/s (median of 5)")
+for dtype in (np.uint32, np.int32, np.float32, np.uint64, np.int64, np.float64):
+    for log2 in (16, 20, 24, 26):
+        a = rng.integers(0, np.iinfo(np.uint32).max, 1 << log2).astype(dtype)
+        times = []
+        for _ in range(5):
+            t = time.perf_counter(); np.sort(a); times.append(time.perf_counter() - t)
+        print(f"| {np.dtype(dtype).name} | 2^{log2} | {(1 << log2) / sorted(times)[2] / 1e6:.0f} |")
+PY
+}
+
+sections=("$@")
+((${#sections[@]})) || sections=(tests sanitizers)
+for s in "${sections[@]}"; do
+  if ! declare -F "section_$s" >/dev/null; then
+    echo "device_run.sh: no section '$s'" >&2
+    exit 2
+  fi
+done
+for s in "${sections[@]}"; do
+  echo "### $s"
+  start=$SECONDS
+  "section_$s"
+  echo "### $s: $((SECONDS - start)) s"
+done
+rm -rf "$bundle"
+echo "device_run.sh: $failed failed step(s)"
+((failed == 0))
