@@ -178,7 +178,15 @@ def expand(text):
     for _ in range(5):
         text = re.sub(r"\$\{(\w+)\}", lambda m: global_args.get(m.group(1), m.group(0)), text)
     return text
-raw_stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+# A stage may start from an earlier one (FROM runtime AS prebuilt): follow names to their base.
+from_lines = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", dockerfile, re.M)
+bases_of = {}
+raw_stages = []
+for image, name in from_lines:
+    raw = bases_of.get(image, image)
+    raw_stages.append(raw)
+    if name:
+        bases_of[name] = raw
 stages = [expand(s) for s in raw_stages]
 check(len(stages) >= 2, "Dockerfile should be multi-stage")
 check(any("nvidia/cuda:" in s and "devel" in s for s in stages[:-1]) and "nvidia/cuda:" in stages[-1]
@@ -188,7 +196,9 @@ check(raw_stages[0] == "${BUILD_BASE}" and raw_stages[-1] == "${RUNTIME_BASE}",
 check(re.search(r"^ARG SORTD_CUDA=ON$", dockerfile, re.M) and '-DSORTD_CUDA="${SORTD_CUDA}"' in dockerfile,
       "the CUDA build is a build argument (ON by default, OFF for a CPU-only image)")
 for src in re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M):
-    check(src == "." or (root / src).exists(), f"Dockerfile COPY source {src} does not exist")
+    # .container-prebuilt is made on demand (target prebuilt: tests/deploy/container_test.sh).
+    check(src in (".", ".container-prebuilt") or (root / src).exists(),
+          f"Dockerfile COPY source {src} does not exist")
 copied = set(re.findall(r"^COPY\s+(?!--from)(\S+)\s", dockerfile, re.M))
 top_cmake = (root / "CMakeLists.txt").read_text()
 for folder in re.findall(r"^add_subdirectory\((\w+)\)", top_cmake, re.M):

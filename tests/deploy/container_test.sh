@@ -6,9 +6,16 @@
 # runtime, and `podman stop` drains and exits 0. Then the compose stack's sortd and Prometheus
 # (from the distribution, in a locally built image) in one pod, with a query through Prometheus.
 # Grafana is not packaged by Debian: its dashboard is checked offline (check_dashboard.py).
-# Usage (as root): container_test.sh [SORTCTL]   (default: the CI build's sortctl)
+# Usage (as root): container_test.sh [--prebuilt=BUILD_DIR] [SORTCTL]   (default: the CI build's sortctl)
+# --prebuilt: the image takes BUILD_DIR's sortd and sortctl (built on this Debian 12, stripped
+# of debug info) instead of compiling them again: the Dockerfile's target `prebuilt`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+prebuilt=''
+if [[ ${1:-} == --prebuilt=* ]]; then
+  prebuilt=${1#--prebuilt=}
+  shift
+fi
 sortctl=${1:-}
 if [[ -z $sortctl ]]; then
   for c in "$root/build-cpu-only/client/sortctl" "$root/build/client/sortctl"; do
@@ -26,7 +33,7 @@ cleanup() {
   podman pod rm -f "$id-pod" >/dev/null 2>&1 || true
   podman rm -f "$id" "$id-drain" >/dev/null 2>&1 || true
   podman rmi -f "$image" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  rm -rf "$work" "$root/.container-prebuilt"
 }
 trap cleanup EXIT
 
@@ -82,9 +89,19 @@ podman image prune -f --filter until=168h >/dev/null || true
 
 # --- Build: CPU-only on the Debian base, the way the README documents it.
 start=$SECONDS
+binaries=()
+if [[ -n $prebuilt ]]; then
+  ctx=$root/.container-prebuilt
+  rm -rf "$ctx"
+  "$root/scripts/collect-runtime.sh" "$ctx" "$prebuilt/server/sortd" "$prebuilt/client/sortctl" ||
+    fatal "collect-runtime.sh $prebuilt"
+  strip --strip-debug "$ctx"/bin/*
+  binaries=(--target prebuilt)
+fi
 timeout 1800 podman build --format docker --build-arg BUILD_BASE="$base" --build-arg RUNTIME_BASE="$base" \
-  --build-arg SORTD_CUDA=OFF -t "$image" "$root" >"$work/build.log" 2>&1 ||
+  --build-arg SORTD_CUDA=OFF "${binaries[@]}" -t "$image" "$root" >"$work/build.log" 2>&1 ||
   { tail -40 "$work/build.log"; fatal "podman build"; }
+[[ -z $prebuilt ]] || rm -rf "$root/.container-prebuilt"
 echo "image built in $((SECONDS - start))s"
 size=$(podman image inspect --format '{{.Size}}' "$image")
 base_size=$(podman image inspect --format '{{.Size}}' "$base")
