@@ -68,11 +68,13 @@ check "gzip bombs: the drops are counted in the log" grep -q "gRPC log lines dro
 check "gzip bombs: sortd still sorts" healthy
 
 # 6 x 16 MiB of keys: each call holds 48 MiB (request, response and the CPU engine's copy of the
-# input), so one at a time fits the 96 MiB budget and the rest are refused.
+# input), so two at a time fit the 96 MiB budget and those arriving beside them are refused. How
+# many overlap depends on how the uploads interleave (a budget is given back as its answer goes
+# out, so on a loaded machine, where uploads arrive spread out, as few as 2 were refused).
 "$py" "$hostile" upload --port="$port" --mib=16 --streams=6 --seconds=30 >"$work/upload.json"
 check "uploads past the budget: all answered, some RESOURCE_EXHAUSTED, some OK" \
   json_check "$work/upload.json" \
-  'sum(r["statuses"].values()) == 6 and r["statuses"].get("8", 0) >= 3 and "0" in r["statuses"]'
+  'sum(r["statuses"].values()) == 6 and r["statuses"].get("8", 0) >= 1 and "0" in r["statuses"]'
 check "uploads past the budget: nothing left in flight" eventually nothing_in_flight
 
 # Clients that never read their responses get a sortd of their own with a 1 s send timeout.
