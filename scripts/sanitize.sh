@@ -39,7 +39,10 @@ cmake --build "$build" --parallel "$(nproc)"
 # ThreadSanitizer runs over the concurrent code: not over the CPU sorter's exhaustive
 # single-threaded cases (every shape at small and in-cache sizes, and all of them again with
 # Highway held to AVX2), which hold no thread and which AddressSanitizer and the README's test
-# command run whole. Their threaded cases (Large/, Threading/, ParallelCutover/) still run here.
+# command run whole. Their threaded cases (Large/, and Threading/ and ParallelCutover/, which run
+# on one thread and on four) still run here. In both builds the CPU sorter's tests take its
+# parallel, partitioned and carrying paths on 16 times fewer keys than the README's test command
+# does, its cut-overs scaled down alike (testing::kCpuSortSizeShift).
 exclude=()
 if [[ $mode == thread ]]; then exclude=(-E '^(avx2\.|Small/|InCacheRadix/)'); fi
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" "${exclude[@]}" "$@"

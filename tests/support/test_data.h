@@ -31,6 +31,12 @@ inline constexpr bool kAddressSanitized = false;
 // memory access of a sort several times slower: tests that need only take a path (the parallel one,
 // say) size for it, and the plain build runs their full sizes.
 inline constexpr bool kSanitized = kThreadSanitized || kAddressSanitized;
+// The CpuSortOptions::size_shift the CPU sorter's tests give it under the sanitizers: its paths
+// past the parallel cut-over, past the caches and carrying records are then taken on 16 times fewer
+// keys (the parallel cut-over at 2^13 keys, the partitioned radix sort from 2^16). At 4 the
+// in-cache radix sort still spans 2^11 to 2^12 keys, and one key past it lies past the small
+// sort's range, as at full size. The plain build runs the measured sizes.
+inline constexpr int kCpuSortSizeShift = kSanitized ? 4 : 0;
 
 enum class Distribution {
   kRandom,  // uniform random bits (floats include NaNs, infinities, denormals)

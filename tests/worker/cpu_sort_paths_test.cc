@@ -116,6 +116,13 @@ std::string SignedZeros(size_t n, Extras extras, uint64_t seed) {
   return Pack(v);
 }
 
+// Options whose sizes are scaled down under the sanitizers (CpuSortOptions::size_shift).
+CpuSortOptions Scaled() {
+  CpuSortOptions options;
+  options.size_shift = testing::kCpuSortSizeShift;
+  return options;
+}
+
 // Where AVX-512 makes that faster, float keys alone sort by value and words of at most 62 bits as
 // doubles (worker/cpu/float_sort.h), and as integers otherwise: both paths run here when the
 // machine has AVX-512, as AVX3 and AVX2.
@@ -136,7 +143,8 @@ void ForEachSortPath(Fn&& fn) {
 // The sorter's paths run on one thread and on four, each reading values and truncated keys back
 // by input position, or carrying them into the buckets of a partition (CpuSortOptions) at every
 // size: by default only arrays past the last-level cache are carried, and then partitioned on one
-// thread too.
+// thread too. Under the sanitizers every sorter here takes its paths at sizes scaled down
+// (testing::kCpuSortSizeShift), and so do the sizes that test them.
 struct Threading {
   bool threaded;
   bool carrying;
@@ -150,7 +158,7 @@ void PrintTo(const Threading& threading, std::ostream* os) { *os << ThreadingNam
 class CpuSortPathsTest : public ::testing::TestWithParam<Threading> {
  protected:
   static CpuSortOptions Options(const Threading& threading) {
-    CpuSortOptions options;
+    CpuSortOptions options = Scaled();
     if (threading.carrying) options.carry_min_keys = 0;
     return options;
   }
@@ -158,8 +166,11 @@ class CpuSortPathsTest : public ::testing::TestWithParam<Threading> {
 
   ThreadPool pool_{3};
   CpuSorter sorter_{threaded() ? &pool_ : nullptr, Options(GetParam())};
-  // Past the parallel cut-over when threaded; the single-thread paths otherwise.
-  size_t big() const { return threaded() ? (size_t{1} << 17) + 3 : 3001; }
+  // Past the parallel cut-over (2^17 keys, CpuSortPolicy) when threaded; the single-thread paths
+  // otherwise.
+  size_t big() const {
+    return threaded() ? ((size_t{1} << 17) >> testing::kCpuSortSizeShift) + 3 : 3001;
+  }
 
   // Every type and distribution at one below, at, and one above a strategy's smallest and largest
   // sizes, on every sort path.
@@ -280,7 +291,8 @@ TEST_P(CpuSortPathsTest, UnalignedArrays) {
 // not).
 TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysAtTheRadixCutovers) {
   if (threaded()) GTEST_SKIP() << "below the parallel cut-over: one thread sorts these either way";
-  CheckAtCutovers(RadixWordsPolicy::kMinWords, RadixWordsPolicy::kMaxWords,
+  CheckAtCutovers(RadixWordsPolicy::kMinWords,
+                  RadixWordsPolicy::kMaxWords >> testing::kCpuSortSizeShift,
                   {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32},
                   {testing::Distribution::kRandom, testing::Distribution::kLowByteVaries,
                    testing::Distribution::kFewUnique});
@@ -299,7 +311,7 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
   const uint64_t seed = testing::TestSeed();
   ForEachSortPath([&] {
     std::mt19937_64 rng(seed);
-    const size_t n = RadixWordsPolicy::kMinPartitionedWords;
+    const size_t n = RadixWordsPolicy::kMinPartitionedWords >> testing::kCpuSortSizeShift;
     // The key types differ only in their transform, which other tests cover: under the sanitizers
     // (5-10x slower) one stands for all three.
     const std::vector<KeyType> types =
@@ -333,10 +345,10 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
 TEST(CpuSortPartitionedTest, SixteenTasksCopyBucketsInPlace) {
   const uint64_t seed = testing::TestSeed();
   ThreadPool pool(15);
-  CpuSortOptions carry_all;
+  CpuSortOptions carry_all = Scaled();
   carry_all.carry_min_keys = 0;
-  CpuSorter sorter(&pool), carrying(&pool, carry_all);
-  const size_t n = RadixWordsPolicy::kMinPartitionedWords;
+  CpuSorter sorter(&pool, Scaled()), carrying(&pool, carry_all);
+  const size_t n = RadixWordsPolicy::kMinPartitionedWords >> testing::kCpuSortSizeShift;
   ForEachSortPath([&] {
     for (KeyType type : {KeyType::kUint32, KeyType::kFloat32}) {
       SCOPED_TRACE(::testing::Message() << "n=" << n << " type=" << KeyTypeName(type));
@@ -368,7 +380,7 @@ TEST_P(CpuSortPathsTest, WordWidthCutovers) {
   ForEachSortPath([&] {
     std::mt19937_64 rng(seed);
     for (size_t n : {size_t{1024}, big()}) {
-      const int index_bits = n == 1024 ? 10 : 18;
+      const int index_bits = 64 - __builtin_clzll(n - 1);
       for (int word_bits : {32, 33, 62, 63, 64, 65}) {
         const int range_bits = word_bits - index_bits;
         for (KeyType type : {KeyType::kUint64, KeyType::kInt64, KeyType::kFloat64}) {

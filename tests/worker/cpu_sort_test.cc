@@ -57,13 +57,17 @@ void CheckAllShapes(CpuSorter& sorter, KeyType type, bool descending, const std:
   }
 }
 
+// The last parameter is the sorter's CpuSortOptions::size_shift: sizes picked at the sorter's
+// cut-overs are scaled down with it under the sanitizers (testing::kCpuSortSizeShift).
 class CpuSortTest
-    : public ::testing::TestWithParam<std::tuple<KeyType, Distribution, size_t, bool>> {};
+    : public ::testing::TestWithParam<std::tuple<KeyType, Distribution, size_t, bool, int>> {};
 
 TEST_P(CpuSortTest, MatchesReferenceForEveryRequestShape) {
-  const auto [type, dist, n, threaded] = GetParam();
+  const auto [type, dist, n, threaded, size_shift] = GetParam();
   ThreadPool pool(threaded ? 3 : 0);
-  CpuSorter sorter(threaded ? &pool : nullptr);
+  CpuSortOptions options;
+  options.size_shift = size_shift;
+  CpuSorter sorter(threaded ? &pool : nullptr, options);
   const std::string keys = testing::MakeKeys(type, n, dist, testing::TestSeed() + n);
   for (bool descending : {false, true}) {
     SCOPED_TRACE(::testing::Message() << (descending ? "descending" : "ascending"));
@@ -72,7 +76,7 @@ TEST_P(CpuSortTest, MatchesReferenceForEveryRequestShape) {
 }
 
 std::string CaseName(const ::testing::TestParamInfo<CpuSortTest::ParamType>& info) {
-  const auto [type, dist, n, threaded] = info.param;
+  const auto [type, dist, n, threaded, size_shift] = info.param;
   return std::string(KeyTypeName(type)) + "_" + testing::DistributionName(dist) + "_n" +
          std::to_string(n) + (threaded ? "_threaded" : "");
 }
@@ -82,37 +86,40 @@ INSTANTIATE_TEST_SUITE_P(Small, CpuSortTest,
                          ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
                                             ::testing::ValuesIn(testing::kAllDistributions),
                                             ::testing::Values<size_t>(0, 1, 2, 47, 48, 49, 1000),
-                                            ::testing::Values(false)),
+                                            ::testing::Values(false), ::testing::Values(0)),
                          CaseName);
-// 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys on CPUs without
-// AVX-512 (worker/cpu/radix_words.h), and in ctest's run of this binary held to AVX2
-// (support/simd_target_environment.cc): every shape of data there. With AVX-512 these sort their
-// words with vqsort, and cpu_sort_paths_test forces the radix path at both cut-overs.
-INSTANTIATE_TEST_SUITE_P(InCacheRadix, CpuSortTest,
-                         ::testing::Combine(::testing::Values(KeyType::kUint32, KeyType::kInt32,
-                                                              KeyType::kFloat32),
-                                            ::testing::ValuesIn(testing::kAllDistributions),
-                                            ::testing::Values<size_t>((1 << 11) + 1, (1 << 16) - 1),
-                                            ::testing::Values(false)),
-                         CaseName);
+// Sizes at the sorter's cut-overs, which the sanitizers' builds scale down with the sorter's.
+constexpr size_t Scaled(size_t keys) { return keys >> testing::kCpuSortSizeShift; }
+
+// 32-bit keys with a payload sort by radix on one thread between 2^11 and 2^16 keys (2^12 for the
+// sanitizers) on CPUs without AVX-512 (worker/cpu/radix_words.h), and in ctest's run of this binary
+// held to AVX2 (support/simd_target_environment.cc): every shape of data there. With AVX-512 these
+// sort their words with vqsort, and cpu_sort_paths_test forces the radix path at both cut-overs.
+INSTANTIATE_TEST_SUITE_P(
+    InCacheRadix, CpuSortTest,
+    ::testing::Combine(::testing::Values(KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32),
+                       ::testing::ValuesIn(testing::kAllDistributions),
+                       ::testing::Values<size_t>((1 << 11) + 1, Scaled(1 << 16) - 1),
+                       ::testing::Values(false), ::testing::Values(testing::kCpuSortSizeShift)),
+    CaseName);
 // 2^20 + 1 runs on four threads (the parallel paths; for 32-bit keys with a payload where vqsort
-// lacks AVX-512, the partitioned radix sort); under the sanitizers, which look for races and
-// memory errors on that path rather than for wrong orders, 2^18 + 1 (still past the cut-over) keeps
-// these 60 cases to a few minutes on two cores ...
-constexpr size_t kLargeSize = (size_t{1} << (testing::kSanitized ? 18 : 20)) + 1;
+// lacks AVX-512, the partitioned radix sort), 2^16 + 1 under the sanitizers ...
 INSTANTIATE_TEST_SUITE_P(Large, CpuSortTest,
                          ::testing::Combine(::testing::ValuesIn(kAllKeyTypes),
                                             ::testing::ValuesIn(testing::kAllDistributions),
-                                            ::testing::Values<size_t>(kLargeSize),
-                                            ::testing::Values(true)),
+                                            ::testing::Values<size_t>(Scaled(1 << 20) + 1),
+                                            ::testing::Values(true),
+                                            ::testing::Values(testing::kCpuSortSizeShift)),
                          CaseName);
 // ... and the sizes around the parallel cut-over (2^17 keys, CpuSortPolicy) run both ways.
 INSTANTIATE_TEST_SUITE_P(
     ParallelCutover, CpuSortTest,
     ::testing::Combine(::testing::Values(KeyType::kFloat32, KeyType::kInt64),
                        ::testing::Values(Distribution::kRandom, Distribution::kFewUnique),
-                       ::testing::Values<size_t>((1 << 17) - 1, 1 << 17, (1 << 17) + 1),
-                       ::testing::Values(false, true)),
+                       ::testing::Values<size_t>(Scaled(1 << 17) - 1, Scaled(1 << 17),
+                                                 Scaled(1 << 17) + 1),
+                       ::testing::Values(false, true),
+                       ::testing::Values(testing::kCpuSortSizeShift)),
     CaseName);
 
 TEST(CpuSortOrder, FloatTotalOrderIsExact) {
@@ -192,6 +199,44 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
     const SortSpec typed{type, 8, false, false, false, Algorithm::kCpu};
     RunSort(sorter, typed, keys, testing::MakeValues(8, kPartitioned));
     EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(typed, kPartitioned, 3));
+  }
+}
+
+// A sorter whose sizes are scaled down (CpuSortOptions::size_shift, as the sanitizers' builds of
+// these tests take them) chooses on n keys as one of n * 2^size_shift keys does by default: its
+// bound is that one's scaled down alike, on any number of tasks and across every cut-over, and
+// holds what it takes.
+TEST(CpuSortScratch, ScaledSizesScaleTheBound) {
+  constexpr int kShift = 4;
+  CpuSortOptions scaled;
+  scaled.size_shift = kShift;
+  for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
+    for (uint32_t vw : {0u, 4u, 8u}) {
+      for (bool indices : {false, true}) {
+        const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
+        for (size_t n : {size_t{1} << 15, size_t{1} << 16, (size_t{1} << 16) + 16, size_t{1} << 17,
+                         size_t{1} << 20, (size_t{1} << 20) + 16}) {
+          for (int helpers : {0, 3, 15}) {
+            SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw << " indices="
+                                              << indices << " n=" << n << " helpers=" << helpers);
+            EXPECT_EQ(CpuSorter::ScratchBytes(spec, n >> kShift, helpers, scaled) << kShift,
+                      CpuSorter::ScratchBytes(spec, n, helpers));
+          }
+        }
+      }
+    }
+  }
+  ThreadPool pool(3);
+  for (ThreadPool* helpers : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+    for (KeyType type : {KeyType::kUint32, KeyType::kInt64}) {
+      const size_t n = (size_t{1} << 20) >> kShift;
+      SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << (helpers ? ", 4 tasks" : ", one"));
+      const SortSpec spec{type, 8, false, true, true, Algorithm::kCpu};
+      CpuSorter sorter(helpers, scaled);
+      RunSort(sorter, spec, testing::MakeKeys(type, n, Distribution::kRandom, 17),
+              testing::MakeValues(8, n));
+      EXPECT_LE(sorter.scratch_bytes(), CpuSorter::ScratchBytes(spec, n, helpers ? 3 : 0, scaled));
+    }
   }
 }
 

@@ -22,7 +22,7 @@ namespace sortd {
 namespace {
 
 // Chosen with bench/cpu_sort_bench's thread sweep (docs/benchmarks.md, "CPU engine vs vqsort, ips4o
-// and std::sort").
+// and std::sort"). Its sizes are divided by 2^CpuSortOptions::size_shift (`shift` below).
 struct CpuSortPolicy {
   // Below this many keys a sort runs on one thread (kept from the radix engine: the sweep measured
   // 2^20 and up: 16 threads were 1.2-1.4x one thread at 2^20, 5-6x at 2^26).
@@ -52,30 +52,33 @@ struct CpuSortPolicy {
 bool ValueMayRideInWord(const SortSpec& spec) {
   return spec.value_width == 4 && !spec.stable && !spec.return_indices;
 }
-bool ValueRidesInWordOnEveryCpu(const SortSpec& spec, size_t n) {
-  return ValueMayRideInWord(spec) && n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles;
+bool ValueRidesInWordOnEveryCpu(const SortSpec& spec, size_t n, int shift) {
+  return ValueMayRideInWord(spec) && n >= CpuSortPolicy::kValueInWordMinKeysWithDoubles >> shift;
 }
-bool ValueRidesInWord(const SortSpec& spec, size_t n) {
-  return ValueRidesInWordOnEveryCpu(spec, n) || (ValueMayRideInWord(spec) && !VqSortFloatsPays());
+bool ValueRidesInWord(const SortSpec& spec, size_t n, int shift) {
+  return ValueRidesInWordOnEveryCpu(spec, n, shift) ||
+         (ValueMayRideInWord(spec) && !VqSortFloatsPays());
 }
 
 // Whether words of a 32-bit key and a 32-bit payload sort by radix (worker/cpu/radix_words.h):
 // where they and their copy fit the caches, and where vqsort does not sort them as doubles
 // (AVX-512), which it does faster than as integers; the radix sort is measured against the integer
 // sort only.
-bool RadixSortPays(size_t n) { return RadixWordsPolicy::Covers(n) && !VqSortFloatsPays(); }
+bool RadixSortPays(size_t n, int shift) {
+  return RadixWordsPolicy::Covers(n, shift) && !VqSortFloatsPays();
+}
 // Past the caches, the same words partitioned into cache-sized buckets first, on one thread or
 // several (measured on AVX2 against vqsort's integer sort of the words, docs/benchmarks.md,
 // "partitioned for the radix sort" and "on every thread").
-bool PartitionedRadixSortPays(size_t n) {
-  return RadixWordsPolicy::CoversPartitioned(n) && !VqSortFloatsPays();
+bool PartitionedRadixSortPays(size_t n, int shift) {
+  return RadixWordsPolicy::CoversPartitioned(n, shift) && !VqSortFloatsPays();
 }
 
 // The tasks a sort of n keys splits into with `helpers` helper threads.
-int TasksFor(size_t n, int helpers) {
-  if (helpers <= 0 || n < CpuSortPolicy::kParallelMinKeys) return 1;
-  const int tasks = static_cast<int>(
-      std::min<size_t>(helpers + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
+int TasksFor(size_t n, int helpers, int shift) {
+  if (helpers <= 0 || n < CpuSortPolicy::kParallelMinKeys >> shift) return 1;
+  const int tasks = static_cast<int>(std::min<size_t>(
+      helpers + 1, std::max<size_t>(n / (CpuSortPolicy::kMinKeysPerTask >> shift), 1)));
   return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
 }
 
@@ -109,45 +112,49 @@ bool LooksInOrder(const unsigned char* src, size_t n) {
   return std::min(rises, falls) <= CpuSortPolicy::kOrderedMaxOutOfStep;
 }
 
+// The most words a bucket of the partitioned radix sort sorts by radix (more are crowded).
+size_t BucketRoom(int shift) { return RadixWordsPolicy::kMaxWords >> shift; }
+
 // The words the partitioned radix sort of n words on `tasks` tasks copies its buckets into: one
 // bucket's room a task, or one word a word where that is less.
-size_t PartitionedCopyWords(size_t n, int tasks) {
-  return std::min(n, static_cast<size_t>(tasks) * RadixWordsPolicy::kMaxWords);
+size_t PartitionedCopyWords(size_t n, int tasks, int shift) {
+  return std::min(n, static_cast<size_t>(tasks) * BucketRoom(shift));
 }
 
 // Words of 32-bit keys with a 32-bit payload past the caches: partitioned by the key's top bits
 // into buckets (PlanRadixBuckets, from the keys' exact range; a count and a scatter, both encoding
 // from the input and split by input chunk on `tasks` tasks), each then sorted by radix on the key
 // bits below the bucket's while it is in cache, and decoded; tasks take buckets in turn. words
-// holds n words, tmp PartitionedCopyWords(n, tasks): room for one bucket's copy a task, or when
-// that is more, a second array of words in which each bucket is copied in its own place; counts
-// (tasks + 1) * 2^kMaxLogBuckets + 1 entries; `carried` where records are carried.
+// holds n words, tmp PartitionedCopyWords(n, tasks, shift): room for one bucket's copy a task, or
+// when that is more, a second array of words in which each bucket is copied in its own place;
+// counts (tasks + 1) * 2^kMaxLogBuckets + 1 entries; `carried` where records are carried.
 template <typename Key, typename Codec>
 void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortOutput& out,
                           const Codec codec, int word_bits, uint64_t* words, uint64_t* tmp,
                           const Carried& carried, size_t* counts, ThreadPool* helpers, int tasks,
-                          const std::vector<std::unique_ptr<hwy::Sorter>>& sorters) {
+                          const std::vector<std::unique_ptr<hwy::Sorter>>& sorters, int shift) {
   using Policy = RadixWordsPolicy;
   const size_t n = in.n;
   const auto* src = static_cast<const unsigned char*>(in.keys);
   const int field_shift = word_bits - 32;  // the key's field: its masked ordered bits
   const auto range =
       KeyRangeOnTasks<Key>(src, codec.mask, n, helpers, tasks, reinterpret_cast<uint64_t*>(counts));
-  const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n);
+  const RadixBuckets plan = PlanRadixBuckets(range.first, range.second, n, shift);
   const BucketOf bucket_of{plan.first << field_shift, plan.shift + field_shift, plan.last};
   const size_t buckets = bucket_of.last + 1;
   const size_t* starts = PartitionCarrying<Key, uint64_t, Policy::kMaxLogBuckets>(
       spec, in, codec, bucket_of, words, counts, helpers, tasks, carried);
-  const bool copy_in_place = PartitionedCopyWords(n, tasks) == n;
+  const size_t room = BucketRoom(shift);
+  const bool copy_in_place = PartitionedCopyWords(n, tasks, shift) == n;
   ForEachBucketOnTasks(helpers, tasks, buckets, [&](int t, size_t d) {
     const size_t begin = starts[d], size = starts[d + 1] - begin;
     NumberCarriedBucket(codec, carried, words, begin, size);
     const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     const uint64_t* sorted = words + begin;
-    if (size > Policy::kMaxWords) {  // crowded: out of cache, where vqsort is faster
+    if (size > room) {  // crowded: out of cache, where vqsort is faster
       SortWordsAscending(*sorters[t], words + begin, size, word_bits);
     } else {
-      uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * Policy::kMaxWords;
+      uint64_t* copy = copy_in_place ? tmp + begin : tmp + t * room;
       sorted = RadixSortWordsByField(words + begin, copy, size, field_shift, plan.shift);
     }
     DecodeRange<Key>(spec, codec, sorted, bucket_in, OutputFrom(spec, out, begin), 0, size,
@@ -180,18 +187,19 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
   const bool narrow_keys = KeyWidth(spec.key_type) == 4;
-  const int tasks = TasksFor(n, helpers);
+  const int shift = options.size_shift;
+  const int tasks = TasksFor(n, helpers, shift);
   size_t copies = 0;
   if (narrow_keys && n >= RadixWordsPolicy::kMinWords) {
-    copies = RadixWordsPolicy::CoversPartitioned(n) ? PartitionedCopyWords(n, tasks)
-                                                    : std::min(n, RadixWordsPolicy::kMaxWords);
+    copies = RadixWordsPolicy::CoversPartitioned(n, shift) ? PartitionedCopyWords(n, tasks, shift)
+                                                           : std::min(n, BucketRoom(shift));
   }
   // Values (but those riding in 32-bit keys' words), truncated 64-bit keys and, with either, the
   // input positions where indices come back are carried into a partition's buckets, on any number
   // of threads. Whether 64-bit keys' words are truncated depends on their range: counted as if.
   size_t carried = 0;
   if (CarriesRecords(n, options, scratch) &&
-      !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n))) {
+      !(narrow_keys && ValueRidesInWordOnEveryCpu(spec, n, shift))) {
     carried = RecordBytesPerKey(spec, !narrow_keys);
   }
   return (n + copies) * sizeof(uint64_t) + n * carried;
@@ -263,25 +271,26 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   const bool carry = Codec::kWithIndex && RecordBytesPerKey(spec, Codec::kTies) != 0 &&
                      CarriesRecords(n, options_, scratch_allowed_) && !LooksInOrder<Key>(src, n);
 
+  const int shift = options_.size_shift;
   if constexpr (sizeof(Bits) == 4 && sizeof(Word) == 8) {
     // The key is the field above the payload (its position or its value), so a stable sort by
     // the field alone keeps the words' input order within equal keys.
-    if (tasks == 1 && RadixSortPays(n)) {
+    if (tasks == 1 && RadixSortPays(n, shift)) {
       Word* words = static_cast<Word*>(Scratch(2 * n * sizeof(Word)));
       EncodeRange<Key>(src, codec, words, 0, n);
       const Word* sorted = RadixSortWordsByField(words, words + n, n, word_bits - 32);
       DecodeRange<Key>(spec, codec, sorted, in, out, 0, n);
       return;
     }
-    if (PartitionedRadixSortPays(n)) {
-      const size_t word_bytes = (n + PartitionedCopyWords(n, tasks)) * sizeof(uint64_t);
+    if (PartitionedRadixSortPays(n, shift)) {
+      const size_t word_bytes = (n + PartitionedCopyWords(n, tasks, shift)) * sizeof(uint64_t);
       auto* scratch = static_cast<unsigned char*>(
           Scratch(word_bytes + n * CarriedBytesPerKey<Codec>(spec, carry)));
       auto* words = reinterpret_cast<uint64_t*>(scratch);
       size_t* counts = Counts((tasks + 1) * (size_t{1} << RadixWordsPolicy::kMaxLogBuckets) + 1);
       PartitionedRadixSort<Key>(spec, in, out, codec, word_bits, words, words + n,
                                 CarriedAt<Codec>(spec, scratch + word_bytes, n, carry), counts,
-                                helpers_, tasks, sorters_);
+                                helpers_, tasks, sorters_, shift);
       return;
     }
   }
@@ -318,8 +327,11 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   int tie_bits = 0;
   if constexpr (Codec::kTies) tie_bits = codec.index_bits;
   sample_lo &= ~((uint64_t{1} << tie_bits) - 1);
-  const int shift = std::max(tie_bits, BitWidth(sample_hi - sample_lo) - kPartitionLogBuckets);
-  const BucketOf bucket_of{sample_lo, shift, static_cast<size_t>((sample_hi - sample_lo) >> shift)};
+  // 2^shift times fewer buckets where sizes are scaled down: each as large as at the full size.
+  const int bucket_shift =
+      std::max(tie_bits, BitWidth(sample_hi - sample_lo) - (kPartitionLogBuckets - shift));
+  const BucketOf bucket_of{sample_lo, bucket_shift,
+                           static_cast<size_t>((sample_hi - sample_lo) >> bucket_shift)};
   const size_t buckets = bucket_of.last + 1;
   const size_t* starts = PartitionCarrying<Key, Word, kPartitionLogBuckets>(
       spec, in, codec, bucket_of, words, Counts((tasks + 1) * buckets + 1), helpers_, tasks,
@@ -348,7 +360,7 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   using Bits = typename KeyTraits<Key>::Bits;
   const size_t n = in.n;
   const bool with_index = spec.value_width != 0 || spec.return_indices;
-  const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size());
+  const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size(), options_.size_shift);
   if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
 
   const Bits mask = DirectionMask<Bits>(spec.descending);
@@ -360,7 +372,7 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   // A 32-bit key and its position always share 64 bits; so does its 4-byte value, where the
   // position is not needed.
   if constexpr (sizeof(Bits) == 4) {
-    if (ValueRidesInWord(spec, n)) {
+    if (ValueRidesInWord(spec, n, options_.size_shift)) {
       return SortWords<Key, uint64_t>(
           spec, in, out, KeyValueCodec<Bits>{mask, static_cast<const unsigned char*>(in.values)},
           64, tasks);

@@ -50,6 +50,16 @@ struct CpuSortOptions {
   // against not: 0.71-1.04x at 2^18-2^20 keys, 0.94-1.09x at 2^22, 1.03-1.19x at 2^24, 1.12-1.35x
   // at 2^26; one thread's partitioned radix sort 0.92-0.97x at 2^20, 1.22x at 2^24).
   size_t carry_min_keys = size_t{1} << 23;
+  // Divides by 2^size_shift the sizes at which a sort's path changes with the caches and the
+  // threads (the parallel cut-over and the keys a task takes; the largest in-cache radix sort of
+  // 32-bit keys' words, the partitioned one's smallest and its buckets' room; the size from which a
+  // 32-bit key's value rides in its word where words sort as doubles) and the partitions' bucket
+  // counts: n keys then take the paths that n * 2^size_shift keys take by default, in buckets of
+  // the same sizes. Tests under the sanitizers, which make every memory access several times
+  // slower, so reach those paths on arrays 2^size_shift times smaller. The sizes that a sort's own
+  // fixed costs set stay (the radix sort's smallest, the small sort's range), and carry_min_keys:
+  // smaller arrays keep their paths. 0 to 4 (at 5 the in-cache radix sort's range is one size).
+  int size_shift = 0;
 };
 
 // The scratch a sort may take: as much as the sorter's options make it fastest with, or the least

@@ -25,7 +25,11 @@ struct RadixWordsPolicy {
   // outgrow L2). The smallest lies between the even powers measured.
   static constexpr size_t kMinWords = size_t{1} << 11;
   static constexpr size_t kMaxWords = size_t{1} << 16;
-  static constexpr bool Covers(size_t n) { return n >= kMinWords && n <= kMaxWords; }
+  // The largest size and the partitioned sort's smallest divided by 2^shift where a sorter's sizes
+  // are scaled down (CpuSortOptions::size_shift).
+  static constexpr bool Covers(size_t n, int shift = 0) {
+    return n >= kMinWords && n <= kMaxWords >> shift;
+  }
   // From 2^20 words, partitioned first into buckets by their top bits, enough of them that the
   // bits below a bucket's fit two digits (one pass fewer: 1.4-1.8x faster than three from 2^20 to
   // 2^22; from 2^17 to 2^19 neither beat vqsort), and that buckets average at most 2^15 words
@@ -34,23 +38,27 @@ struct RadixWordsPolicy {
   static constexpr size_t kMinPartitionedWords = size_t{1} << 20;
   static constexpr int kMaxLogBucketWords = 15;
   static constexpr int kMaxLogBuckets = 11;
-  static constexpr bool CoversPartitioned(size_t n) { return n >= kMinPartitionedWords; }
+  static constexpr bool CoversPartitioned(size_t n, int shift = 0) {
+    return n >= kMinPartitionedWords >> shift;
+  }
 };
 
 // The buckets of n keys whose fields lie in [lo, hi]: the bucket of field k is (k - first) >>
 // shift. first is a multiple of 2^shift, so the keys of a bucket share every field bit from
-// `shift` up and sort by the `shift` bits below.
+// `shift` up and sort by the `shift` bits below. A sorter whose sizes are scaled down
+// (CpuSortOptions::size_shift) plans buckets as 2^size_shift times as many keys would have.
 struct RadixBuckets {
   uint64_t first;
   int shift;
   size_t last;  // buckets - 1, below 2^kMaxLogBuckets
 };
-inline RadixBuckets PlanRadixBuckets(uint64_t lo, uint64_t hi, size_t n) {
+inline RadixBuckets PlanRadixBuckets(uint64_t lo, uint64_t hi, size_t n, int size_shift = 0) {
   using Policy = RadixWordsPolicy;
   const int range_bits = BitWidth(hi - lo);
-  const int log_buckets = std::min({range_bits, Policy::kMaxLogBuckets,
-                                    std::max(range_bits - 2 * Policy::kDigitBits,
-                                             BitWidth(n - 1) - Policy::kMaxLogBucketWords)});
+  const int log_buckets =
+      std::min({range_bits, Policy::kMaxLogBuckets,
+                std::max(range_bits - 2 * Policy::kDigitBits,
+                         BitWidth(n - 1) - (Policy::kMaxLogBucketWords - size_shift))});
   int shift = range_bits - log_buckets;
   uint64_t first = lo >> shift << shift;
   // Aligned down, the range may need one bucket more than 2^log_buckets: taken while that stays
