@@ -24,7 +24,7 @@ out=${OUT:-/tmp/device-out}
 bundle_tar=${DEVICE_BUNDLE:-.gpu/bundle.tar.xz}
 mkdir -p "$out"
 bundle=$(mktemp -d)
-tar -C "$bundle" -xJf "$bundle_tar" || { echo "FAIL: cannot unpack $bundle_tar"; exit 1; }
+scripts/device-unbundle.sh "$bundle_tar" "$bundle" || { echo "FAIL: cannot unpack $bundle_tar"; exit 1; }
 # shellcheck source=/dev/null  # made by scripts/device-bundle.sh
 . "$bundle/env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader |
