@@ -108,7 +108,16 @@ class HealthService::WatchCall final
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (!ok) return;  // the call is over; OnDone follows
+    // A failed write means the stream is gone; gRPC still waits for Finish before OnDone.
+    if (!ok) broken_ = true;
+    WriteNext();
+  }
+
+  // A watch the client cancelled (or lost) is finished now, not at the drain: each one holds a
+  // reactor, and gRPC's shutdown waits for every reactor to finish.
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    broken_ = true;
     WriteNext();
   }
 
@@ -138,7 +147,10 @@ class HealthService::WatchCall final
  private:
   void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || finished_) return;
-    if (next_) {
+    if (broken_) {
+      finished_ = true;
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the health watch was cancelled"));
+    } else if (next_) {
       outgoing_ = Serialized(*next_);
       next_.reset();
       writing_ = true;
@@ -158,6 +170,7 @@ class HealthService::WatchCall final
   grpc::ByteBuffer outgoing_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // cancelled, or a write failed: only Finish is left
 };
 
 HealthService::HealthService() {
@@ -200,7 +213,10 @@ void HealthService::Shutdown() {
   absl::MutexLock lock(&mu_);
   shut_down_ = true;
   for (auto& [service, status] : statuses_) status = HealthCheckResponse::NOT_SERVING;
-  for (WatchCall* watch : watches_) watch->Send(HealthCheckResponse::NOT_SERVING);
+  for (WatchCall* watch : watches_) {
+    // A name no service has stays unknown; the drain changes only the services there are.
+    if (statuses_.contains(watch->service())) watch->Send(HealthCheckResponse::NOT_SERVING);
+  }
 }
 
 void HealthService::EndWatches() {
