@@ -1,7 +1,8 @@
 // The CPU sorter is the engine every user without a GPU gets and the GPU pool's fallback, so it is
 // tested exhaustively against the independent reference (tests/support): every key type x order x
 // stable x value width x indices, on every data shape, at small sizes, on the single-thread path
-// (vqsort on the keys or on key+position words) and on the parallel partition path.
+// (vqsort on the keys or on key+position words) and on the parallel partition path, and on each
+// route the engine may choose for 32-bit words at start-up.
 // cpu_sort_paths_test.cc covers each internal strategy's own edge cases.
 #include "worker/cpu/cpu_sort.h"
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -16,6 +18,8 @@
 #include "gtest/gtest.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "worker/cpu/cpu_routes.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 namespace {
@@ -114,6 +118,54 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values<size_t>((1 << 17) - 1, 1 << 17, (1 << 17) + 1),
                        ::testing::Values(false, true)),
     CaseName);
+
+// Each route of 32-bit words (worker/cpu/cpu_routes.h), forced whatever this CPU calibrated, on
+// one thread and on four tasks, in every request shape
+// (the routes differ for keys alone, and for 64-bit keys narrow enough for 32-bit words: kFewUnique
+// and kAllEqual give those). ctest runs it again held to AVX2, where "native" is the AVX2 target.
+class CpuSortRouteTest
+    : public ::testing::TestWithParam<std::tuple<Narrow32Route, KeyType, Distribution, size_t>> {};
+
+TEST_P(CpuSortRouteTest, EveryRouteMatchesReference) {
+  const auto [route, type, dist, n] = GetParam();
+  if (!RouteAvailable(route)) GTEST_SKIP() << RouteName(route) << " cannot run on this CPU";
+  CpuSortOptions options;
+  options.narrow32 = route;
+  const std::string keys = testing::MakeKeys(type, n, dist, testing::TestSeed() + n);
+  for (int helpers : {0, 3}) {
+    ThreadPool pool(helpers);
+    CpuSorter sorter(helpers ? &pool : nullptr, options);
+    for (bool descending : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << (descending ? "descending" : "ascending") << ", " << helpers << " helpers");
+      CheckAllShapes(sorter, type, descending, keys);
+    }
+  }
+}
+
+std::string RouteCaseName(const ::testing::TestParamInfo<CpuSortRouteTest::ParamType>& info) {
+  const auto [route, type, dist, n] = info.param;
+  const char* names[] = {"native", "avx2", "widened"};
+  return std::string(names[static_cast<int>(route)]) + "_" + KeyTypeName(type) + "_" +
+         testing::DistributionName(dist) + "_n" + std::to_string(n);
+}
+
+// 1000 keys below every cut-over; 2^17 + 1 past the parallel one, and past the in-cache radix
+// sort's where that runs (AVX2).
+INSTANTIATE_TEST_SUITE_P(
+    Routes, CpuSortRouteTest,
+    ::testing::Combine(
+        ::testing::Values(Narrow32Route::kNative, Narrow32Route::kAvx2, Narrow32Route::kWidened),
+        ::testing::Values(KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32, KeyType::kUint64),
+        ::testing::Values(Distribution::kRandom, Distribution::kFewUnique, Distribution::kReversed),
+        ::testing::Values<size_t>(1000, (size_t{1} << 17) + 1)),
+    RouteCaseName);
+
+TEST(CpuSortRoutes, CalibrationNamesARouteThatRuns) {
+  const CpuRoutes routes = CalibrateCpuRoutes();
+  EXPECT_TRUE(RouteAvailable(routes.narrow32));
+  EXPECT_FALSE(DescribeCpuRoutes(routes).empty());
+}
 
 TEST(CpuSortOrder, FloatTotalOrderIsExact) {
   // -NaN < -Inf < -1 < -0 < +0 < 1 < +Inf < +NaN, checked on explicit values.

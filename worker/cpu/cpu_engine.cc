@@ -94,8 +94,12 @@ CpuEngine::CpuEngine(const CpuEngineOptions& options, int threads)
 CpuEngine::~CpuEngine() { Shutdown(absl::InfinitePast()); }
 
 std::string CpuEngine::Describe() const {
+  const Narrow32Route route = options_.sort.narrow32.value_or(CalibratedCpuRoutes().narrow32);
   return absl::StrCat("cpu engine, ", workers_.size(), " worker threads, queue limit ",
-                      options_.max_queued_jobs);
+                      options_.max_queued_jobs, "; ",
+                      options_.sort.narrow32 ? absl::StrCat("32-bit words: ", RouteName(route),
+                                                            " (set by the options)")
+                                             : DescribeCpuRoutes(CalibratedCpuRoutes()));
 }
 
 std::vector<WorkerStats> CpuEngine::Stats() const {

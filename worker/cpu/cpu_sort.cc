@@ -155,10 +155,16 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   });
 }
 
+// The route of 32-bit words under `options`, where it can run (kAvx2 needs AVX2).
+Narrow32Route RouteFor(const CpuSortOptions& options) {
+  const Narrow32Route route = options.narrow32.value_or(CalibratedCpuRoutes().narrow32);
+  return RouteAvailable(route) ? route : Narrow32Route::kNative;
+}
+
 }  // namespace
 
 CpuSorter::CpuSorter(ThreadPool* helpers, const CpuSortOptions& options)
-    : helpers_(helpers), options_(options) {
+    : helpers_(helpers), options_(options), narrow32_(RouteFor(options)) {
   const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
   for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
 }
@@ -176,10 +182,11 @@ void* CpuSorter::Scratch(size_t bytes) {
 
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
                                const CpuSortOptions& options, CpuScratch scratch) {
-  if (spec.value_width == 0 && !spec.return_indices) return 0;
+  const bool narrow_keys = KeyWidth(spec.key_type) == 4;
+  const bool widened = narrow_keys && RouteFor(options) == Narrow32Route::kWidened;
+  if (spec.value_width == 0 && !spec.return_indices && !widened) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
-  const bool narrow_keys = KeyWidth(spec.key_type) == 4;
   const int tasks = TasksFor(n, helpers);
   size_t copies = 0;
   if (narrow_keys && n >= RadixWordsPolicy::kMinWords) {
@@ -221,21 +228,24 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
+  // On the AVX2 route floats sort as their bits, as they do where AVX2 is the best target.
+  const Narrow32Route route = sizeof(Bits) == 4 ? narrow32_ : Narrow32Route::kNative;
   if constexpr (std::is_floating_point_v<Key>) {
     FloatCensus census;
-    if (VqSortFloatsPays() && (census = CopyCountingSpecials(src, buf, n)).nans == 0) {
+    if (VqSortFloatsPays() && route == Narrow32Route::kNative &&
+        (census = CopyCountingSpecials(src, buf, n)).nans == 0) {
       Key* keys = reinterpret_cast<Key*>(buf);
       VqSortFloats(keys, n, spec.descending);
       OrderZeroSigns(keys, n, census, spec.descending);
     } else {
       std::memcpy(buf, src, n * sizeof(Bits));
       auto* bits = reinterpret_cast<std::make_signed_t<Bits>*>(buf);
-      VqSort(*sorters_[0], bits, n, spec.descending);
+      VqSort(*sorters_[0], bits, n, spec.descending, route);
       ReverseNegativeFloats(bits, n, spec.descending);
     }
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
-    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending, route);
   }
   if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
 }
@@ -257,8 +267,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   };
   // Keys alone are sorted in the output array when it is aligned for them: no copy back, and for
   // unsigned ascending keys no decode pass either.
-  const bool in_output =
-      !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
+  const bool in_output = !Codec::kWithIndex && !Codec::kValueInWord &&
+                         sizeof(Word) == sizeof(Bits) && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
   const bool carry = Codec::kWithIndex && RecordBytesPerKey(spec, Codec::kTies) != 0 &&
                      CarriesRecords(n, options_, scratch_allowed_) && !LooksInOrder<Key>(src, n);
@@ -290,7 +300,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     Word* words =
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);
-    SortWordsAscending(*sorters_[0], words, n, word_bits);
+    SortWordsAscending(*sorters_[0], words, n, word_bits, narrow32_);
     if constexpr (Codec::kTies) OrderTies<Key>(codec, src, words, 0, n, *sorters_[0]);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
@@ -330,7 +340,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     NumberCarriedBucket(codec, carried, words, begin, size);
     const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     if (size > 1) {
-      SortWordsAscending(*sorters_[t], words + begin, size, word_bits);
+      SortWordsAscending(*sorters_[t], words + begin, size, word_bits, narrow32_);
       if constexpr (Codec::kTies) {
         OrderTies<Key>(codec, static_cast<const unsigned char*>(bucket_in.keys), words + begin, 0,
                        size, *sorters_[t]);
@@ -349,9 +359,16 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const size_t n = in.n;
   const bool with_index = spec.value_width != 0 || spec.return_indices;
   const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size());
+  const bool widened = narrow32_ == Narrow32Route::kWidened;
+  const Bits mask = DirectionMask<Bits>(spec.descending);
+  if constexpr (sizeof(Bits) == 4) {
+    if (!with_index && widened) {
+      return SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, false>{mask, 0, 0},
+                                      32, tasks);
+    }
+  }
   if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
 
-  const Bits mask = DirectionMask<Bits>(spec.descending);
   const int index_bits = BitWidth(n - 1);
   if (!with_index) {
     return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0},
@@ -376,7 +393,7 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
   // Truncated words keep room for the doubles' sort where their tie words still fit 64 bits.
   const int word_budget = index_bits <= 31 ? kWordBitsSortableAsDoubles : 64;
-  if (bits <= 32) {
+  if (bits <= 32 && !widened) {
     SortWords<Key, uint32_t>(spec, in, out, PackedCodec<Bits, uint32_t, true>{mask, lo, index_bits},
                              bits, tasks);
   } else if (bits <= word_budget) {

@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "worker/cpu/cpu_routes.h"
 #include "worker/sort_spec.h"
 #include "worker/thread_pool.h"
 
@@ -50,6 +52,9 @@ struct CpuSortOptions {
   // against not: 0.71-1.04x at 2^18-2^20 keys, 0.94-1.09x at 2^22, 1.03-1.19x at 2^24, 1.12-1.35x
   // at 2^26; one thread's partitioned radix sort 0.92-0.97x at 2^20, 1.22x at 2^24).
   size_t carry_min_keys = size_t{1} << 23;
+  // The route of 32-bit words (cpu_routes.h); unset: the one calibrated for this CPU. Set by tests
+  // and the benchmark to run each route on any CPU.
+  std::optional<Narrow32Route> narrow32;
 };
 
 // The scratch a sort may take: as much as the sorter's options make it fastest with, or the least
@@ -106,6 +111,7 @@ class CpuSorter {
 
   ThreadPool* helpers_;
   CpuSortOptions options_;
+  Narrow32Route narrow32_;                             // options_.narrow32, or the calibrated route
   CpuScratch scratch_allowed_ = CpuScratch::kFastest;  // the current Sort call's
   // One vqsort state per parallel task (task t only ever uses sorters_[t]).
   std::vector<std::unique_ptr<hwy::Sorter>> sorters_;
