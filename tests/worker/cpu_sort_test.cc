@@ -161,6 +161,34 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values<size_t>(1000, (size_t{1} << 17) + 1)),
     RouteCaseName);
 
+// Two hardware threads split a large sort into two tasks (CpuSortPolicy::kTwoTasksMinKeys), on each
+// route: keys alone, and with values and indices.
+TEST(CpuSortTwoTasks, LargeSortsOnOneHelper) {
+  constexpr size_t n = (size_t{1} << 22) + 1;
+  ThreadPool pool(1);
+  for (Narrow32Route route :
+       {Narrow32Route::kNative, Narrow32Route::kAvx2, Narrow32Route::kWidened}) {
+    if (!RouteAvailable(route)) continue;
+    CpuSortOptions options;
+    options.narrow32 = route;
+    CpuSorter sorter(&pool, options);
+    for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
+      const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, 11);
+      const std::string expected = testing::ReferenceSortKeys(type, keys, false);
+      const std::string values = testing::MakeValues(8, n);
+      for (const auto& [vw, indices] : {std::pair<uint32_t, bool>{0, false}, {8, true}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << RouteName(route) << ", " << KeyTypeName(type) << ", value width " << vw);
+        const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
+        Output out = RunSort(sorter, spec, keys, values);
+        ASSERT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
+                                              {out.keys, out.values, out.indices},
+                                              /*require_stable=*/false));
+      }
+    }
+  }
+}
+
 TEST(CpuSortRoutes, CalibrationNamesARouteThatRuns) {
   const CpuRoutes routes = CalibrateCpuRoutes();
   EXPECT_TRUE(RouteAvailable(routes.narrow32));
@@ -234,6 +262,8 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
   const SortSpec spec{KeyType::kUint32, 8, false, false, false, Algorithm::kCpu};
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 3), (kPartitioned + 4 * kHigh) * 8);
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 1), (kPartitioned + kHigh) * 8);
+  // Two tasks from 2^22 keys (CpuSortPolicy::kTwoTasksMinKeys).
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, 4 * kPartitioned, 1), (4 * kPartitioned + 2 * kHigh) * 8);
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned - 1, 3), (kPartitioned - 1 + kHigh) * 8);
   // 32 tasks (one per 2^15 keys) would take 2^21 words of copies: a second array instead.
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 63), 2 * kPartitioned * 8);

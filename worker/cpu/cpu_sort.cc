@@ -27,9 +27,15 @@ struct CpuSortPolicy {
   // Below this many keys a sort runs on one thread (kept from the radix engine: the sweep measured
   // 2^20 and up: 16 threads were 1.2-1.4x one thread at 2^20, 5-6x at 2^26).
   static constexpr size_t kParallelMinKeys = size_t{1} << 17;
-  // Fewest tasks worth the partition pass, which costs about one thread's work: on two threads
-  // the parallel path was slower than one thread at every size on both machines.
-  static constexpr int kMinParallelTasks = 3;
+  // Fewest keys for which two tasks (two hardware threads) split a sort, where the partition's
+  // passes cost less than the half of the sorting they move to the other thread: CPU seconds of
+  // two tasks against one, keys alone on the 2-vCPU AMD EPYC (Zen 5), 2026-12-06: u32 1.9x at
+  // 2^20, 1.5x at 2^22, 1.4x at 2^24 and 2^26; u64 1.6x, 1.2x, 1.1x, 1.0x; so on two free cores
+  // 0.55-0.75x of one core's time from 2^22 on, and no gain at 2^20 for 32-bit keys. (That VM,
+  // shared with other builds at load average 4-9, never had both cores free: two tasks ran in
+  // turn there, at 0.7-1.0x of one thread's wall time.) Three tasks and more start at
+  // kParallelMinKeys, where each thread's share of the sorting outweighs the partition.
+  static constexpr size_t kTwoTasksMinKeys = size_t{1} << 22;
   // Fewest keys one parallel task handles.
   static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
   // Keys sampled to bound the buckets' range, and to see whether an input is in order already.
@@ -76,7 +82,7 @@ int TasksFor(size_t n, int helpers) {
   if (helpers <= 0 || n < CpuSortPolicy::kParallelMinKeys) return 1;
   const int tasks = static_cast<int>(
       std::min<size_t>(helpers + 1, std::max<size_t>(n / CpuSortPolicy::kMinKeysPerTask, 1)));
-  return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
+  return tasks == 2 && n < CpuSortPolicy::kTwoTasksMinKeys ? 1 : tasks;
 }
 
 bool IsAligned(const void* p, size_t alignment) {
