@@ -7,7 +7,9 @@
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
 //                       [--sections=single,all,sweep,payloads,small,carry,bandwidth,routes]
-//                       [--isa=avx2] [--route=native|avx2|widened]
+//                       [--isa=avx2] [--route=native|avx2|widened] [--runs=N]
+// --runs=N times every measurement N times (medians; default 5, 3 above 2^24): more of them steady
+// the alternate rows' ratios on a shared machine.
 // --route= forces the engine's route of 32-bit words (worker/cpu/cpu_routes.h) instead of the one
 // calibrated at start-up; the "routes" section (not run by default) times all three in turn.
 // --isa=avx2 keeps Highway (vqsort, and the engine's choices that follow it) to AVX2 on a CPU with
@@ -47,7 +49,11 @@ struct Record {
 };
 std::vector<Record> g_records;
 
-int RunsFor(size_t n) { return n > (size_t{1} << 24) ? 3 : 5; }
+int g_runs = 0;  // --runs=: timed runs of every measurement, instead of RunsFor's default
+int RunsFor(size_t n) {
+  if (g_runs > 0) return g_runs;
+  return n > (size_t{1} << 24) ? 3 : 5;
+}
 
 // Seconds one call of fn takes.
 double Seconds(const std::function<void()>& fn) {
@@ -231,26 +237,27 @@ template <typename Key>
 void SingleThreadRow(const char* name, int lg) {
   const size_t n = size_t{1} << lg;
   const std::vector<Key> keys = MakeKeys<Key>(n, 42 + lg);
-  std::vector<Key> work(n);
+  std::vector<Key> vq_work(n), std_work(n),
+      ips_work(n);  // each sort its own, as the engine's output
   hwy::Sorter vq;
   CpuSorter sorter(nullptr, g_options);
   ShapedSort<Key> ours_sort(keys, kKeysOnly);
   const bool with_std = lg <= kStdSortMaxLog2, with_ips = lg <= kIps4oSequentialMaxLog2;
   std::vector<std::function<void()>> fns = {[&] { ours_sort.Run(sorter); },
                                             [&] {
-                                              work = keys;
-                                              vq(work.data(), n, hwy::SortAscending());
+                                              vq_work = keys;
+                                              vq(vq_work.data(), n, hwy::SortAscending());
                                             }};
   if (with_std) {
     fns.push_back([&] {
-      work = keys;
-      std::sort(work.begin(), work.end());
+      std_work = keys;
+      std::sort(std_work.begin(), std_work.end());
     });
   }
   if (with_ips) {
     fns.push_back([&] {
-      work = keys;
-      ips4o::sort(work.begin(), work.end());
+      ips_work = keys;
+      ips4o::sort(ips_work.begin(), ips_work.end());
     });
   }
   const std::vector<double> rates = AlternateRates(n, fns);
@@ -414,6 +421,7 @@ int main(int argc, char** argv) {
     if (a.rfind("--max_log2=", 0) == 0) max_log2 = std::atoi(a.c_str() + 11);
     if (a.rfind("--json=", 0) == 0) json = a.substr(7);
     if (a.rfind("--sections=", 0) == 0) sections = a.substr(11);
+    if (a.rfind("--runs=", 0) == 0) g_runs = std::atoi(a.c_str() + 7);
     if (a == "--isa=avx2") hwy::DisableTargets(HWY_AVX2 - 1);  // every target better than AVX2
     if (a == "--route=native") g_options.narrow32 = Narrow32Route::kNative;
     if (a == "--route=avx2") g_options.narrow32 = Narrow32Route::kAvx2;
@@ -428,10 +436,11 @@ int main(int argc, char** argv) {
   m.sweep.push_back(m.threads);
 
   std::printf(
-      "CPU sorts, %d hardware threads; Mkeys/s, median of 5 runs (3 above 2^24; carry: 7 and 5; "
+      "CPU sorts, %d hardware threads; Mkeys/s, median of %s runs (carry: 2 more; "
       "one-thread, all-thread and routes rows alternate their sorts run by run) "
       "after a warm-up; random bits (float NaNs replaced by 0); Highway target %s\n\n",
-      m.threads, hwy::TargetName(targets & -targets));
+      m.threads, g_runs > 0 ? std::to_string(g_runs).c_str() : "5 (3 above 2^24)",
+      hwy::TargetName(targets & -targets));
   std::printf("Engine: %s%s\n\n", DescribeCpuRoutes(CalibratedCpuRoutes()).c_str(),
               g_options.narrow32 ? ", overridden by --route" : "");
   if (section("routes")) {
