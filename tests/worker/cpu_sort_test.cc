@@ -249,9 +249,21 @@ TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
       }
     }
   }
-  EXPECT_EQ(
-      CpuSorter::ScratchBytes({KeyType::kUint32, 0, false, true, false, Algorithm::kCpu}, kLow),
-      0u);
+  // Keys alone: nothing on the native route; on the widened one their words (and at these sizes a
+  // second array for the radix sort), but nothing where the sort is held to the least scratch,
+  // which then sorts them natively in their output.
+  const SortSpec keys_alone{KeyType::kUint32, 0, false, true, false, Algorithm::kCpu};
+  CpuSortOptions native, widened;
+  native.narrow32 = Narrow32Route::kNative;
+  widened.narrow32 = Narrow32Route::kWidened;
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, native), 0u);
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, widened), 2 * kLow * 8);
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, widened, CpuScratch::kLeast), 0u);
+  CpuSorter sorter(nullptr, widened);
+  const std::string keys = testing::MakeKeys(KeyType::kUint32, kLow, Distribution::kRandom, 3);
+  const Output out = RunSort(sorter, keys_alone, keys, "", CpuScratch::kLeast);
+  EXPECT_EQ(out.keys, testing::ReferenceSortKeys(KeyType::kUint32, keys, false));
+  EXPECT_EQ(sorter.scratch_bytes(), 0u);
 }
 
 // Split across tasks, partitioned 32-bit keys' words take one bucket's copy a task, or a second

@@ -189,7 +189,10 @@ void* CpuSorter::Scratch(size_t bytes) {
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
                                const CpuSortOptions& options, CpuScratch scratch) {
   const bool narrow_keys = KeyWidth(spec.key_type) == 4;
-  const bool widened = narrow_keys && RouteFor(options) == Narrow32Route::kWidened;
+  // Widened keys alone take words where the native route sorts in the output: only where the
+  // fastest sort's scratch is allowed (SortTyped).
+  const bool widened = narrow_keys && scratch == CpuScratch::kFastest &&
+                       RouteFor(options) == Narrow32Route::kWidened;
   if (spec.value_width == 0 && !spec.return_indices && !widened) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
@@ -234,8 +237,11 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
-  // On the AVX2 route floats sort as their bits, as they do where AVX2 is the best target.
-  const Narrow32Route route = sizeof(Bits) == 4 ? narrow32_ : Narrow32Route::kNative;
+  // On the AVX2 route floats sort as their bits, as they do where AVX2 is the best target. The
+  // widened route comes here only when held to the least scratch: native.
+  const Narrow32Route route = sizeof(Bits) == 4 && narrow32_ == Narrow32Route::kAvx2
+                                  ? Narrow32Route::kAvx2
+                                  : Narrow32Route::kNative;
   if constexpr (std::is_floating_point_v<Key>) {
     FloatCensus census;
     if (VqSortFloatsPays() && route == Narrow32Route::kNative &&
@@ -365,7 +371,10 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const size_t n = in.n;
   const bool with_index = spec.value_width != 0 || spec.return_indices;
   const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size());
-  const bool widened = narrow32_ == Narrow32Route::kWidened;
+  // The widened route takes scratch that the native one does not (8 bytes a key for keys alone):
+  // a sort held to the least scratch sorts natively.
+  const bool widened =
+      narrow32_ == Narrow32Route::kWidened && scratch_allowed_ == CpuScratch::kFastest;
   const Bits mask = DirectionMask<Bits>(spec.descending);
   if constexpr (sizeof(Bits) == 4) {
     if (!with_index && widened) {

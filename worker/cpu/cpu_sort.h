@@ -86,8 +86,9 @@ class CpuSorter {
   // that is less), and the buckets' copies of the records a partition carries (values, 64-bit keys,
   // and with either, input positions where indices come back). Keys alone sort in their output
   // array, which costs nothing when it is aligned for them (the engine's own outputs are) and one
-  // array of keys otherwise. The partitions' counts (16 KiB a task) are not included. `options` are
-  // the sorter's, `scratch` the sort's.
+  // array of keys otherwise; 32-bit keys alone on the widened route (cpu_routes.h) sort as words,
+  // but only at CpuScratch::kFastest. The partitions' counts (16 KiB a task) are not included.
+  // `options` are the sorter's, `scratch` the sort's.
   static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,
                              const CpuSortOptions& options = {},
                              CpuScratch scratch = CpuScratch::kFastest);
