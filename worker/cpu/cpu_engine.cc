@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "worker/cpu/cpu_routes.h"
 
 namespace sortd {
 namespace {
@@ -82,6 +85,9 @@ absl::StatusOr<std::unique_ptr<CpuEngine>> CpuEngine::Create(const CpuEngineOpti
   }
   int threads = options.threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // The calibration (tens of ms at a cold start) runs here, not under the first request that a
+  // worker's sorter or an admission's ScratchBytes would make wait for it; Describe() logs it.
+  CalibratedCpuRoutes();
   return std::unique_ptr<CpuEngine>(new CpuEngine(options, threads));
 }
 
@@ -94,12 +100,18 @@ CpuEngine::CpuEngine(const CpuEngineOptions& options, int threads)
 CpuEngine::~CpuEngine() { Shutdown(absl::InfinitePast()); }
 
 std::string CpuEngine::Describe() const {
-  const Narrow32Route route = options_.sort.narrow32.value_or(CalibratedCpuRoutes().narrow32);
+  const std::optional<Narrow32Route> forced = options_.sort.narrow32;
+  std::string routes;
+  if (!forced) {
+    routes = DescribeCpuRoutes(CalibratedCpuRoutes());
+  } else if (const Narrow32Route route = RouteFor(forced); route == *forced) {
+    routes = absl::StrCat("32-bit words: ", RouteName(route), " (set by the options)");
+  } else {
+    routes = absl::StrCat("32-bit words: ", RouteName(route), " (the options' ", RouteName(*forced),
+                          " cannot run here)");
+  }
   return absl::StrCat("cpu engine, ", workers_.size(), " worker threads, queue limit ",
-                      options_.max_queued_jobs, "; ",
-                      options_.sort.narrow32 ? absl::StrCat("32-bit words: ", RouteName(route),
-                                                            " (set by the options)")
-                                             : DescribeCpuRoutes(CalibratedCpuRoutes()));
+                      options_.max_queued_jobs, "; ", routes);
 }
 
 std::vector<WorkerStats> CpuEngine::Stats() const {

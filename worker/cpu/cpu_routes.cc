@@ -79,6 +79,11 @@ const CpuRoutes& CalibratedCpuRoutes() {
   return routes;
 }
 
+Narrow32Route RouteFor(std::optional<Narrow32Route> forced) {
+  if (!forced) return CalibratedCpuRoutes().narrow32;
+  return RouteAvailable(*forced) ? *forced : Narrow32Route::kNative;
+}
+
 const char* RouteName(Narrow32Route route) {
   switch (route) {
     case Narrow32Route::kNative: return "vqsort at the best target";

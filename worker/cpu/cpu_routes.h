@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace sortd {
@@ -20,7 +21,9 @@ enum class Narrow32Route {
 struct CpuRoutePolicy {
   // Keys each route sorts in the calibration: in L2 everywhere, so the memory's speed does not
   // decide; 2^16 keys take 0.15 ms at AVX3's rate on the dev VM's Zen 5 and 1.5 ms at the Zen 4
-  // rate (docs/benchmarks.md), so the calibration stays within a few ms.
+  // rate (docs/benchmarks.md). With the copies, the first touch of the arrays and vqsort's own
+  // set-up, the whole calibration took 6-8 ms in a warm process and 16-35 ms at a cold start on
+  // that VM: CpuEngine::Create runs it once, before any request waits on it.
   static constexpr size_t kCalibrationKeys = size_t{1} << 16;
   // Each route runs this many times, in turn with the others; the fastest run of each counts, as
   // interference from other processes only ever slows a run.
@@ -36,9 +39,14 @@ struct CpuRoutes {
   double native_ns = 0, avx2_ns = 0, widened_ns = 0;
 };
 
-// The routes of this process, calibrated on first use (thread-safe). Without AVX-512 the native
-// route is the AVX2 one and words do not sort as doubles, so nothing is timed: native.
+// The routes of this process, calibrated on first use (thread-safe), which CpuEngine::Create makes
+// before its workers start. Without AVX-512 the native route is the AVX2 one and words do not sort
+// as doubles, so nothing is timed: native.
 const CpuRoutes& CalibratedCpuRoutes();
+
+// The route that runs: `forced` where this CPU can run it (else the native one), or the process's.
+// Cheap enough for every request once CalibratedCpuRoutes() has run.
+Narrow32Route RouteFor(std::optional<Narrow32Route> forced);
 
 // Times the routes now (for the start-up choice and the benchmark).
 CpuRoutes CalibrateCpuRoutes();

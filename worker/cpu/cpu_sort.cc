@@ -161,16 +161,10 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
   });
 }
 
-// The route of 32-bit words under `options`, where it can run (kAvx2 needs AVX2).
-Narrow32Route RouteFor(const CpuSortOptions& options) {
-  const Narrow32Route route = options.narrow32.value_or(CalibratedCpuRoutes().narrow32);
-  return RouteAvailable(route) ? route : Narrow32Route::kNative;
-}
-
 }  // namespace
 
 CpuSorter::CpuSorter(ThreadPool* helpers, const CpuSortOptions& options)
-    : helpers_(helpers), options_(options), narrow32_(RouteFor(options)) {
+    : helpers_(helpers), options_(options), narrow32_(RouteFor(options.narrow32)) {
   const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
   for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
 }
@@ -192,7 +186,7 @@ size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
   // Widened keys alone take words where the native route sorts in the output: only where the
   // fastest sort's scratch is allowed (SortTyped).
   const bool widened = narrow_keys && scratch == CpuScratch::kFastest &&
-                       RouteFor(options) == Narrow32Route::kWidened;
+                       RouteFor(options.narrow32) == Narrow32Route::kWidened;
   if (spec.value_width == 0 && !spec.return_indices && !widened) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).

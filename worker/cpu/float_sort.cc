@@ -191,10 +191,13 @@ void VqSortFloats(double* keys, size_t n, bool descending) {
 
 bool VqSortFloatsPays() { return HWY_DYNAMIC_DISPATCH(HasAvx512)(); }
 
-// The AVX2 build is called by name, not dispatched: the point is to skip the better target.
+// The AVX2 build is called by name, not dispatched: the point is to skip the better target. Asked
+// of the CPU once: hwy::SupportedTargets() runs CPUID on every call (tens of microseconds in a VM),
+// and request admission asks through RouteFor.
 bool VqSortAvx2Available() {
 #if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
-  return (hwy::SupportedTargets() & HWY_AVX2) != 0;
+  static const bool available = (hwy::SupportedTargets() & HWY_AVX2) != 0;
+  return available;
 #else
   return false;
 #endif
