@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -193,6 +195,37 @@ TEST(CpuSortRoutes, CalibrationNamesARouteThatRuns) {
   const CpuRoutes routes = CalibrateCpuRoutes();
   EXPECT_TRUE(RouteAvailable(routes.narrow32));
   EXPECT_FALSE(DescribeCpuRoutes(routes).empty());
+}
+
+// ctest names the native route in the environment (tests/CMakeLists.txt); the variable is read
+// again here under each value and put back after.
+TEST(CpuSortRoutes, TheEnvironmentNamesARoute) {
+  const char* before = std::getenv(kCpuRouteVariable);
+  const std::string saved = before != nullptr ? before : "";
+  std::string error;
+  const std::pair<const char*, Narrow32Route> names[] = {{"native", Narrow32Route::kNative},
+                                                         {"avx2", Narrow32Route::kAvx2},
+                                                         {"widened", Narrow32Route::kWidened}};
+  for (const auto& [name, named] : names) {
+    const std::optional<Narrow32Route> route = ParseNarrow32Route(name);
+    EXPECT_EQ(route, named) << name;
+    ASSERT_EQ(setenv(kCpuRouteVariable, name, 1), 0);
+    error.clear();
+    EXPECT_EQ(CpuRouteFromEnvironment(&error),
+              RouteAvailable(*route) ? route : std::optional<Narrow32Route>());
+    EXPECT_EQ(error.empty(), RouteAvailable(*route)) << error;
+  }
+  ASSERT_EQ(setenv(kCpuRouteVariable, "fastest", 1), 0);
+  error.clear();
+  EXPECT_EQ(CpuRouteFromEnvironment(&error), std::nullopt);
+  EXPECT_NE(error.find("SORTD_CPU_ROUTE='fastest' is not one of"), std::string::npos) << error;
+  for (const char* unset : {"", static_cast<const char*>(nullptr)}) {
+    ASSERT_EQ(unset ? setenv(kCpuRouteVariable, unset, 1) : unsetenv(kCpuRouteVariable), 0);
+    error.clear();
+    EXPECT_EQ(CpuRouteFromEnvironment(&error), std::nullopt);
+    EXPECT_EQ(error, "");
+  }
+  if (before != nullptr) setenv(kCpuRouteVariable, saved.c_str(), 1);
 }
 
 TEST(CpuSortOrder, FloatTotalOrderIsExact) {

@@ -83,6 +83,9 @@ absl::StatusOr<std::unique_ptr<CpuEngine>> CpuEngine::Create(const CpuEngineOpti
   if (options.max_queued_jobs == 0) {
     return absl::InvalidArgumentError("cpu engine max_queued_jobs must be > 0");
   }
+  std::string route_error;
+  CpuRouteFromEnvironment(&route_error);
+  if (!route_error.empty()) return absl::InvalidArgumentError(route_error);
   int threads = options.threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   // The calibration (tens of ms at a cold start) runs here, not under the first request that a

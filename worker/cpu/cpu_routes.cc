@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -74,8 +75,41 @@ CpuRoutes CalibrateCpuRoutes() {
   return routes;
 }
 
+std::optional<Narrow32Route> ParseNarrow32Route(std::string_view name) {
+  if (name == "native") return Narrow32Route::kNative;
+  if (name == "avx2") return Narrow32Route::kAvx2;
+  if (name == "widened") return Narrow32Route::kWidened;
+  return std::nullopt;
+}
+
+std::optional<Narrow32Route> CpuRouteFromEnvironment(std::string* error) {
+  const char* value = std::getenv(kCpuRouteVariable);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  const std::optional<Narrow32Route> route = ParseNarrow32Route(value);
+  std::string why;
+  if (!route) {
+    why = std::string(kCpuRouteVariable) + "='" + value + "' is not one of native, avx2, widened";
+  } else if (!RouteAvailable(*route)) {
+    why = std::string(kCpuRouteVariable) + "=" + value + ": this CPU cannot run that route";
+  } else {
+    return route;
+  }
+  if (error != nullptr) *error = why;
+  return std::nullopt;
+}
+
 const CpuRoutes& CalibratedCpuRoutes() {
-  static const CpuRoutes routes = CalibrateCpuRoutes();
+  static const CpuRoutes routes = [] {
+    std::string error;
+    if (const std::optional<Narrow32Route> forced = CpuRouteFromEnvironment(&error)) {
+      CpuRoutes set;
+      set.narrow32 = *forced;
+      set.from_environment = true;
+      return set;
+    }
+    if (!error.empty()) std::fprintf(stderr, "%s; calibrating instead\n", error.c_str());
+    return CalibrateCpuRoutes();
+  }();
   return routes;
 }
 
@@ -95,7 +129,10 @@ const char* RouteName(Narrow32Route route) {
 
 std::string DescribeCpuRoutes(const CpuRoutes& routes) {
   char line[256];
-  if (routes.native_ns == 0) {
+  if (routes.from_environment) {
+    std::snprintf(line, sizeof line, "32-bit words: %s (set by %s)", RouteName(routes.narrow32),
+                  kCpuRouteVariable);
+  } else if (routes.native_ns == 0) {
     std::snprintf(line, sizeof line, "32-bit words: %s (no AVX-512: not calibrated)",
                   RouteName(routes.narrow32));
   } else {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace sortd {
 
@@ -35,13 +36,28 @@ struct CpuRoutePolicy {
 
 struct CpuRoutes {
   Narrow32Route narrow32 = Narrow32Route::kNative;
+  // Set by kCpuRouteVariable, not calibrated.
+  bool from_environment = false;
   // Nanoseconds per key of each route in the calibration (0: not available here, not timed).
   double native_ns = 0, avx2_ns = 0, widened_ns = 0;
 };
 
-// The routes of this process, calibrated on first use (thread-safe), which CpuEngine::Create makes
-// before its workers start. Without AVX-512 the native route is the AVX2 one and words do not sort
-// as doubles, so nothing is timed: native.
+// Names a route for the whole process instead of the calibration: an operator's way out where the
+// calibration chooses badly, and the tests' way to run the same paths on every CPU.
+inline constexpr char kCpuRouteVariable[] = "SORTD_CPU_ROUTE";
+
+// "native", "avx2" or "widened"; nullopt for any other name.
+std::optional<Narrow32Route> ParseNarrow32Route(std::string_view name);
+
+// The route kCpuRouteVariable names, or nullopt where it is unset or empty. A name that is no
+// route, or a route this CPU cannot run, is an error: nullopt, and `error` (may be null) says why.
+std::optional<Narrow32Route> CpuRouteFromEnvironment(std::string* error);
+
+// The routes of this process, resolved on first use (thread-safe), which CpuEngine::Create makes
+// before its workers start: from kCpuRouteVariable where it names a route that runs here, else
+// calibrated (a bad value is reported on stderr and ignored here; CpuEngine::Create refuses to
+// start on one). Without AVX-512 the native route is the AVX2 one and
+// words do not sort as doubles, so nothing is timed: native.
 const CpuRoutes& CalibratedCpuRoutes();
 
 // The route that runs: `forced` where this CPU can run it (else the native one), or the process's.
