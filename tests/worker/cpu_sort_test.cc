@@ -121,64 +121,100 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(false, true)),
     CaseName);
 
-// Each route of 32-bit words (worker/cpu/cpu_routes.h), forced whatever this CPU calibrated, on
-// one thread and on four tasks, in every request shape
-// (the routes differ for keys alone, and for 64-bit keys narrow enough for 32-bit words: kFewUnique
-// and kAllEqual give those). ctest runs it again held to AVX2, where "native" is the AVX2 target.
+// Each route of 32-bit words (worker/cpu/cpu_routes.h), forced whatever this CPU calibrated, in
+// every request shape: on one thread below the parallel cut-over, on four tasks past it. The routes
+// differ for 32-bit keys, and for 64-bit keys whose range and position fit 32-bit words: kAllEqual
+// and kLowByteVaries give those (kFewUnique's u64 keys span more than 32 bits, and u64 keys of
+// other shapes take 64-bit words on every route). ctest runs the one-thread cases again held to
+// AVX2, where "native" is the AVX2 target and 2^12 + 1 keys with a payload, or widened, sort by the
+// in-cache radix sort. Each case runs its shapes of data in turn: one process for all of them.
 class CpuSortRouteTest
-    : public ::testing::TestWithParam<std::tuple<Narrow32Route, KeyType, Distribution, size_t>> {};
+    : public ::testing::TestWithParam<std::tuple<Narrow32Route, KeyType, size_t>> {};
+
+constexpr size_t kRouteParallelKeys = (size_t{1} << 17) + 1;  // past CpuSortPolicy's cut-over
+
+// The shapes of data each case runs: past the cut-over (and under the sanitizers, which look for
+// races and memory errors there rather than for wrong orders) wide and narrow keys only.
+std::vector<Distribution> RouteDistributions(KeyType type, size_t n) {
+  if (KeyWidth(type) == 8) return {Distribution::kAllEqual, Distribution::kLowByteVaries};
+  if (n < kRouteParallelKeys) {
+    return {Distribution::kRandom, Distribution::kAllEqual, Distribution::kFewUnique,
+            Distribution::kReversed, Distribution::kLowByteVaries};
+  }
+  if (testing::kSanitized) return {Distribution::kLowByteVaries};
+  return {Distribution::kRandom, Distribution::kLowByteVaries};
+}
 
 TEST_P(CpuSortRouteTest, EveryRouteMatchesReference) {
-  const auto [route, type, dist, n] = GetParam();
+  const auto [route, type, n] = GetParam();
   if (!RouteAvailable(route)) GTEST_SKIP() << RouteName(route) << " cannot run on this CPU";
   CpuSortOptions options;
   options.narrow32 = route;
-  const std::string keys = testing::MakeKeys(type, n, dist, testing::TestSeed() + n);
-  for (int helpers : {0, 3}) {
-    ThreadPool pool(helpers);
-    CpuSorter sorter(helpers ? &pool : nullptr, options);
+  const int helpers = n >= kRouteParallelKeys ? 3 : 0;
+  ThreadPool pool(helpers);
+  CpuSorter sorter(helpers ? &pool : nullptr, options);
+  for (Distribution dist : RouteDistributions(type, n)) {
+    const std::string keys = testing::MakeKeys(type, n, dist, testing::TestSeed() + n);
     for (bool descending : {false, true}) {
-      SCOPED_TRACE(::testing::Message()
-                   << (descending ? "descending" : "ascending") << ", " << helpers << " helpers");
+      SCOPED_TRACE(::testing::Message() << testing::DistributionName(dist) << ", "
+                                        << (descending ? "descending" : "ascending"));
       CheckAllShapes(sorter, type, descending, keys);
     }
   }
 }
 
 std::string RouteCaseName(const ::testing::TestParamInfo<CpuSortRouteTest::ParamType>& info) {
-  const auto [route, type, dist, n] = info.param;
+  const auto [route, type, n] = info.param;
   const char* names[] = {"native", "avx2", "widened"};
-  return std::string(names[static_cast<int>(route)]) + "_" + KeyTypeName(type) + "_" +
-         testing::DistributionName(dist) + "_n" + std::to_string(n);
+  return std::string(names[static_cast<int>(route)]) + "_" + KeyTypeName(type) + "_n" +
+         std::to_string(n);
 }
 
-// 1000 keys below every cut-over; 2^17 + 1 past the parallel one, and past the in-cache radix
-// sort's where that runs (AVX2).
-INSTANTIATE_TEST_SUITE_P(
-    Routes, CpuSortRouteTest,
-    ::testing::Combine(
-        ::testing::Values(Narrow32Route::kNative, Narrow32Route::kAvx2, Narrow32Route::kWidened),
-        ::testing::Values(KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32, KeyType::kUint64),
-        ::testing::Values(Distribution::kRandom, Distribution::kFewUnique, Distribution::kReversed),
-        ::testing::Values<size_t>(1000, (size_t{1} << 17) + 1)),
-    RouteCaseName);
+constexpr Narrow32Route kAllRoutes[] = {Narrow32Route::kNative, Narrow32Route::kAvx2,
+                                        Narrow32Route::kWidened};
 
-// Two hardware threads split a large sort into two tasks (CpuSortPolicy::kTwoTasksMinKeys), on each
-// route: keys alone, and with values and indices.
-TEST(CpuSortTwoTasks, LargeSortsOnOneHelper) {
-  constexpr size_t n = (size_t{1} << 22) + 1;
+// 1000 keys below every cut-over; 2^12 + 1 within the in-cache radix sort's (2^11-2^16).
+INSTANTIATE_TEST_SUITE_P(Small, CpuSortRouteTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllRoutes),
+                                            ::testing::Values(KeyType::kUint32, KeyType::kInt32,
+                                                              KeyType::kFloat32, KeyType::kUint64),
+                                            ::testing::Values<size_t>(1000, (size_t{1} << 12) + 1)),
+                         RouteCaseName);
+
+// Past the parallel cut-over, on four tasks, whose partition the other key types' parallel cases
+// share (Large/CpuSortTest); under the sanitizers the unsigned keys only.
+std::vector<KeyType> LargeRouteKeyTypes() {
+  if (testing::kSanitized) return {KeyType::kUint32, KeyType::kUint64};
+  return {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32, KeyType::kUint64};
+}
+INSTANTIATE_TEST_SUITE_P(Large, CpuSortRouteTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllRoutes),
+                                            ::testing::ValuesIn(LargeRouteKeyTypes()),
+                                            ::testing::Values(kRouteParallelKeys)),
+                         RouteCaseName);
+
+// Two hardware threads split a sort of 2^22 keys and more into two tasks
+// (CpuSortPolicy::kTwoTasksMinKeys): 32-bit keys alone and with values and indices on each route,
+// and 64-bit keys with values and indices. The size is the split's least, also under the
+// sanitizers, which take the native route only.
+class CpuSortTwoTasksTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(CpuSortTwoTasksTest, EveryRouteSplitsOnOneHelper) {
+  const size_t n = GetParam();
   ThreadPool pool(1);
-  for (Narrow32Route route :
-       {Narrow32Route::kNative, Narrow32Route::kAvx2, Narrow32Route::kWidened}) {
-    if (!RouteAvailable(route)) continue;
-    CpuSortOptions options;
-    options.narrow32 = route;
-    CpuSorter sorter(&pool, options);
-    for (KeyType type : {KeyType::kUint32, KeyType::kFloat32, KeyType::kInt64}) {
-      const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, 11);
-      const std::string expected = testing::ReferenceSortKeys(type, keys, false);
-      const std::string values = testing::MakeValues(8, n);
+  const std::string values = testing::MakeValues(8, n);
+  for (KeyType type : {KeyType::kUint32, KeyType::kInt64}) {
+    const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, 11);
+    const std::string expected = testing::ReferenceSortKeys(type, keys, false);
+    for (Narrow32Route route : kAllRoutes) {
+      if (!RouteAvailable(route)) continue;
+      const bool narrow = KeyWidth(type) == 4;
+      if ((!narrow || testing::kSanitized) && route != Narrow32Route::kNative) continue;
+      CpuSortOptions options;
+      options.narrow32 = route;
+      CpuSorter sorter(&pool, options);
       for (const auto& [vw, indices] : {std::pair<uint32_t, bool>{0, false}, {8, true}}) {
+        if (!narrow && vw == 0) continue;  // split as 32-bit keys alone are, above
         SCOPED_TRACE(::testing::Message()
                      << RouteName(route) << ", " << KeyTypeName(type) << ", value width " << vw);
         const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
@@ -190,6 +226,11 @@ TEST(CpuSortTwoTasks, LargeSortsOnOneHelper) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Large, CpuSortTwoTasksTest, ::testing::Values((size_t{1} << 22) + 1),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return "n" + std::to_string(info.param);
+                         });
 
 TEST(CpuSortRoutes, CalibrationNamesARouteThatRuns) {
   const CpuRoutes routes = CalibrateCpuRoutes();
