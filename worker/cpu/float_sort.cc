@@ -130,15 +130,6 @@ struct FloatOrder : public Order {
 };
 template <typename T>
 using FloatAscending = FloatOrder<hn::detail::OrderAscending<T>, true>;
-// Integer keys keep the library's order, with the partition step of kPartitionTable too (Highway's
-// CompressNot would copy its table onto the stack on every call, as it does for floats).
-template <class Order>
-struct TableOrder : public Order {
-  template <class V, class M>
-  HWY_INLINE V CompressKeys(V keys, M mask) const {
-    return PartitionLanes(keys, mask);
-  }
-};
 template <typename T>
 using FloatDescending = FloatOrder<hn::detail::OrderDescending<T>, false>;
 
@@ -153,6 +144,19 @@ void SortF32Ascending(float* keys, size_t n) { SortWith<FloatAscending<float>>(k
 void SortF32Descending(float* keys, size_t n) { SortWith<FloatDescending<float>>(keys, n); }
 void SortF64Ascending(double* keys, size_t n) { SortWith<FloatAscending<double>>(keys, n); }
 void SortF64Descending(double* keys, size_t n) { SortWith<FloatDescending<double>>(keys, n); }
+
+// 32-bit integer keys for VqSortAvx2, which calls the AVX2 build by name: the other targets'
+// builds would never run.
+#if HWY_TARGET == HWY_AVX2
+// Integer keys keep the library's order, with the partition step of kPartitionTable too (Highway's
+// CompressNot would copy its table onto the stack on every call, as it does for floats).
+template <class Order>
+struct TableOrder : public Order {
+  template <class V, class M>
+  HWY_INLINE V CompressKeys(V keys, M mask) const {
+    return PartitionLanes(keys, mask);
+  }
+};
 template <typename T>
 void SortNarrow(T* keys, size_t n, bool descending) {
   if (descending) return SortWith<TableOrder<hn::detail::OrderDescending<T>>>(keys, n);
@@ -160,6 +164,7 @@ void SortNarrow(T* keys, size_t n, bool descending) {
 }
 void SortU32(uint32_t* keys, size_t n, bool descending) { SortNarrow(keys, n, descending); }
 void SortI32(int32_t* keys, size_t n, bool descending) { SortNarrow(keys, n, descending); }
+#endif
 
 // Asked of the dispatched target rather than of hwy::SupportedTargets(), which runs CPUID on every
 // call (tens of microseconds in a VM).
@@ -209,15 +214,9 @@ void VqSortAvx2(uint32_t* keys, size_t n, bool descending) {
 void VqSortAvx2(int32_t* keys, size_t n, bool descending) {
   if (n >= 2) N_AVX2::SortI32(keys, n, descending);
 }
-void VqSortAvx2(float* keys, size_t n, bool descending) {
-  if (n < 2) return;
-  if (descending) return N_AVX2::SortF32Descending(keys, n);
-  N_AVX2::SortF32Ascending(keys, n);
-}
 #else
 void VqSortAvx2(uint32_t*, size_t, bool) { HWY_ABORT("no AVX2 build"); }
 void VqSortAvx2(int32_t*, size_t, bool) { HWY_ABORT("no AVX2 build"); }
-void VqSortAvx2(float*, size_t, bool) { HWY_ABORT("no AVX2 build"); }
 #endif
 
 bool VqSortWordsAsDoubles(uint64_t* words, size_t n) {

@@ -33,11 +33,10 @@ bool VqSortFloatsPays();
 
 // vqsort of 32-bit keys compiled for AVX2 and called there whatever the CPU's best target: on CPUs
 // whose AVX-512 compress-stores to memory are slow (AMD Zen 4), the partition step AVX2 does in
-// registers instead (worker/cpu/cpu_routes.h chooses). VqSortAvx2 requires VqSortAvx2Available();
-// floats as VqSortFloats takes them (no NaN, no -0).
+// registers instead (worker/cpu/cpu_routes.h chooses). VqSortAvx2 requires VqSortAvx2Available().
+// Floats on that route sort as their bits, as they do where AVX2 is the best target.
 bool VqSortAvx2Available();
 void VqSortAvx2(uint32_t* keys, size_t n, bool descending);
 void VqSortAvx2(int32_t* keys, size_t n, bool descending);
-void VqSortAvx2(float* keys, size_t n, bool descending);
 
 }  // namespace sortd
