@@ -423,9 +423,13 @@ int main(int argc, char** argv) {
     if (a.rfind("--sections=", 0) == 0) sections = a.substr(11);
     if (a.rfind("--runs=", 0) == 0) g_runs = std::atoi(a.c_str() + 7);
     if (a == "--isa=avx2") hwy::DisableTargets(HWY_AVX2 - 1);  // every target better than AVX2
-    if (a == "--route=native") g_options.narrow32 = Narrow32Route::kNative;
-    if (a == "--route=avx2") g_options.narrow32 = Narrow32Route::kAvx2;
-    if (a == "--route=widened") g_options.narrow32 = Narrow32Route::kWidened;
+    if (a.rfind("--route=", 0) == 0) {
+      g_options.narrow32 = ParseNarrow32Route(a.substr(8));
+      if (!g_options.narrow32) {
+        std::fprintf(stderr, "%s: not one of native, avx2, widened\n", a.c_str());
+        return 2;
+      }
+    }
   }
   const int64_t targets = hwy::SupportedTargets();
   auto section = [&](const char* name) {
