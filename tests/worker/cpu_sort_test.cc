@@ -379,8 +379,8 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
 
 // A sorter whose sizes are scaled down (CpuSortOptions::size_shift, as the sanitizers' builds of
 // these tests take them) chooses on n keys as one of n * 2^size_shift keys does by default: its
-// bound is that one's scaled down alike, on any number of tasks and across every cut-over, and
-// holds what it takes.
+// bound is that one's scaled down alike, on any number of tasks and across every cut-over (on one
+// helper, the two tasks' from 2^22 keys too), and holds what it takes.
 TEST(CpuSortScratch, ScaledSizesScaleTheBound) {
   constexpr int kShift = 4;
   CpuSortOptions scaled;
@@ -389,9 +389,10 @@ TEST(CpuSortScratch, ScaledSizesScaleTheBound) {
     for (uint32_t vw : {0u, 4u, 8u}) {
       for (bool indices : {false, true}) {
         const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
-        for (size_t n : {size_t{1} << 15, size_t{1} << 16, (size_t{1} << 16) + 16, size_t{1} << 17,
-                         size_t{1} << 20, (size_t{1} << 20) + 16}) {
-          for (int helpers : {0, 3, 15}) {
+        for (size_t n :
+             {size_t{1} << 15, size_t{1} << 16, (size_t{1} << 16) + 16, size_t{1} << 17,
+              size_t{1} << 20, (size_t{1} << 20) + 16, (size_t{1} << 22) - 16, size_t{1} << 22}) {
+          for (int helpers : {0, 1, 3, 15}) {
             SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw << " indices="
                                               << indices << " n=" << n << " helpers=" << helpers);
             EXPECT_EQ(CpuSorter::ScratchBytes(spec, n >> kShift, helpers, scaled) << kShift,
