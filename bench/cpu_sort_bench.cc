@@ -6,8 +6,12 @@
 // "bandwidth" the memory's read and copy rates, to set the sorts' traffic past the caches against.
 // Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
-//                       [--sections=single,all,sweep,payloads,small,carry,bandwidth]
-//                       [--isa=avx2]
+//                       [--sections=single,all,sweep,payloads,small,carry,bandwidth,routes]
+//                       [--isa=avx2] [--route=native|avx2|widened] [--runs=N]
+// --runs=N times every measurement N times (medians; default 5, 3 above 2^24): more of them steady
+// the alternate rows' ratios on a shared machine.
+// --route= forces the engine's route of 32-bit words (worker/cpu/cpu_routes.h) instead of the one
+// calibrated at start-up; the "routes" section (not run by default) times all three in turn.
 // --isa=avx2 keeps Highway (vqsort, and the engine's choices that follow it) to AVX2 on a CPU with
 // AVX-512, so the AVX2 paths can be measured on either kind of machine.
 #include <algorithm>
@@ -18,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -44,7 +49,11 @@ struct Record {
 };
 std::vector<Record> g_records;
 
-int RunsFor(size_t n) { return n > (size_t{1} << 24) ? 3 : 5; }
+int g_runs = 0;  // --runs=: timed runs of every measurement, instead of RunsFor's default
+int RunsFor(size_t n) {
+  if (g_runs > 0) return g_runs;
+  return n > (size_t{1} << 24) ? 3 : 5;
+}
 
 // Seconds one call of fn takes.
 double Seconds(const std::function<void()>& fn) {
@@ -135,10 +144,13 @@ struct ShapedSort {
   SortSpec spec;
 };
 
+// The engine's options for every sort but the routes section's (--route= sets the 32-bit route).
+CpuSortOptions g_options;
+
 template <typename Key>
 double SortdRate(const std::vector<Key>& keys, const Shape& shape, int threads, const char* name) {
   ThreadPool pool(threads - 1);
-  CpuSorter sorter(threads > 1 ? &pool : nullptr);
+  CpuSorter sorter(threads > 1 ? &pool : nullptr, g_options);
   ShapedSort<Key> sort(keys, shape);
   const double rate = Rate(keys.size(), [&] { sort.Run(sorter); });
   return Note(name, "sortd", shape.name, keys.size(), threads, rate);
@@ -172,27 +184,87 @@ void CarryRow(const char* name, int lg, const Shape& shape, int threads) {
               rate_a, rate_b, rate_a / rate_b);
 }
 
+// The routes of 32-bit words (worker/cpu/cpu_routes.h) on one thread, each forced, in turn so that
+// all see the same machine: Mkeys/s and each against the native route.
+template <typename Key>
+void RoutesRow(const char* name, int lg, const Shape& shape) {
+  const size_t n = size_t{1} << lg;
+  const std::vector<Key> keys = MakeKeys<Key>(n, 42 + lg);
+  const Narrow32Route routes[] = {Narrow32Route::kNative, Narrow32Route::kAvx2,
+                                  Narrow32Route::kWidened};
+  std::vector<std::unique_ptr<CpuSorter>> sorters;
+  for (Narrow32Route r : routes) {
+    CpuSortOptions options;
+    options.narrow32 = r;
+    sorters.push_back(std::make_unique<CpuSorter>(nullptr, options));
+  }
+  ShapedSort<Key> sort(keys, shape);
+  std::vector<double> seconds[3];
+  for (auto& s : sorters) sort.Run(*s);
+  for (int i = 0; i < RunsFor(n); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      const int r = (i + k) % 3;  // each goes first in turn
+      seconds[r].push_back(Seconds([&] { sort.Run(*sorters[r]); }));
+    }
+  }
+  std::printf("| %s | 2^%d | %s |", name, lg, shape.name);
+  const double native = MedianRate(n, seconds[0]);
+  for (int r = 0; r < 3; ++r) {
+    const double rate = MedianRate(n, seconds[r]);
+    Note(name, RouteName(routes[r]), shape.name, n, 1, rate);
+    std::printf(" %.1f (%.2fx) |", rate, rate / native);
+  }
+  std::printf("\n");
+}
+
+// Runs each of `fns` once per round, each first in turn, after one warm-up each: the median
+// Mkeys/s of each, all measured on the same machine state.
+std::vector<double> AlternateRates(size_t n, const std::vector<std::function<void()>>& fns) {
+  std::vector<std::vector<double>> seconds(fns.size());
+  for (const auto& fn : fns) fn();
+  for (int i = 0; i < RunsFor(n); ++i) {
+    for (size_t k = 0; k < fns.size(); ++k) {
+      const size_t f = (i + k) % fns.size();
+      seconds[f].push_back(Seconds(fns[f]));
+    }
+  }
+  std::vector<double> rates;
+  for (auto& s : seconds) rates.push_back(MedianRate(n, s));
+  return rates;
+}
+
 template <typename Key>
 void SingleThreadRow(const char* name, int lg) {
   const size_t n = size_t{1} << lg;
   const std::vector<Key> keys = MakeKeys<Key>(n, 42 + lg);
-  std::vector<Key> work(n);
+  std::vector<Key> vq_work(n), std_work(n),
+      ips_work(n);  // each sort its own, as the engine's output
   hwy::Sorter vq;
-  const double std_rate =
-      lg > kStdSortMaxLog2 ? 0 : Note(name, "std::sort", "keys", n, 1, Rate(n, [&] {
-                                        work = keys;
-                                        std::sort(work.begin(), work.end());
-                                      }));
-  const double vq_rate = Note(name, "vqsort", "keys", n, 1, Rate(n, [&] {
-                                work = keys;
-                                vq(work.data(), n, hwy::SortAscending());
-                              }));
-  const double ips_rate =
-      lg > kIps4oSequentialMaxLog2 ? 0 : Note(name, "ips4o", "keys", n, 1, Rate(n, [&] {
-                                                work = keys;
-                                                ips4o::sort(work.begin(), work.end());
-                                              }));
-  const double ours = SortdRate(keys, kKeysOnly, 1, name);
+  CpuSorter sorter(nullptr, g_options);
+  ShapedSort<Key> ours_sort(keys, kKeysOnly);
+  const bool with_std = lg <= kStdSortMaxLog2, with_ips = lg <= kIps4oSequentialMaxLog2;
+  std::vector<std::function<void()>> fns = {[&] { ours_sort.Run(sorter); },
+                                            [&] {
+                                              vq_work = keys;
+                                              vq(vq_work.data(), n, hwy::SortAscending());
+                                            }};
+  if (with_std) {
+    fns.push_back([&] {
+      std_work = keys;
+      std::sort(std_work.begin(), std_work.end());
+    });
+  }
+  if (with_ips) {
+    fns.push_back([&] {
+      ips_work = keys;
+      ips4o::sort(ips_work.begin(), ips_work.end());
+    });
+  }
+  const std::vector<double> rates = AlternateRates(n, fns);
+  const double ours = Note(name, "sortd", "keys", n, 1, rates[0]);
+  const double vq_rate = Note(name, "vqsort", "keys", n, 1, rates[1]);
+  const double std_rate = with_std ? Note(name, "std::sort", "keys", n, 1, rates[2]) : 0;
+  const double ips_rate = with_ips ? Note(name, "ips4o", "keys", n, 1, rates.back()) : 0;
   const double best = std::max({std_rate, vq_rate, ips_rate});
   auto cell = [](double r) {
     char buf[32];
@@ -209,11 +281,16 @@ void AllThreadsRow(const char* name, int lg, const Machine& m) {
   const std::vector<Key> keys = MakeKeys<Key>(n, 42 + lg);
   std::vector<Key> work(n);
   auto ips = ips4o::parallel::make_sorter<typename std::vector<Key>::iterator>(m.threads);
-  const double ips_rate = Note(name, "ips4o", "keys", n, m.threads, Rate(n, [&] {
-                                 work = keys;
-                                 ips(work.begin(), work.end());
-                               }));
-  const double ours = SortdRate(keys, kKeysOnly, m.threads, name);
+  ThreadPool pool(m.threads - 1);
+  CpuSorter sorter(&pool, g_options);
+  ShapedSort<Key> ours_sort(keys, kKeysOnly);
+  const std::vector<double> rates = AlternateRates(n, {[&] { ours_sort.Run(sorter); },
+                                                       [&] {
+                                                         work = keys;
+                                                         ips(work.begin(), work.end());
+                                                       }});
+  const double ours = Note(name, "sortd", "keys", n, m.threads, rates[0]);
+  const double ips_rate = Note(name, "ips4o", "keys", n, m.threads, rates[1]);
   std::printf("| %s | 2^%d | %.1f | %.1f | %.2fx |\n", name, lg, ips_rate, ours, ours / ips_rate);
 }
 
@@ -344,7 +421,15 @@ int main(int argc, char** argv) {
     if (a.rfind("--max_log2=", 0) == 0) max_log2 = std::atoi(a.c_str() + 11);
     if (a.rfind("--json=", 0) == 0) json = a.substr(7);
     if (a.rfind("--sections=", 0) == 0) sections = a.substr(11);
+    if (a.rfind("--runs=", 0) == 0) g_runs = std::atoi(a.c_str() + 7);
     if (a == "--isa=avx2") hwy::DisableTargets(HWY_AVX2 - 1);  // every target better than AVX2
+    if (a.rfind("--route=", 0) == 0) {
+      g_options.narrow32 = ParseNarrow32Route(a.substr(8));
+      if (!g_options.narrow32) {
+        std::fprintf(stderr, "%s: not one of native, avx2, widened\n", a.c_str());
+        return 2;
+      }
+    }
   }
   const int64_t targets = hwy::SupportedTargets();
   auto section = [&](const char* name) {
@@ -355,9 +440,23 @@ int main(int argc, char** argv) {
   m.sweep.push_back(m.threads);
 
   std::printf(
-      "CPU sorts, %d hardware threads; Mkeys/s, median of 5 runs (3 above 2^24; carry: 7 and 5) "
+      "CPU sorts, %d hardware threads; Mkeys/s, median of %s runs (carry: 2 more; "
+      "one-thread, all-thread and routes rows alternate their sorts run by run) "
       "after a warm-up; random bits (float NaNs replaced by 0); Highway target %s\n\n",
-      m.threads, hwy::TargetName(targets & -targets));
+      m.threads, g_runs > 0 ? std::to_string(g_runs).c_str() : "5 (3 above 2^24)",
+      hwy::TargetName(targets & -targets));
+  std::printf("Engine: %s%s\n\n", DescribeCpuRoutes(CalibratedCpuRoutes()).c_str(),
+              g_options.narrow32 ? ", overridden by --route" : "");
+  if (section("routes")) {
+    std::printf(
+        "### Routes of 32-bit keys, one thread (Mkeys/s, and against the native route)\n\n"
+        "| keys | n | shape | native | AVX2 build | widened |\n|---|---|---|--:|--:|--:|\n");
+    for (int lg = min_log2; lg <= max_log2; lg += 4) {
+      RoutesRow<uint32_t>("u32", lg, kKeysOnly);
+      RoutesRow<int32_t>("i32", lg, kKeysOnly);
+      RoutesRow<float>("f32", lg, kKeysOnly);
+    }
+  }
   if (section("single")) {
     std::printf(
         "### One thread, keys only\n\n| keys | n | std::sort | vqsort | ips4o | sortd | "

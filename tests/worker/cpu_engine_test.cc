@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "tests/support/key_scribbler.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "worker/cpu/cpu_routes.h"
 
 namespace sortd {
 namespace {
@@ -41,6 +43,22 @@ TEST(CpuEngineTest, RejectsBadOptions) {
   options.threads = 1;
   options.max_queued_jobs = 0;
   EXPECT_EQ(CpuEngine::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// An operator's SORTD_CPU_ROUTE that names no route stops the engine at start-up, saying why.
+TEST(CpuEngineTest, RejectsAnUnknownCpuRoute) {
+  const char* before = std::getenv(kCpuRouteVariable);
+  const std::string saved = before != nullptr ? before : "";
+  ASSERT_EQ(setenv(kCpuRouteVariable, "fastest", 1), 0);
+  const auto engine = CpuEngine::Create(CpuEngineOptions{});
+  if (before != nullptr) {
+    setenv(kCpuRouteVariable, saved.c_str(), 1);
+  } else {
+    unsetenv(kCpuRouteVariable);
+  }
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(engine.status().message().find("SORTD_CPU_ROUTE='fastest'"), absl::string_view::npos)
+      << engine.status();
 }
 
 // A worker keeps scratch between jobs, but once its queue is empty it gives back what is above

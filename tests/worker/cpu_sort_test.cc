@@ -1,14 +1,18 @@
 // The CPU sorter is the engine every user without a GPU gets and the GPU pool's fallback, so it is
 // tested exhaustively against the independent reference (tests/support): every key type x order x
 // stable x value width x indices, on every data shape, at small sizes, on the single-thread path
-// (vqsort on the keys or on key+position words) and on the parallel partition path.
+// (vqsort on the keys or on key+position words) and on the parallel partition path, and on each
+// route the engine may choose for 32-bit words at start-up.
 // cpu_sort_paths_test.cc covers each internal strategy's own edge cases.
 #include "worker/cpu/cpu_sort.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -16,6 +20,8 @@
 #include "gtest/gtest.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "worker/cpu/cpu_routes.h"
+#include "worker/thread_pool.h"
 
 namespace sortd {
 namespace {
@@ -122,6 +128,161 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(testing::kCpuSortSizeShift)),
     CaseName);
 
+// Each route of 32-bit words (worker/cpu/cpu_routes.h), forced whatever this CPU calibrated, in
+// every request shape: on one thread below the parallel cut-over, on four tasks past it. The routes
+// differ for 32-bit keys, and for 64-bit keys whose range and position fit 32-bit words: kAllEqual
+// and kLowByteVaries give those (kFewUnique's u64 keys span more than 32 bits, and u64 keys of
+// other shapes take 64-bit words on every route). ctest runs the one-thread cases again held to
+// AVX2, where "native" is the AVX2 target and 2^12 + 1 keys with a payload, or widened, sort by the
+// in-cache radix sort. Each case runs its shapes of data in turn: one process for all of them. The
+// last parameter is the sorter's CpuSortOptions::size_shift, as for CpuSortTest.
+class CpuSortRouteTest
+    : public ::testing::TestWithParam<std::tuple<Narrow32Route, KeyType, size_t, int>> {};
+
+// Past CpuSortPolicy's parallel cut-over (2^17 keys, 2^13 for the sanitizers).
+constexpr size_t kRouteParallelKeys = Scaled(size_t{1} << 17) + 1;
+
+// The shapes of data each case runs: past the cut-over (and under the sanitizers, which look for
+// races and memory errors there rather than for wrong orders) wide and narrow keys only.
+std::vector<Distribution> RouteDistributions(KeyType type, size_t n) {
+  if (KeyWidth(type) == 8) return {Distribution::kAllEqual, Distribution::kLowByteVaries};
+  if (n < kRouteParallelKeys) {
+    return {Distribution::kRandom, Distribution::kAllEqual, Distribution::kFewUnique,
+            Distribution::kReversed, Distribution::kLowByteVaries};
+  }
+  if (testing::kSanitized) return {Distribution::kLowByteVaries};
+  return {Distribution::kRandom, Distribution::kLowByteVaries};
+}
+
+TEST_P(CpuSortRouteTest, EveryRouteMatchesReference) {
+  const auto [route, type, n, size_shift] = GetParam();
+  if (!RouteAvailable(route)) GTEST_SKIP() << RouteName(route) << " cannot run on this CPU";
+  CpuSortOptions options;
+  options.narrow32 = route;
+  options.size_shift = size_shift;
+  const int helpers = n >= kRouteParallelKeys ? 3 : 0;
+  ThreadPool pool(helpers);
+  CpuSorter sorter(helpers ? &pool : nullptr, options);
+  for (Distribution dist : RouteDistributions(type, n)) {
+    const std::string keys = testing::MakeKeys(type, n, dist, testing::TestSeed() + n);
+    for (bool descending : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << testing::DistributionName(dist) << ", "
+                                        << (descending ? "descending" : "ascending"));
+      CheckAllShapes(sorter, type, descending, keys);
+    }
+  }
+}
+
+std::string RouteCaseName(const ::testing::TestParamInfo<CpuSortRouteTest::ParamType>& info) {
+  const auto [route, type, n, size_shift] = info.param;
+  const char* names[] = {"native", "avx2", "widened"};
+  return std::string(names[static_cast<int>(route)]) + "_" + KeyTypeName(type) + "_n" +
+         std::to_string(n);
+}
+
+constexpr Narrow32Route kAllRoutes[] = {Narrow32Route::kNative, Narrow32Route::kAvx2,
+                                        Narrow32Route::kWidened};
+
+// 1000 keys below every cut-over; 2^12 + 1 within the in-cache radix sort's (2^11-2^16), at the
+// sizes unscaled: one thread sorts them either way, and a scaled sorter's range ends at 2^12.
+INSTANTIATE_TEST_SUITE_P(Small, CpuSortRouteTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllRoutes),
+                                            ::testing::Values(KeyType::kUint32, KeyType::kInt32,
+                                                              KeyType::kFloat32, KeyType::kUint64),
+                                            ::testing::Values<size_t>(1000, (size_t{1} << 12) + 1),
+                                            ::testing::Values(0)),
+                         RouteCaseName);
+
+// Past the parallel cut-over, on four tasks, whose partition the other key types' parallel cases
+// share (Large/CpuSortTest); under the sanitizers the unsigned keys only.
+std::vector<KeyType> LargeRouteKeyTypes() {
+  if (testing::kSanitized) return {KeyType::kUint32, KeyType::kUint64};
+  return {KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32, KeyType::kUint64};
+}
+INSTANTIATE_TEST_SUITE_P(Large, CpuSortRouteTest,
+                         ::testing::Combine(::testing::ValuesIn(kAllRoutes),
+                                            ::testing::ValuesIn(LargeRouteKeyTypes()),
+                                            ::testing::Values(kRouteParallelKeys),
+                                            ::testing::Values(testing::kCpuSortSizeShift)),
+                         RouteCaseName);
+
+// Two hardware threads split a sort of 2^22 keys and more into two tasks
+// (CpuSortPolicy::kTwoTasksMinKeys): 32-bit keys alone and with values and indices on each route,
+// and 64-bit keys with values and indices. The size is the split's least, scaled down with the
+// sorter's cut-overs under the sanitizers (2^18 + 1 keys), which take the native route only.
+class CpuSortTwoTasksTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(CpuSortTwoTasksTest, EveryRouteSplitsOnOneHelper) {
+  const size_t n = GetParam();
+  ThreadPool pool(1);
+  const std::string values = testing::MakeValues(8, n);
+  for (KeyType type : {KeyType::kUint32, KeyType::kInt64}) {
+    const std::string keys = testing::MakeKeys(type, n, Distribution::kRandom, 11);
+    const std::string expected = testing::ReferenceSortKeys(type, keys, false);
+    for (Narrow32Route route : kAllRoutes) {
+      if (!RouteAvailable(route)) continue;
+      const bool narrow = KeyWidth(type) == 4;
+      if ((!narrow || testing::kSanitized) && route != Narrow32Route::kNative) continue;
+      CpuSortOptions options;
+      options.narrow32 = route;
+      options.size_shift = testing::kCpuSortSizeShift;
+      CpuSorter sorter(&pool, options);
+      for (const auto& [vw, indices] : {std::pair<uint32_t, bool>{0, false}, {8, true}}) {
+        if (!narrow && vw == 0) continue;  // split as 32-bit keys alone are, above
+        SCOPED_TRACE(::testing::Message()
+                     << RouteName(route) << ", " << KeyTypeName(type) << ", value width " << vw);
+        const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
+        Output out = RunSort(sorter, spec, keys, values);
+        ASSERT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
+                                              {out.keys, out.values, out.indices},
+                                              /*require_stable=*/false));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Large, CpuSortTwoTasksTest, ::testing::Values(Scaled(size_t{1} << 22) + 1),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return "n" + std::to_string(info.param);
+                         });
+
+TEST(CpuSortRoutes, CalibrationNamesARouteThatRuns) {
+  const CpuRoutes routes = CalibrateCpuRoutes();
+  EXPECT_TRUE(RouteAvailable(routes.narrow32));
+  EXPECT_FALSE(DescribeCpuRoutes(routes).empty());
+}
+
+// ctest names the native route in the environment (tests/CMakeLists.txt); the variable is read
+// again here under each value and put back after.
+TEST(CpuSortRoutes, TheEnvironmentNamesARoute) {
+  const char* before = std::getenv(kCpuRouteVariable);
+  const std::string saved = before != nullptr ? before : "";
+  std::string error;
+  const std::pair<const char*, Narrow32Route> names[] = {{"native", Narrow32Route::kNative},
+                                                         {"avx2", Narrow32Route::kAvx2},
+                                                         {"widened", Narrow32Route::kWidened}};
+  for (const auto& [name, named] : names) {
+    const std::optional<Narrow32Route> route = ParseNarrow32Route(name);
+    EXPECT_EQ(route, named) << name;
+    ASSERT_EQ(setenv(kCpuRouteVariable, name, 1), 0);
+    error.clear();
+    EXPECT_EQ(CpuRouteFromEnvironment(&error),
+              RouteAvailable(*route) ? route : std::optional<Narrow32Route>());
+    EXPECT_EQ(error.empty(), RouteAvailable(*route)) << error;
+  }
+  ASSERT_EQ(setenv(kCpuRouteVariable, "fastest", 1), 0);
+  error.clear();
+  EXPECT_EQ(CpuRouteFromEnvironment(&error), std::nullopt);
+  EXPECT_NE(error.find("SORTD_CPU_ROUTE='fastest' is not one of"), std::string::npos) << error;
+  for (const char* unset : {"", static_cast<const char*>(nullptr)}) {
+    ASSERT_EQ(unset ? setenv(kCpuRouteVariable, unset, 1) : unsetenv(kCpuRouteVariable), 0);
+    error.clear();
+    EXPECT_EQ(CpuRouteFromEnvironment(&error), std::nullopt);
+    EXPECT_EQ(error, "");
+  }
+  if (before != nullptr) setenv(kCpuRouteVariable, saved.c_str(), 1);
+}
+
 TEST(CpuSortOrder, FloatTotalOrderIsExact) {
   // -NaN < -Inf < -1 < -0 < +0 < 1 < +Inf < +NaN, checked on explicit values.
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -176,9 +337,21 @@ TEST(CpuSortScratch, ScratchBytesBoundsEverySort) {
       }
     }
   }
-  EXPECT_EQ(
-      CpuSorter::ScratchBytes({KeyType::kUint32, 0, false, true, false, Algorithm::kCpu}, kLow),
-      0u);
+  // Keys alone: nothing on the native route; on the widened one their words (and at these sizes a
+  // second array for the radix sort), but nothing where the sort is held to the least scratch,
+  // which then sorts them natively in their output.
+  const SortSpec keys_alone{KeyType::kUint32, 0, false, true, false, Algorithm::kCpu};
+  CpuSortOptions native, widened;
+  native.narrow32 = Narrow32Route::kNative;
+  widened.narrow32 = Narrow32Route::kWidened;
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, native), 0u);
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, widened), 2 * kLow * 8);
+  EXPECT_EQ(CpuSorter::ScratchBytes(keys_alone, kLow, 0, widened, CpuScratch::kLeast), 0u);
+  CpuSorter sorter(nullptr, widened);
+  const std::string keys = testing::MakeKeys(KeyType::kUint32, kLow, Distribution::kRandom, 3);
+  const Output out = RunSort(sorter, keys_alone, keys, "", CpuScratch::kLeast);
+  EXPECT_EQ(out.keys, testing::ReferenceSortKeys(KeyType::kUint32, keys, false));
+  EXPECT_EQ(sorter.scratch_bytes(), 0u);
 }
 
 // Split across tasks, partitioned 32-bit keys' words take one bucket's copy a task, or a second
@@ -189,6 +362,8 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
   const SortSpec spec{KeyType::kUint32, 8, false, false, false, Algorithm::kCpu};
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 3), (kPartitioned + 4 * kHigh) * 8);
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 1), (kPartitioned + kHigh) * 8);
+  // Two tasks from 2^22 keys (CpuSortPolicy::kTwoTasksMinKeys).
+  EXPECT_EQ(CpuSorter::ScratchBytes(spec, 4 * kPartitioned, 1), (4 * kPartitioned + 2 * kHigh) * 8);
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned - 1, 3), (kPartitioned - 1 + kHigh) * 8);
   // 32 tasks (one per 2^15 keys) would take 2^21 words of copies: a second array instead.
   EXPECT_EQ(CpuSorter::ScratchBytes(spec, kPartitioned, 63), 2 * kPartitioned * 8);
@@ -204,8 +379,8 @@ TEST(CpuSortScratch, ScratchBytesCountsACopyPerTask) {
 
 // A sorter whose sizes are scaled down (CpuSortOptions::size_shift, as the sanitizers' builds of
 // these tests take them) chooses on n keys as one of n * 2^size_shift keys does by default: its
-// bound is that one's scaled down alike, on any number of tasks and across every cut-over, and
-// holds what it takes.
+// bound is that one's scaled down alike, on any number of tasks and across every cut-over (on one
+// helper, the two tasks' from 2^22 keys too), and holds what it takes.
 TEST(CpuSortScratch, ScaledSizesScaleTheBound) {
   constexpr int kShift = 4;
   CpuSortOptions scaled;
@@ -214,9 +389,10 @@ TEST(CpuSortScratch, ScaledSizesScaleTheBound) {
     for (uint32_t vw : {0u, 4u, 8u}) {
       for (bool indices : {false, true}) {
         const SortSpec spec{type, vw, false, false, indices, Algorithm::kCpu};
-        for (size_t n : {size_t{1} << 15, size_t{1} << 16, (size_t{1} << 16) + 16, size_t{1} << 17,
-                         size_t{1} << 20, (size_t{1} << 20) + 16}) {
-          for (int helpers : {0, 3, 15}) {
+        for (size_t n :
+             {size_t{1} << 15, size_t{1} << 16, (size_t{1} << 16) + 16, size_t{1} << 17,
+              size_t{1} << 20, (size_t{1} << 20) + 16, (size_t{1} << 22) - 16, size_t{1} << 22}) {
+          for (int helpers : {0, 1, 3, 15}) {
             SCOPED_TRACE(::testing::Message() << KeyTypeName(type) << " vw=" << vw << " indices="
                                               << indices << " n=" << n << " helpers=" << helpers);
             EXPECT_EQ(CpuSorter::ScratchBytes(spec, n >> kShift, helpers, scaled) << kShift,

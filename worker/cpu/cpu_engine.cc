@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "worker/cpu/cpu_routes.h"
 
 namespace sortd {
 namespace {
@@ -80,8 +83,14 @@ absl::StatusOr<std::unique_ptr<CpuEngine>> CpuEngine::Create(const CpuEngineOpti
   if (options.max_queued_jobs == 0) {
     return absl::InvalidArgumentError("cpu engine max_queued_jobs must be > 0");
   }
+  std::string route_error;
+  CpuRouteFromEnvironment(&route_error);
+  if (!route_error.empty()) return absl::InvalidArgumentError(route_error);
   int threads = options.threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // The calibration (tens of ms at a cold start) runs here, not under the first request that a
+  // worker's sorter or an admission's ScratchBytes would make wait for it; Describe() logs it.
+  CalibratedCpuRoutes();
   return std::unique_ptr<CpuEngine>(new CpuEngine(options, threads));
 }
 
@@ -94,8 +103,18 @@ CpuEngine::CpuEngine(const CpuEngineOptions& options, int threads)
 CpuEngine::~CpuEngine() { Shutdown(absl::InfinitePast()); }
 
 std::string CpuEngine::Describe() const {
+  const std::optional<Narrow32Route> forced = options_.sort.narrow32;
+  std::string routes;
+  if (!forced) {
+    routes = DescribeCpuRoutes(CalibratedCpuRoutes());
+  } else if (const Narrow32Route route = RouteFor(forced); route == *forced) {
+    routes = absl::StrCat("32-bit words: ", RouteName(route), " (set by the options)");
+  } else {
+    routes = absl::StrCat("32-bit words: ", RouteName(route), " (the options' ", RouteName(*forced),
+                          " cannot run here)");
+  }
   return absl::StrCat("cpu engine, ", workers_.size(), " worker threads, queue limit ",
-                      options_.max_queued_jobs);
+                      options_.max_queued_jobs, "; ", routes);
 }
 
 std::vector<WorkerStats> CpuEngine::Stats() const {

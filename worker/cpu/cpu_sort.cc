@@ -27,9 +27,15 @@ struct CpuSortPolicy {
   // Below this many keys a sort runs on one thread (kept from the radix engine: the sweep measured
   // 2^20 and up: 16 threads were 1.2-1.4x one thread at 2^20, 5-6x at 2^26).
   static constexpr size_t kParallelMinKeys = size_t{1} << 17;
-  // Fewest tasks worth the partition pass, which costs about one thread's work: on two threads
-  // the parallel path was slower than one thread at every size on both machines.
-  static constexpr int kMinParallelTasks = 3;
+  // Fewest keys for which two tasks (two hardware threads) split a sort, where the partition's
+  // passes cost less than the half of the sorting they move to the other thread: CPU seconds of
+  // two tasks against one, keys alone on the 2-vCPU AMD EPYC (Zen 5), 2026-12-06: u32 1.9x at
+  // 2^20, 1.5x at 2^22, 1.4x at 2^24 and 2^26; u64 1.6x, 1.2x, 1.1x, 1.0x; so on two free cores
+  // 0.55-0.75x of one core's time from 2^22 on, and no gain at 2^20 for 32-bit keys. (That VM,
+  // shared with other builds at load average 4-9, never had both cores free: two tasks ran in
+  // turn there, at 0.7-1.0x of one thread's wall time.) Three tasks and more start at
+  // kParallelMinKeys, where each thread's share of the sorting outweighs the partition.
+  static constexpr size_t kTwoTasksMinKeys = size_t{1} << 22;
   // Fewest keys one parallel task handles.
   static constexpr size_t kMinKeysPerTask = size_t{1} << 15;
   // Keys sampled to bound the buckets' range, and to see whether an input is in order already.
@@ -79,7 +85,7 @@ int TasksFor(size_t n, int helpers, int shift) {
   if (helpers <= 0 || n < CpuSortPolicy::kParallelMinKeys >> shift) return 1;
   const int tasks = static_cast<int>(std::min<size_t>(
       helpers + 1, std::max<size_t>(n / (CpuSortPolicy::kMinKeysPerTask >> shift), 1)));
-  return tasks < CpuSortPolicy::kMinParallelTasks ? 1 : tasks;
+  return tasks == 2 && n < CpuSortPolicy::kTwoTasksMinKeys >> shift ? 1 : tasks;
 }
 
 bool IsAligned(const void* p, size_t alignment) {
@@ -165,7 +171,7 @@ void PartitionedRadixSort(const SortSpec& spec, const SortInput& in, const SortO
 }  // namespace
 
 CpuSorter::CpuSorter(ThreadPool* helpers, const CpuSortOptions& options)
-    : helpers_(helpers), options_(options) {
+    : helpers_(helpers), options_(options), narrow32_(RouteFor(options.narrow32)) {
   const int tasks = helpers == nullptr ? 1 : helpers->size() + 1;
   for (int t = 0; t < tasks; ++t) sorters_.push_back(std::make_unique<hwy::Sorter>());
 }
@@ -183,10 +189,14 @@ void* CpuSorter::Scratch(size_t bytes) {
 
 size_t CpuSorter::ScratchBytes(const SortSpec& spec, size_t n, int helpers,
                                const CpuSortOptions& options, CpuScratch scratch) {
-  if (spec.value_width == 0 && !spec.return_indices) return 0;
+  const bool narrow_keys = KeyWidth(spec.key_type) == 4;
+  // Widened keys alone take words where the native route sorts in the output: only where the
+  // fastest sort's scratch is allowed (SortTyped).
+  const bool widened = narrow_keys && scratch == CpuScratch::kFastest &&
+                       RouteFor(options.narrow32) == Narrow32Route::kWidened;
+  if (spec.value_width == 0 && !spec.return_indices && !widened) return 0;
   // The radix sort of 32-bit keys' words takes a second array of them, or one bucket's copy for
   // each task once they are partitioned (whether it runs depends on the CPU; the bound does not).
-  const bool narrow_keys = KeyWidth(spec.key_type) == 4;
   const int shift = options.size_shift;
   const int tasks = TasksFor(n, helpers, shift);
   size_t copies = 0;
@@ -229,21 +239,27 @@ void CpuSorter::SortKeysDirect(const SortSpec& spec, const SortInput& in, const 
   Bits* buf =
       aligned ? static_cast<Bits*>(out.keys) : static_cast<Bits*>(Scratch(n * sizeof(Bits)));
   const auto* src = static_cast<const unsigned char*>(in.keys);
+  // On the AVX2 route floats sort as their bits, as they do where AVX2 is the best target. The
+  // widened route comes here only when held to the least scratch: native.
+  const Narrow32Route route = sizeof(Bits) == 4 && narrow32_ == Narrow32Route::kAvx2
+                                  ? Narrow32Route::kAvx2
+                                  : Narrow32Route::kNative;
   if constexpr (std::is_floating_point_v<Key>) {
     FloatCensus census;
-    if (VqSortFloatsPays() && (census = CopyCountingSpecials(src, buf, n)).nans == 0) {
+    if (VqSortFloatsPays() && route == Narrow32Route::kNative &&
+        (census = CopyCountingSpecials(src, buf, n)).nans == 0) {
       Key* keys = reinterpret_cast<Key*>(buf);
       VqSortFloats(keys, n, spec.descending);
       OrderZeroSigns(keys, n, census, spec.descending);
     } else {
       std::memcpy(buf, src, n * sizeof(Bits));
       auto* bits = reinterpret_cast<std::make_signed_t<Bits>*>(buf);
-      VqSort(*sorters_[0], bits, n, spec.descending);
+      VqSort(*sorters_[0], bits, n, spec.descending, route);
       ReverseNegativeFloats(bits, n, spec.descending);
     }
   } else {
     std::memcpy(buf, src, n * sizeof(Bits));
-    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending);
+    VqSort(*sorters_[0], reinterpret_cast<Key*>(buf), n, spec.descending, route);
   }
   if (!aligned) std::memcpy(out.keys, buf, n * sizeof(Bits));
 }
@@ -265,8 +281,8 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
   };
   // Keys alone are sorted in the output array when it is aligned for them: no copy back, and for
   // unsigned ascending keys no decode pass either.
-  const bool in_output =
-      !Codec::kWithIndex && !Codec::kValueInWord && IsAligned(out.keys, alignof(Word));
+  const bool in_output = !Codec::kWithIndex && !Codec::kValueInWord &&
+                         sizeof(Word) == sizeof(Bits) && IsAligned(out.keys, alignof(Word));
   const bool decode_is_identity = in_output && std::is_unsigned_v<Key> && !spec.descending;
   const bool carry = Codec::kWithIndex && RecordBytesPerKey(spec, Codec::kTies) != 0 &&
                      CarriesRecords(n, options_, scratch_allowed_) && !LooksInOrder<Key>(src, n);
@@ -299,7 +315,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     Word* words =
         in_output ? static_cast<Word*>(out.keys) : static_cast<Word*>(Scratch(n * sizeof(Word)));
     EncodeRange<Key>(src, codec, words, 0, n);
-    SortWordsAscending(*sorters_[0], words, n, word_bits);
+    SortWordsAscending(*sorters_[0], words, n, word_bits, narrow32_);
     if constexpr (Codec::kTies) OrderTies<Key>(codec, src, words, 0, n, *sorters_[0]);
     if (!decode_is_identity) DecodeRange<Key>(spec, codec, words, in, out, 0, n);
     return;
@@ -342,7 +358,7 @@ void CpuSorter::SortWords(const SortSpec& spec, const SortInput& in, const SortO
     NumberCarriedBucket(codec, carried, words, begin, size);
     const SortInput bucket_in = BucketInput(spec, in, carried, begin, size);
     if (size > 1) {
-      SortWordsAscending(*sorters_[t], words + begin, size, word_bits);
+      SortWordsAscending(*sorters_[t], words + begin, size, word_bits, narrow32_);
       if constexpr (Codec::kTies) {
         OrderTies<Key>(codec, static_cast<const unsigned char*>(bucket_in.keys), words + begin, 0,
                        size, *sorters_[t]);
@@ -361,9 +377,19 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const size_t n = in.n;
   const bool with_index = spec.value_width != 0 || spec.return_indices;
   const int tasks = TasksFor(n, helpers_ == nullptr ? 0 : helpers_->size(), options_.size_shift);
+  // The widened route takes scratch that the native one does not (8 bytes a key for keys alone):
+  // a sort held to the least scratch sorts natively.
+  const bool widened =
+      narrow32_ == Narrow32Route::kWidened && scratch_allowed_ == CpuScratch::kFastest;
+  const Bits mask = DirectionMask<Bits>(spec.descending);
+  if constexpr (sizeof(Bits) == 4) {
+    if (!with_index && widened) {
+      return SortWords<Key, uint64_t>(spec, in, out, PackedCodec<Bits, uint64_t, false>{mask, 0, 0},
+                                      32, tasks);
+    }
+  }
   if (!with_index && tasks == 1) return SortKeysDirect<Key>(spec, in, out);
 
-  const Bits mask = DirectionMask<Bits>(spec.descending);
   const int index_bits = BitWidth(n - 1);
   if (!with_index) {
     return SortWords<Key, Bits>(spec, in, out, PackedCodec<Bits, Bits, false>{mask, 0, 0},
@@ -388,7 +414,7 @@ void CpuSorter::SortTyped(const SortSpec& spec, const SortInput& in, const SortO
   const int bits = BitWidth(static_cast<uint64_t>(hi - lo)) + index_bits;
   // Truncated words keep room for the doubles' sort where their tie words still fit 64 bits.
   const int word_budget = index_bits <= 31 ? kWordBitsSortableAsDoubles : 64;
-  if (bits <= 32) {
+  if (bits <= 32 && !widened) {
     SortWords<Key, uint32_t>(spec, in, out, PackedCodec<Bits, uint32_t, true>{mask, lo, index_bits},
                              bits, tasks);
   } else if (bits <= word_budget) {

@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "worker/cpu/cpu_routes.h"
 #include "worker/sort_spec.h"
 #include "worker/thread_pool.h"
 
@@ -51,15 +53,20 @@ struct CpuSortOptions {
   // at 2^26; one thread's partitioned radix sort 0.92-0.97x at 2^20, 1.22x at 2^24).
   size_t carry_min_keys = size_t{1} << 23;
   // Divides by 2^size_shift the sizes at which a sort's path changes with the caches and the
-  // threads (the parallel cut-over and the keys a task takes; the largest in-cache radix sort of
-  // 32-bit keys' words, the partitioned one's smallest and its buckets' room; the size from which a
-  // 32-bit key's value rides in its word where words sort as doubles) and the partitions' bucket
-  // counts: n keys then take the paths that n * 2^size_shift keys take by default, in buckets of
-  // the same sizes. Tests under the sanitizers, which make every memory access several times
-  // slower, so reach those paths on arrays 2^size_shift times smaller. The sizes that a sort's own
-  // fixed costs set stay (the radix sort's smallest, the small sort's range), and carry_min_keys:
-  // smaller arrays keep their paths. 0 to 4 (at 5 the in-cache radix sort's range is one size).
+  // threads (the parallel cut-over, the two tasks' smallest and the keys a task takes; the largest
+  // in-cache radix sort of 32-bit keys' words, the partitioned one's smallest and its buckets'
+  // room; the size from which a 32-bit key's value rides in its word where words sort as doubles)
+  // and the partitions' bucket counts: n keys then take the paths that n * 2^size_shift keys take
+  // by default, in buckets of the same sizes. Tests under the sanitizers, which make every memory
+  // access several times slower, so reach those paths on arrays 2^size_shift times smaller. The
+  // sizes that a sort's own fixed costs set stay (the radix sort's smallest, the small sort's
+  // range), and carry_min_keys: smaller arrays keep their paths. 0 to 4 (at 5 the in-cache radix
+  // sort's range is one size). The route of 32-bit words (narrow32) is the same at every size, and
+  // the calibration that chooses it is the process's, not a sorter's: neither is scaled.
   int size_shift = 0;
+  // The route of 32-bit words (cpu_routes.h); unset: the one calibrated for this CPU. Set by tests
+  // and the benchmark to run each route on any CPU.
+  std::optional<Narrow32Route> narrow32;
 };
 
 // The scratch a sort may take: as much as the sorter's options make it fastest with, or the least
@@ -91,8 +98,9 @@ class CpuSorter {
   // that is less), and the buckets' copies of the records a partition carries (values, 64-bit keys,
   // and with either, input positions where indices come back). Keys alone sort in their output
   // array, which costs nothing when it is aligned for them (the engine's own outputs are) and one
-  // array of keys otherwise. The partitions' counts (16 KiB a task) are not included. `options` are
-  // the sorter's, `scratch` the sort's.
+  // array of keys otherwise; 32-bit keys alone on the widened route (cpu_routes.h) sort as words,
+  // but only at CpuScratch::kFastest. The partitions' counts (16 KiB a task) are not included.
+  // `options` are the sorter's, `scratch` the sort's.
   static size_t ScratchBytes(const SortSpec& spec, size_t n, int helpers = 0,
                              const CpuSortOptions& options = {},
                              CpuScratch scratch = CpuScratch::kFastest);
@@ -116,6 +124,7 @@ class CpuSorter {
 
   ThreadPool* helpers_;
   CpuSortOptions options_;
+  Narrow32Route narrow32_;                             // options_.narrow32, or the calibrated route
   CpuScratch scratch_allowed_ = CpuScratch::kFastest;  // the current Sort call's
   // One vqsort state per parallel task (task t only ever uses sorters_[t]).
   std::vector<std::unique_ptr<hwy::Sorter>> sorters_;

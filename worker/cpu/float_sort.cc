@@ -145,6 +145,27 @@ void SortF32Descending(float* keys, size_t n) { SortWith<FloatDescending<float>>
 void SortF64Ascending(double* keys, size_t n) { SortWith<FloatAscending<double>>(keys, n); }
 void SortF64Descending(double* keys, size_t n) { SortWith<FloatDescending<double>>(keys, n); }
 
+// 32-bit integer keys for VqSortAvx2, which calls the AVX2 build by name: the other targets'
+// builds would never run.
+#if HWY_TARGET == HWY_AVX2
+// Integer keys keep the library's order, with the partition step of kPartitionTable too (Highway's
+// CompressNot would copy its table onto the stack on every call, as it does for floats).
+template <class Order>
+struct TableOrder : public Order {
+  template <class V, class M>
+  HWY_INLINE V CompressKeys(V keys, M mask) const {
+    return PartitionLanes(keys, mask);
+  }
+};
+template <typename T>
+void SortNarrow(T* keys, size_t n, bool descending) {
+  if (descending) return SortWith<TableOrder<hn::detail::OrderDescending<T>>>(keys, n);
+  SortWith<TableOrder<hn::detail::OrderAscending<T>>>(keys, n);
+}
+void SortU32(uint32_t* keys, size_t n, bool descending) { SortNarrow(keys, n, descending); }
+void SortI32(int32_t* keys, size_t n, bool descending) { SortNarrow(keys, n, descending); }
+#endif
+
 // Asked of the dispatched target rather than of hwy::SupportedTargets(), which runs CPUID on every
 // call (tens of microseconds in a VM).
 bool HasAvx512() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }
@@ -174,6 +195,29 @@ void VqSortFloats(double* keys, size_t n, bool descending) {
 }
 
 bool VqSortFloatsPays() { return HWY_DYNAMIC_DISPATCH(HasAvx512)(); }
+
+// The AVX2 build is called by name, not dispatched: the point is to skip the better target. Asked
+// of the CPU once: hwy::SupportedTargets() runs CPUID on every call (tens of microseconds in a VM),
+// and request admission asks through RouteFor.
+bool VqSortAvx2Available() {
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
+  static const bool available = (hwy::SupportedTargets() & HWY_AVX2) != 0;
+  return available;
+#else
+  return false;
+#endif
+}
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
+void VqSortAvx2(uint32_t* keys, size_t n, bool descending) {
+  if (n >= 2) N_AVX2::SortU32(keys, n, descending);
+}
+void VqSortAvx2(int32_t* keys, size_t n, bool descending) {
+  if (n >= 2) N_AVX2::SortI32(keys, n, descending);
+}
+#else
+void VqSortAvx2(uint32_t*, size_t, bool) { HWY_ABORT("no AVX2 build"); }
+void VqSortAvx2(int32_t*, size_t, bool) { HWY_ABORT("no AVX2 build"); }
+#endif
 
 bool VqSortWordsAsDoubles(uint64_t* words, size_t n) {
 #if defined(__SSE__) || defined(_M_X64)

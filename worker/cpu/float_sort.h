@@ -31,4 +31,13 @@ bool VqSortWordsAsDoubles(uint64_t* words, size_t n);
 // (docs/benchmarks.md). Follows hwy::SetSupportedTargetsForTest.
 bool VqSortFloatsPays();
 
+// vqsort of 32-bit keys compiled for AVX2 and called there whatever the CPU's best target: on CPUs
+// whose AVX-512 compress-stores to memory are slow (AMD Zen 4), the partition step AVX2 does in
+// registers instead (worker/cpu/cpu_routes.h chooses). VqSortAvx2 requires VqSortAvx2Available(),
+// which asks the CPU once (it does not follow hwy::SetSupportedTargetsForTest).
+// Floats on that route sort as their bits, as they do where AVX2 is the best target.
+bool VqSortAvx2Available();
+void VqSortAvx2(uint32_t* keys, size_t n, bool descending);
+void VqSortAvx2(int32_t* keys, size_t n, bool descending);
+
 }  // namespace sortd

@@ -59,7 +59,7 @@ struct PackedCodec {
     return static_cast<Word>((static_cast<uint64_t>(k - lo) << index_bits) | i);
   }
   Bits KeyOf(Word w) const {
-    if constexpr (!kIndex) return w ^ mask;
+    if constexpr (!kIndex) return static_cast<Bits>(w) ^ mask;
     return static_cast<Bits>((static_cast<Bits>(static_cast<uint64_t>(w) >> index_bits) + lo) ^
                              mask);
   }
