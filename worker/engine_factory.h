@@ -22,8 +22,8 @@ enum class EngineKind { kAuto, kCpu, kGpu };
 struct GpuPoolOptions {
   std::vector<int> devices;  // empty: every visible GPU
   // Workers per GPU, each with its own streams and pools, so one request's host copies overlap
-  // another's transfers and sort on the same GPU. 4 beat 2 on an H200 (pool_device_run.sh,
-  // docs/benchmarks.md).
+  // another's transfers and sort on the same GPU. 4 beat 2 on an H200 (docs/performance.md, "GPU
+  // worker pool: small and large requests").
   int workers_per_gpu = 4;
   // Each worker's device; `device` and `workers_sharing_device` are filled in per GPU. The
   // stand-ins take their staging size and fault injection from it too.

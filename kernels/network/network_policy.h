@@ -1,5 +1,5 @@
-// Tuning constants of the network sorts. Each says which measurement chose it
-// (docs/benchmarks.md, "Comparison networks").
+// Tuning constants of the network sorts. Each says which measurement chose it; the sorts' current
+// figures are in docs/performance.md, "Comparison networks".
 #pragma once
 
 #include <cstddef>
@@ -27,7 +27,7 @@ struct NetworkPolicy {
   // holds, and the bytes of one access. Head: a thread owns the 2^L members of one residue class
   // of a 2p block (L layers, no halo). Rows: a window of rows with a halo of 2^L - 1 on each side;
   // a launch of L layers reads (out + 2 * halo) / out of what it writes. Sorts of 2^24 u32 keys
-  // on an H200 (2026-11-25, network_bench's variants; docs/benchmarks.md): a 64-word head (6
+  // on an H200 (2026-11-25, network_bench's variants): a 64-word head (6
   // layers) 2.705 ms, 128 words (7) 2.734, 32 words (5) 3.01 and 16-byte head accesses 3.21 (the
   // last two against 2.825 then). Rows in 64 words 2.705 ms, 48 2.713, 96 2.832, 128 3.43
   // (spills), at most 3 layers 2.848; 8-byte row accesses (32 rows, so at most 3 layers) 2.601:

@@ -1,7 +1,7 @@
 // Tuning constants of the radix sort, in one place. Every figure cited here is from
 // bench/radix_tune or bench/radix_bench on one H200, 2026-11-21 and 2026-11-27, except the
-// histogram's (ncu and radix_bench on an H100, 2026-11-27); docs/benchmarks.md, "Radix sort vs CUB"
-// and "Kernels past CUB", has the tables.
+// histogram's (ncu and radix_bench on an H100, 2026-11-27). The whole sorts' current ratios to CUB
+// are in docs/performance.md, "Radix sort against CUB".
 #pragma once
 
 #include <cstddef>
@@ -36,8 +36,7 @@ struct TilePolicy {
 // Per key width: the up-front histogram, the one-sweep digit pass (per carried value width: 0,
 // 4 or 8 bytes), and the single-block path. One-sweep shapes are threads x items / minimum
 // blocks per SM (a register cap); the figures are radix_tune medians on one H200, 2026-11-27
-// (after the ballot match in PTX), random keys, as a ratio to CUB in the same run
-// (docs/benchmarks.md has the sweeps of both days).
+// (after the ballot match in PTX), random keys, as a ratio to CUB in the same run.
 template <int kKeyBytes>
 struct RadixPolicy;
 

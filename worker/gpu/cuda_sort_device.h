@@ -128,7 +128,7 @@ class CudaSortDevice : public SortDevice {
   // the copy streams as StageIn is, queued from this thread. `whole`: one DMA on the compute
   // stream instead, for a transfer that has the link's way in to itself (LinkTurns): it has no
   // host copy to overlap, and an out-of-core sort over four workers spent 53.6 ms in the server
-  // this way against 61 ms in chunks (docs/benchmarks.md, run L).
+  // this way against 61 ms in chunks (docs/performance.md, "Out-of-core options").
   absl::Status DmaIn(const char* src, char* dst, size_t bytes, bool whole);
   // Every piece of a source pinned for DMA (a region, or an out-of-core job's pinned runs), back
   // to back from dst.

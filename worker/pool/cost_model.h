@@ -1,8 +1,8 @@
 // AUTO's choice between the CPU engine and a GPU worker, per request. A small, documented model:
 // estimated CPU time (the engine's vqsort on one core: n log n over its sort words, plus the
 // decode and gathers a payload costs) against estimated GPU time (a fixed per-request overhead
-// for transfers and launches, plus the bytes over PCIe). The constants come from measurements
-// recorded in docs/benchmarks.md.
+// for transfers and launches, plus the bytes over PCIe). The constants come from the measurements
+// named beside them (docs/performance.md, "AUTO's cost model").
 #pragma once
 
 #include <cstddef>

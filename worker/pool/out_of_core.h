@@ -68,7 +68,7 @@ struct OutOfCoreOptions {
   // they copy in at once, sharing the link's one direction, and copy out at once; staggered, each
   // worker runs 1/W of a task behind the one before it, one copies in while another copies out,
   // and all still finish together. Costs W - 1 more runs and as many more blocks. Off: on an H200
-  // with two workers it did not pay (docs/benchmarks.md, run G: 4 ms more in the server for 1 GiB).
+  // it did not pay (docs/performance.md, "Out-of-core options").
   bool stagger = false;
 };
 

@@ -10,7 +10,8 @@ struct TransferPolicy {
   // Requests larger than one chunk are copied into pinned staging and sent chunk by chunk, so the
   // DMA of one chunk overlaps the host copy of the next; a request of at most one chunk is copied
   // whole, then sent in one DMA. 2 MiB was the fastest chunk, or close to it, at every request
-  // size from 1 to 64 MiB (stage_bench's chunk sweep; docs/benchmarks.md).
+  // size from 1 to 64 MiB (stage_bench's chunk sweep; docs/performance.md, "Transfers to and from
+  // the GPU").
   static constexpr size_t kChunkBytes = size_t{2} << 20;
   // Threads per worker for the host copies between gRPC's buffers and pinned staging: one core's
   // memcpy is slower than the DMA it feeds, and 4 copied as fast as 8 or 12 (stage_bench).

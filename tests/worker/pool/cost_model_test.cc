@@ -1,6 +1,6 @@
-// AUTO's cost model against the engine's measured rates (docs/benchmarks.md, CPU engine on the
-// H200 host): the CPU estimate is the vqsort engine's, not a radix sort's, so the CPU keeps the
-// requests it sorts faster than a GPU round trip would.
+// AUTO's cost model against the engine's measured rates (docs/performance.md, "AUTO's cost model":
+// one thread of the H200 host's Xeon): the CPU estimate is the vqsort engine's, not a radix sort's,
+// so the CPU keeps the requests it sorts faster than a GPU round trip would.
 #include "worker/pool/cost_model.h"
 
 #include "gtest/gtest.h"
