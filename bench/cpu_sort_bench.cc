@@ -4,7 +4,7 @@
 // sections not run by default: "carry" times the engine carrying records into a partition's
 // buckets against never carrying, in alternate runs (CpuSortOptions::carry_min_keys), and
 // "bandwidth" the memory's read and copy rates, to set the sorts' traffic past the caches against.
-// Prints markdown tables for docs/benchmarks.md; --json=PATH also writes every measurement.
+// Prints markdown tables for docs/performance.md; --json=PATH also writes every measurement.
 // Usage: cpu_sort_bench [--min_log2=16] [--max_log2=26] [--json=PATH]
 //                       [--sections=single,all,sweep,payloads,small,carry,bandwidth,routes]
 //                       [--isa=avx2] [--route=native|avx2|widened] [--runs=N]

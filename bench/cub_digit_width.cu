@@ -1,12 +1,12 @@
 // Do fewer, wider digits pay on this GPU? CUB's own one-sweep radix sort, built through its
 // dispatch layer with policies that differ from its tuned one only in the digit width and tile
-// shape, timed against its tuned sort and ours in one binary and run (issue #22: "fewer passes,
-// wider digits where the bandwidth model says they win"). 32-bit keys need 11-bit digits to save a
+// shape, timed against its tuned sort and ours in one binary and run: fewer passes of wider digits
+// were the remaining idea for passing CUB on random keys. 32-bit keys need 11-bit digits to save a
 // pass (3 instead of 4), 64-bit keys 10 (7 instead of 8) or 11 (6). CUB's ranking keeps a warp's
 // counters for every bin in static shared memory (48 KB at most), so 11-bit tiles fit 2 warps
 // (4 ask 49,824 bytes), whose 64 threads divide the 2048 bins. Every output, keys and values
-// (all three sorts are stable), is compared with CUB's tuned sort's. Not a benchmark of record:
-// docs/benchmarks.md holds what it measured.
+// (all three sorts are stable), is compared with CUB's tuned sort's. What it measured, and why the
+// wider digits lose: docs/performance.md, "Radix sort against CUB".
 //   cub_digit_width [--log2 24,28] [--only u32]
 #include <cuda_runtime_api.h>
 

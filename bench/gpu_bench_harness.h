@@ -48,7 +48,7 @@ class BenchReport {
  public:
   void Add(BenchRow row);
   const std::vector<BenchRow>& rows() const { return rows_; }
-  // Markdown table on `out`, ready for docs/benchmarks.md.
+  // Markdown table on `out`, ready for docs/performance.md.
   void PrintTable(std::FILE* out, const std::string& title) const;
   // Writes {"device": ..., "date": ..., "rows": [...]}; false if the file cannot be written.
   bool WriteJson(const std::string& path, const std::string& device) const;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #22's device run (radix past CUB, pass skipping, tiny segments): GPU tests, compute-
+# The radix kernels' device run (against CUB, pass skipping, tiny segments): GPU tests, compute-
 # sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
 # random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
 # checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Odd-even merge's device run (issue #22, register tile sort): the network GPU tests (and the
+# Odd-even merge's device run (its register tile sort and window): the network GPU tests (and the
 # pool test that sorts ODD_EVEN_MERGE requests) in 4 shards, compute-sanitizer memcheck and
 # racecheck on NetworkSortSanitizerTest (every fused kernel at small sizes) alongside, then
 # network_bench --quick alone, then ncu of the tile sorts and the window kernel at 2^24.

@@ -2,7 +2,7 @@
 // keys merged on every hardware thread, beside what bounds it and what it replaces, in one binary
 // on the same data: a parallel copy of the same bytes (a merge reads and writes each key once, so
 // the copy is its ceiling) and ips4o's parallel sort of the whole array (the CPU doing everything).
-// Prints a markdown table for docs/benchmarks.md.
+// Prints a markdown table for docs/performance.md.
 //   run_merge_bench [log2_keys=28] [runs="2 4 8"]
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,8 @@
 // The batched small sort at the batch shapes the server makes (a few to a few thousand requests
 // of about 1K keys), in both launch layouts: one segment per warp with the block sorting the long
 // ones in turn (the longest segment not told), and one block per long segment (told). Picks the
-// layout rule in kernels/segmented/segmented_sort.cu; results in docs/benchmarks.md.
+// layout rule in kernels/segmented/segmented_sort.cu; results in docs/performance.md, "Batched
+// small sorts".
 //   segmented_batch_bench [--json PATH]
 // Each figure is the kernel alone on a stream (median of 20 after warm-up), next to the same
 // batch through cub::DeviceSegmentedSort; every result is checked against std::sort first.

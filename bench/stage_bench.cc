@@ -224,7 +224,7 @@ void StreamingCopy(const ByteSource& source, size_t offset, size_t len, char* ds
 // worker), with non-temporal stores, and the copy alone. The DMA of the buffer just written,
 // timed alone, shows whether dirty cache lines slow the DMA down. (Non-temporal stores won up to
 // 1.4x here, in a tight loop over one input, but nothing in the worker's path on an H200, in the
-// same process or through sortd, so the worker keeps memcpy: docs/benchmarks.md.)
+// same process or through sortd, so the worker keeps memcpy.)
 void PrintPipelineVariants(const ByteSource& source, size_t bytes, int runs) {
   auto pinned = PinnedBuffer::Create(bytes);
   auto device = DeviceBuffer::Create(bytes);
