@@ -43,11 +43,11 @@ struct ServerOptions {
   // SortStream: calls in progress at once (its key limit is limits.max_stream_keys).
   SortStreamOptions sort_stream;
   SortSessionOptions sort_session;
-  // Memory bounds against what any client sends (README, Security). Request and response bytes of
-  // accepted SortKeys calls held at once, server-wide; a call that does not fit is answered
-  // RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads in
-  // progress) is a backstop above it (GrpcQuotaBeside). 0 takes half of what the engine's lifelong
-  // pools leave of the memory the process may use (DefaultMemoryBudgetBytes).
+  // Memory bounds against what any client sends (docs/operations.md, "Memory budget"). Request and
+  // response bytes of accepted SortKeys calls held at once, server-wide; a call that does not fit
+  // is answered RESOURCE_EXHAUSTED at once. gRPC's own memory quota (its receive buffers, uploads
+  // in progress) is a backstop above it (GrpcQuotaBeside). 0 takes half of what the engine's
+  // lifelong pools leave of the memory the process may use (DefaultMemoryBudgetBytes).
   size_t max_inflight_bytes = 0;
   // Streams one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS): bounds
   // the uploads one connection can have in progress.

@@ -24,7 +24,7 @@ using sortd::testing::TestServer;
 using ::testing::HasSubstr;
 
 // SERVER HOOK: the one place that names the server's options for --shared_memory and
-// --shared_memory_dir. Written against the flags in the issue; adjust to the server's struct.
+// --shared_memory_dir, so a change to the server's options struct is made here alone.
 ServerOptions ShmServerOptions(const std::string& dir) {
   ServerOptions options;
   options.shared_memory.enabled = true;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `sortctl sort --transport=shm` and `sortctl bench --transport=shm` against a real sortd with
-# --shared_memory (issue #16): the same output as the bytes path, in place too, every bench
+# --shared_memory: the same output as the bytes path, in place too, every bench
 # response verified (SortKeys and --rpc=session), the errors a user meets, and no region file left
 # behind. Regions live in a private --shared_memory_dir under the test's scratch folder, not in
 # /dev/shm.

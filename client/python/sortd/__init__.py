@@ -4,7 +4,7 @@
     with sortd.Client("localhost:50051") as client:
         client.sort(np.array([3, 1, 2], dtype=np.uint32))        # array([1, 2, 3], dtype=uint32)
 
-See :class:`sortd.Client` (and :mod:`sortd.aio` for asyncio) and the README's "Python" section.
+See :class:`sortd.Client` (and :mod:`sortd.aio` for asyncio) and docs/python.md.
 """
 from sortd._channel import TLS
 from sortd._errors import SortdError
