@@ -174,19 +174,21 @@ ABSL_FLAG(uint64_t, shared_memory_max_regions, sortd::SharedMemoryOptions().max_
 ABSL_FLAG(uint64_t, shared_memory_max_bytes, sortd::SharedMemoryOptions().max_bytes,
           "Most bytes of shared-memory regions mapped at once");
 ABSL_FLAG(uint64_t, max_inflight_bytes, sortd::ServerOptions().max_inflight_bytes,
-          "Memory budget: request and response bytes of accepted calls held at once, "
-          "server-wide (gRPC's memory quota for uploads in progress is the same figure); a call "
-          "that does not fit gets RESOURCE_EXHAUSTED at once. 0 takes half the memory the "
-          "process may use (physical memory or its cgroup's limit) less the engine's lifelong "
-          "pools (the GPU workers' pinned staging, --out_of_core_pinned_bytes)");
+          "Memory budget: request and response bytes of accepted calls held at once, and their "
+          "sorts' scratch, server-wide (gRPC's memory quota for uploads in progress sits above it: "
+          "the budget plus the larger of half of it and 256 MiB); a call that does not fit gets "
+          "RESOURCE_EXHAUSTED at once. 0 takes half the memory the process may use (physical "
+          "memory or its cgroup's limit) less the engine's lifelong pools (the GPU workers' pinned "
+          "staging, --out_of_core_pinned_bytes)");
 ABSL_FLAG(int, max_concurrent_streams, sortd::ServerOptions().max_concurrent_streams,
           "Calls one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS)");
 ABSL_FLAG(absl::Duration, send_timeout, sortd::ServerOptions().send_timeout,
           "A response its client does not take within this long is cancelled and its memory "
           "freed (clients that stopped reading)");
 ABSL_FLAG(absl::Duration, receive_timeout, sortd::ServerOptions().receive_timeout,
-          "A SortStream whose client sends nothing for this long before its upload ends is "
-          "cancelled and its memory freed (clients that stalled mid-upload)");
+          "A SortKeys call whose request, a SortStream whose next chunk, or an idle SortSession "
+          "whose next request does not arrive within this long is cancelled and its memory freed "
+          "(clients that stalled mid-upload)");
 ABSL_FLAG(absl::Duration, max_connection_idle, sortd::ServerOptions().max_connection_idle,
           "A client connection with no call for this long is closed (clients reconnect on "
           "demand)");

@@ -54,8 +54,9 @@ struct ServerOptions {
   int max_concurrent_streams = 32;
   // A response its client does not take within this long is cancelled and its memory freed.
   absl::Duration send_timeout = absl::Seconds(60);
-  // A SortStream whose client sends nothing for this long before its upload ends is cancelled and
-  // its memory freed (its header reserved the whole array's).
+  // A SortKeys call whose request, a SortStream whose next chunk (its header reserved the whole
+  // array), or an idle SortSession whose next request does not arrive within this long is
+  // cancelled and its memory freed.
   absl::Duration receive_timeout = absl::Seconds(60);
   // A connection with no call for this long is closed (GOAWAY); clients reconnect on demand.
   absl::Duration max_connection_idle = absl::Minutes(10);
