@@ -22,9 +22,9 @@ enum class Narrow32Route {
 struct CpuRoutePolicy {
   // Keys each route sorts in the calibration: in L2 everywhere, so the memory's speed does not
   // decide; 2^16 keys take 0.15 ms at AVX3's rate on the dev VM's Zen 5 and 1.5 ms at the Zen 4
-  // rate (docs/benchmarks.md). With the copies, the first touch of the arrays and vqsort's own
-  // set-up, the whole calibration took 6-8 ms in a warm process and 16-35 ms at a cold start on
-  // that VM: CpuEngine::Create runs it once, before any request waits on it.
+  // rate (docs/performance.md, "AMD EPYC dev VM"). With the copies, the first touch of the arrays
+  // and vqsort's own set-up, the whole calibration took 6-8 ms in a warm process and 16-35 ms at a
+  // cold start on that VM: CpuEngine::Create runs it once, before any request waits on it.
   static constexpr size_t kCalibrationKeys = size_t{1} << 16;
   // Each route runs this many times, in turn with the others; the fastest run of each counts, as
   // interference from other processes only ever slows a run.
