@@ -41,9 +41,11 @@ check "2000 small requests verified" json_check "$work/small.json" "r['requests_
 launches=$(python3 -c "print($(metric sortd_launch_requests_count cpu-device) - $launches_before)")
 requests=$(python3 -c "print($(metric sortd_launch_requests_sum cpu-device) - $requests_before)")
 echo "  small requests: $requests in $launches launches"
-# Without batching every request is a launch of its own; a release build shares launches 4-5
-# ways here, ThreadSanitizer's timing about 2 ways (2000 requests in 1022-1031 launches).
-check "small requests share launches (batching)" python3 -c "import sys; sys.exit(0 if $requests == 2000 and $launches <= 1200 else 1)"
+# Without batching every request is a launch of its own (2000 launches). How many share depends on
+# how many arrive together, so on the machine's load: a release build shares launches 4-5 ways
+# here, ThreadSanitizer's timing about 2 ways, ASan beside a parallel build 1.4 ways (1425
+# launches). A tenth fewer launches than requests shows batching at work under any of these.
+check "small requests share launches (batching)" python3 -c "import sys; sys.exit(0 if $requests == 2000 and $launches <= 1800 else 1)"
 
 # Out of core: --gpu_memory_pool_bytes sizes a stand-in's largest request as a GPU's (a quarter of
 # the device pool, 1 MiB here), so requests of 4 MiB and a little more (5 uneven runs of 20-byte
