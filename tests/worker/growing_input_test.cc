@@ -84,7 +84,8 @@ TEST(GrowingInputTest, ThePatienceCountsFromTheFirstWaitNotEachOne) {
   const std::string chunk(100, 'x');
   std::thread uploader([&] {
     for (int i = 0; i < 3; ++i) {
-      absl::SleepFor(absl::Milliseconds(40));  // each gap within the patience, the sum not
+      // Paces the upload: each gap within the patience, their sum not.
+      absl::SleepFor(absl::Milliseconds(40));
       input.Append(ByteSource(chunk), {});
     }
   });

@@ -56,6 +56,7 @@ struct GrowingProbe : JobProbe {
     return job;
   }
   // Appends keys and values in chunks of `chunk_keys`, pausing between them; `upto` keys in all.
+  // The pause paces the uploader (a trickle the device can run ahead of); nothing waits on it.
   void Upload(size_t chunk_keys, absl::Duration pause, size_t upto = SIZE_MAX) {
     const size_t kw = keys.size() / std::max<size_t>(1, n()), vw = values.size() / n();
     for (size_t at = 0; at < std::min(upto, n()); at += chunk_keys) {

@@ -120,6 +120,7 @@ TEST(PoolEngineTest, SlowAnswersAndAFailedBatchOnTheAnswerThreads) {
   for (Probe& p : probes) {
     auto job = p.Make(KeyType::kUint32, 200);
     job->done = [inner = std::move(job->done)](const absl::Status& s, const SortReport& r) {
+      // A slow answer (a client slow to read) on purpose: the answers fall behind the device.
       absl::SleepFor(absl::Milliseconds(5));
       inner(s, r);
     };
