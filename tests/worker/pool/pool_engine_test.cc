@@ -145,8 +145,6 @@ TEST(PoolEngineTest, BatchesFormByDelay) {
   BatchPolicy batching;
   batching.max_delay = absl::Milliseconds(100);
   Pool pool = MakePool({{}}, batching);
-  // Let the worker go idle on the empty queue first: a push must still end that wait.
-  absl::SleepFor(absl::Milliseconds(50));
   Probe a, b, c;
   const absl::Time start = absl::Now();
   pool.engine->Submit(a.Make(KeyType::kFloat32, 10));
