@@ -57,7 +57,10 @@ class HandDevice {
       if (FinishOne()) {
         ++finished;
       } else {
-        absl::SleepFor(absl::Milliseconds(1));
+        // Until the next run or block comes; `done_calls`, counted on the sorter's thread and
+        // not under mu_, is looked at again within a millisecond.
+        absl::MutexLock lock(&mu_);
+        mu_.AwaitWithTimeout(absl::Condition(this, &HandDevice::Holding), absl::Milliseconds(1));
       }
     }
     return finished;
@@ -92,6 +95,8 @@ class HandDevice {
   }
 
  private:
+  bool Holding() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !held_.empty(); }
+
   CpuSorter sorter_;
   absl::Mutex mu_;
   size_t capacity_ ABSL_GUARDED_BY(mu_) = 2;
