@@ -231,7 +231,9 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   if (job->n <= 1) {
     AnswerTrivialRegionJob(*job);
     const SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
-    finish(lease->CheckIntact(), &report);
+    const absl::Status intact = lease->CheckIntact();
+    lease.reset();  // no longer in flight once the caller can see the answer
+    finish(intact, &report);
     return;
   }
   job->arrival = exchange->arrival();
@@ -239,9 +241,11 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   job->is_cancelled = exchange->cancellation();
   const size_t n = job->n, bytes = job->keys.size() + job->values.size();
   // The lease keeps the regions mapped until the engine is done with the job; a region that shrank
-  // meanwhile fails the request even when the sort itself went through.
+  // meanwhile fails the request even when the sort itself went through. Moved into `done`, its
+  // only holder: a copy left here would count the request in flight after its answer, until
+  // this thread returned from Submit.
   SortJob* const finished = job.get();
-  job->done = [this, finish, lease, finished, key_type, n, bytes](
+  job->done = [this, finish, lease = std::move(lease), finished, key_type, n, bytes](
                   const absl::Status& status, const SortReport& report) mutable {
     GiveBackLaterScratch(*finished);
     const absl::Status final_status = status.ok() ? lease->CheckIntact() : status;

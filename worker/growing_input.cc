@@ -33,7 +33,9 @@ absl::Status GrowingInput::CopyTo(Part part, size_t offset, size_t len, char* ds
       if (give_up_at_ == absl::InfiniteFuture()) give_up_at_ = absl::Now() + patience_;
       // A timeout rather than the deadline itself: the sanitizer build's shim for Debian's
       // Abseil (tests/support/tsan_absl_sync.cc) annotates AwaitWithTimeout.
+      ++waiting_;
       mu_.AwaitWithTimeout(absl::Condition(&ready), give_up_at_ - absl::Now());
+      --waiting_;
     }
     if (!failed_.ok()) return failed_;
     if (handed_back_) {
@@ -66,6 +68,11 @@ bool GrowingInput::handed_back() const {
 bool GrowingInput::complete() const {
   absl::MutexLock lock(&mu_);
   return CompleteLocked();
+}
+
+int GrowingInput::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
 }
 
 bool GrowingInput::CompleteLocked() const {

@@ -257,6 +257,8 @@ TEST_F(SortSessionTest, OnlyTheSessionsOwnTimeoutBoundsIt) {
   short_calls.timeout = absl::Milliseconds(50);
   auto long_session = Client(short_calls)->OpenSession();
   ASSERT_TRUE(long_session.ok());
+  // The session stays open past the unary calls' 50 ms on purpose: a deadline taken from them
+  // would have ended the call by now.
   absl::SleepFor(absl::Milliseconds(150));
   EXPECT_EQ((*long_session)->Sort(Descending(2), &response), absl::OkStatus());
   EXPECT_EQ((*long_session)->Close(), absl::OkStatus());

@@ -550,11 +550,13 @@ TEST_F(SharedMemoryTest, TruncationUnderLoadFailsOnlyThatRegion) {
     return r;
   };
   std::atomic<bool> stop{false};
-  std::atomic<int> victim_failed{0}, bystander_ok{0}, bystander_failed{0};
+  std::atomic<int> victim_ok{0}, victim_failed{0}, bystander_ok{0}, bystander_failed{0};
   std::thread victim_load([&] {
     while (!stop.load()) {
       const grpc::Status s = Sort(request("victim"));
-      if (!s.ok()) {
+      if (s.ok()) {
+        ++victim_ok;
+      } else {
         EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
         ++victim_failed;
       }
@@ -566,14 +568,16 @@ TEST_F(SharedMemoryTest, TruncationUnderLoadFailsOnlyThatRegion) {
       ++(s.ok() ? bystander_ok : bystander_failed);
     }
   });
-  absl::SleepFor(absl::Milliseconds(200));
-  ASSERT_EQ(ftruncate(victim.fd(), 4096), 0);  // the client shrinks its region under load
-  absl::SleepFor(absl::Milliseconds(300));
+  // Both regions serve sorts before the client shrinks one under load, and the other serves more
+  // after the shrunk one's requests have begun to fail.
+  EXPECT_TRUE(WaitFor([&] { return victim_ok > 0 && bystander_ok > 0; }));
+  EXPECT_EQ(ftruncate(victim.fd(), 4096), 0);
+  EXPECT_TRUE(WaitFor([&] { return victim_failed > 0; }));
+  const int bystander_before = bystander_ok;
+  EXPECT_TRUE(WaitFor([&] { return bystander_ok > bystander_before; }));
   stop.store(true);
   victim_load.join();
   bystander_load.join();
-  EXPECT_GT(victim_failed.load(), 0);
-  EXPECT_GT(bystander_ok.load(), 0);
   EXPECT_EQ(bystander_failed.load(), 0);
   const grpc::Status after = Sort(request("victim"));
   EXPECT_EQ(after.error_code(), grpc::StatusCode::FAILED_PRECONDITION);

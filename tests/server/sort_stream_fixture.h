@@ -50,7 +50,8 @@ struct StreamResult {
 };
 
 // Uploads `keys` and `values` in chunks of `chunk_keys` (the header rides with the first chunk),
-// `pause` between chunks, then reads the whole answer.
+// `pause` between chunks, then reads the whole answer. The pause paces the uploader on purpose (a
+// client slower or faster than the server's patience); nothing waits on it.
 inline StreamResult RunStream(v1::SortService::Stub& stub, const StreamShape& s,
                               const std::string& keys, const std::string& values,
                               grpc::ClientContext* context = nullptr,

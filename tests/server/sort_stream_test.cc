@@ -362,7 +362,9 @@ TEST(SortStreamTest, AClientThatStallsMidUploadIsCancelledAfterTheReceiveTimeout
   grpc::ClientContext context;
   std::unique_ptr<StreamCall> call = stub->SortStream(&context);
   ASSERT_TRUE(call->Write(Header(6)));
-  for (int i = 0; i < 6; ++i) {  // 1.5 s in all, 250 ms between messages
+  for (int i = 0; i < 6; ++i) {
+    // Paces the upload: each gap well within the 1 s receive timeout, their sum (1.5 s) past it,
+    // so only a timeout counted per message lets the call finish.
     absl::SleepFor(absl::Milliseconds(250));
     v1::SortStreamRequest chunk;
     const uint32_t key = 6 - i;

@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -50,17 +49,18 @@ class HandDevice {
   }
   // Finishes held jobs as they come (blocks are handed out from the sorter's merge thread) until
   // the job counting `done_calls` is answered; returns how many it finished, or -1 after 30 s.
-  // `status_of(i)` (may be null) is what the i-th finished job gets.
-  int FinishUntilDone(const std::atomic<int>& done_calls,
-                      const std::function<absl::Status(int)>& status_of = nullptr) {
+  int FinishUntilDone(const std::atomic<int>& done_calls) {
     int finished = 0;
     const absl::Time give_up = absl::Now() + absl::Seconds(30);
     while (done_calls.load() == 0) {
       if (absl::Now() > give_up) return -1;
-      if (FinishOne(status_of ? status_of(finished) : absl::OkStatus())) {
+      if (FinishOne()) {
         ++finished;
       } else {
-        absl::SleepFor(absl::Milliseconds(1));
+        // Until the next run or block comes; `done_calls`, counted on the sorter's thread and
+        // not under mu_, is looked at again within a millisecond.
+        absl::MutexLock lock(&mu_);
+        mu_.AwaitWithTimeout(absl::Condition(this, &HandDevice::Holding), absl::Milliseconds(1));
       }
     }
     return finished;
@@ -95,6 +95,8 @@ class HandDevice {
   }
 
  private:
+  bool Holding() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !held_.empty(); }
+
   CpuSorter sorter_;
   absl::Mutex mu_;
   size_t capacity_ ABSL_GUARDED_BY(mu_) = 2;

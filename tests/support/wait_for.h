@@ -13,7 +13,7 @@ bool WaitFor(Fn condition) {
   const absl::Time limit = absl::Now() + absl::Seconds(10);
   while (!condition()) {
     if (absl::Now() > limit) return false;
-    absl::SleepFor(absl::Milliseconds(2));
+    absl::SleepFor(absl::Milliseconds(2));  // the poll's interval, not a wait of its own
   }
   return true;
 }

@@ -2,7 +2,6 @@
 #include "worker/cpu/cpu_engine.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -16,12 +15,14 @@
 #include "tests/support/key_scribbler.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
+#include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_routes.h"
 
 namespace sortd {
 namespace {
 
 using testing::JobProbe;
+using testing::WaitFor;
 
 // Every job goes through the queue unless `inline_max_keys` says otherwise.
 std::unique_ptr<CpuEngine> MakeEngine(int threads, size_t queue, absl::Duration delay,
@@ -81,11 +82,8 @@ TEST(CpuEngineTest, AnIdleWorkerGivesBackTheScratchOfALargeRequest) {
   (*engine)->Submit(std::move(job));
   ASSERT_TRUE(probe.status().ok());
   EXPECT_GE(scratch_when_done, size_t{8} << 20);
-  const absl::Time limit = absl::Now() + absl::Seconds(10);
-  while ((*engine)->scratch_bytes() > options.idle_scratch_bytes && absl::Now() < limit) {
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  EXPECT_LE((*engine)->scratch_bytes(), options.idle_scratch_bytes);
+  EXPECT_TRUE(WaitFor([&] { return (*engine)->scratch_bytes() <= options.idle_scratch_bytes; }))
+      << (*engine)->scratch_bytes() << " bytes of scratch kept";
 }
 
 // A job whose admission held only the least scratch asks the budget for the fastest sort's as it
@@ -210,7 +208,7 @@ TEST(CpuEngineTest, ShutdownPastDeadlineFailsQueuedJobs) {
   auto engine = MakeEngine(1, 8, absl::Milliseconds(200));
   JobProbe running, queued;
   engine->Submit(running.Make());
-  while (engine->jobs_taken() == 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(WaitFor([&] { return engine->jobs_taken() == 1; }));
   engine->Submit(queued.Make());
   engine->Shutdown(absl::Now());
   EXPECT_TRUE(running.status().ok());
@@ -221,7 +219,7 @@ TEST(CpuEngineTest, FullQueueRefusesAtOnce) {
   auto engine = MakeEngine(1, 1, absl::Milliseconds(200));
   JobProbe running, queued, refused;
   engine->Submit(running.Make());
-  while (engine->jobs_taken() == 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(WaitFor([&] { return engine->jobs_taken() == 1; }));
   engine->Submit(queued.Make());
   engine->Submit(refused.Make());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
@@ -319,13 +317,20 @@ TEST(CpuEngineTest, ShutdownWaitsForInlineJobsThenRefusesThem) {
   };
   std::thread submitter([&] { engine->Submit(std::move(job)); });
   answering.WaitForNotification();
-  std::atomic<bool> shut_down{false};
+  absl::Notification shut_down;
   std::thread closer([&] {
     engine->Shutdown(absl::InfiniteFuture());
-    shut_down = true;
+    shut_down.Notify();
   });
-  absl::SleepFor(absl::Milliseconds(100));
-  EXPECT_FALSE(shut_down) << "Shutdown returned while an inline job was being answered";
+  // Shutdown has begun once a small job is refused (answered before Submit returns); past that,
+  // it has only idle workers to join and the inline job to wait for, so it must not return.
+  EXPECT_TRUE(WaitFor([&] {
+    JobProbe probe;
+    engine->Submit(probe.Make(KeyType::kUint32, 10));
+    return probe.status().code() == absl::StatusCode::kUnavailable;
+  }));
+  EXPECT_FALSE(shut_down.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
+      << "Shutdown returned while an inline job was being answered";
   release.Notify();
   submitter.join();
   closer.join();

@@ -3,17 +3,20 @@
 // status when the upload fails.
 #include "worker/growing_input.h"
 
+#include <atomic>
 #include <string>
 #include <thread>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/wait_for.h"
 
 namespace sortd {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::WaitFor;
 using Part = GrowingInput::Part;
 
 // `text` cut into pieces of `piece` bytes, as gRPC's slices cut a message; the pieces view
@@ -53,9 +56,10 @@ TEST(GrowingInputTest, AConsumerWaitsForBytesStillOnTheWay) {
   std::string got(2048, '\0');
   absl::Status status = absl::UnknownError("not run");
   std::thread consumer([&] { status = input.CopyTo(Part::kKeys, 1024, 2048, got.data()); });
-  absl::SleepFor(absl::Milliseconds(20));
+  // Each chunk comes while the consumer waits, the first short of what it needs.
+  EXPECT_TRUE(WaitFor([&] { return input.waiting() == 1; }));
   input.Append(Pieces(keys.substr(1024, 1024), 512), {});
-  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(WaitFor([&] { return input.waiting() == 1; }));
   input.Append(Pieces(keys.substr(2048), 100), {});
   consumer.join();
   ASSERT_TRUE(status.ok()) << status;
@@ -84,7 +88,8 @@ TEST(GrowingInputTest, ThePatienceCountsFromTheFirstWaitNotEachOne) {
   const std::string chunk(100, 'x');
   std::thread uploader([&] {
     for (int i = 0; i < 3; ++i) {
-      absl::SleepFor(absl::Milliseconds(40));  // each gap within the patience, the sum not
+      // Paces the upload: each gap within the patience, their sum not.
+      absl::SleepFor(absl::Milliseconds(40));
       input.Append(ByteSource(chunk), {});
     }
   });
@@ -101,10 +106,19 @@ TEST(GrowingInputTest, AFailedUploadStopsEveryWaitingConsumerWithItsStatus) {
   GrowingInput input(64, 64, absl::Seconds(30));
   char a[64], b[64];
   absl::Status first, second;
-  std::thread t1([&] { first = input.CopyTo(Part::kKeys, 0, 64, a); });
-  std::thread t2([&] { second = input.CopyTo(Part::kValues, 0, 64, b); });
-  absl::SleepFor(absl::Milliseconds(20));
+  std::atomic<int> returned{0};
+  std::thread t1([&] {
+    first = input.CopyTo(Part::kKeys, 0, 64, a);
+    ++returned;
+  });
+  std::thread t2([&] {
+    second = input.CopyTo(Part::kValues, 0, 64, b);
+    ++returned;
+  });
+  EXPECT_TRUE(WaitFor([&] { return input.waiting() == 2; }));
   input.Fail(absl::InvalidArgumentError("SortStream: the stream ended after 0 of 16 keys"));
+  // Well within the 30 s patience, which would end the waits too.
+  EXPECT_TRUE(WaitFor([&] { return returned == 2; })) << "the failure did not wake them";
   t1.join();
   t2.join();
   EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument);
@@ -117,9 +131,15 @@ TEST(GrowingInputTest, HandBackWakesAWaitingConsumer) {
   GrowingInput input(64, 0, absl::Seconds(30));
   char buffer[64];
   absl::Status status;
-  std::thread consumer([&] { status = input.CopyTo(Part::kKeys, 0, 64, buffer); });
-  absl::SleepFor(absl::Milliseconds(20));
+  std::atomic<bool> returned{false};
+  std::thread consumer([&] {
+    status = input.CopyTo(Part::kKeys, 0, 64, buffer);
+    returned = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return input.waiting() == 1; }));
   input.HandBack();
+  // Well within the 30 s patience, which would end the wait too.
+  EXPECT_TRUE(WaitFor([&] { return returned.load(); })) << "the hand-back did not wake it";
   consumer.join();
   EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
   EXPECT_TRUE(input.handed_back());

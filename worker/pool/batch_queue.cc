@@ -59,7 +59,9 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
         return queue->queue_.size() != observed || queue->BatchDue();
       }
     } wake{this, queue_.size()};
+    ++waiting_;
     mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
+    --waiting_;
   }
   std::vector<std::unique_ptr<SortJob>> batch;
   if (queue_.empty()) return batch;
@@ -106,6 +108,11 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::TakeAll() {
 size_t BatchQueue::queued_jobs() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
+}
+
+size_t BatchQueue::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
 }
 
 }  // namespace sortd

@@ -49,6 +49,9 @@ class BatchQueue {
   std::vector<std::unique_ptr<SortJob>> TakeAll();
 
   size_t queued_jobs() const;
+  // NextBatch calls waiting now for a batch to come due: what a test waits for before it pushes,
+  // so that the push is what must end the wait.
+  size_t waiting() const;
   // Keys queued plus keys taken by NextBatch and not yet Finished: the worker's load, one counter
   // so a batch between the queue and the device never looks like an idle worker. Lock-free: the
   // scheduler reads every worker's load on every submit, and taking mu_ for it would also run
@@ -67,6 +70,7 @@ class BatchQueue {
   std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> load_keys_{0};
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sortd

@@ -25,6 +25,11 @@ size_t StagingPool::in_use() const {
   return in_use_;
 }
 
+size_t StagingPool::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
+}
+
 void StagingPool::RefreshLargestFree() {
   size_t largest = 0;
   for (const auto& [offset, length] : free_) largest = std::max(largest, length);
@@ -63,8 +68,12 @@ absl::StatusOr<std::shared_ptr<char>> StagingPool::Allocate(size_t bytes, absl::
     const auto fits = [this, bytes] {
       return largest_free_.load(std::memory_order_relaxed) >= bytes;
     };
-    // Every returned block wakes the wait, which re-checks whether the request fits now.
-    if (!mu_.AwaitWithTimeout(absl::Condition(&fits), wait)) {
+    // Every returned block wakes the wait, which re-checks whether the request fits now. The
+    // count shows only while a wait has let go of mu_: a request that fits at once never does.
+    ++waiting_;
+    const bool fit = mu_.AwaitWithTimeout(absl::Condition(&fits), wait);
+    --waiting_;
+    if (!fit) {
       return absl::ResourceExhaustedError(
           absl::StrCat("a ", asked, "-byte staging block did not fit the ", size_, "-byte ",
                        description_, " within ", absl::FormatDuration(wait),

@@ -42,6 +42,9 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
 
   size_t capacity() const { return size_; }
   size_t in_use() const;
+  // Allocate calls waiting now for blocks to come back: what a test waits for before it returns
+  // one, so that the return is what ends the wait.
+  size_t waiting() const;
   // The largest block that fits now; a lock-free read, since the scheduler asks on every pick.
   size_t largest_free() const { return largest_free_.load(std::memory_order_relaxed); }
 
@@ -58,6 +61,7 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
   mutable absl::Mutex mu_;
   std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);  // offset -> length; neighbours merged
   size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<size_t> largest_free_{0};  // refreshed under mu_ after every change to free_
 };
 

@@ -1,13 +1,19 @@
-// BatchQueue alone: the load the scheduler reads (queued plus taken, until Finished) and which
-// queued jobs NextBatch puts together. The pool engine's tests cover it behind the scheduler.
+// BatchQueue alone: the load the scheduler reads (queued plus taken, until Finished), which
+// queued jobs NextBatch puts together, and a push waking a worker idle on the empty queue. The
+// pool engine's tests cover it behind the scheduler.
 #include "worker/pool/batch_queue.h"
 
 #include <memory>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/support/wait_for.h"
 
 namespace sortd {
 namespace {
+
+using testing::WaitFor;
 
 std::unique_ptr<SortJob> Job(size_t n, KeyType type = KeyType::kUint32,
                              Algorithm algo = Algorithm::kAuto) {
@@ -98,6 +104,30 @@ TEST(BatchQueueTest, FullQueueRefusesAndClosedQueueDrainsThenEnds) {
   int batches = 0;
   while (!queue.NextBatch().empty()) ++batches;
   EXPECT_EQ(batches, 8);
+}
+
+// A worker idle on the empty queue waits with no timeout; a small job pushed then is not due until
+// its delay has passed, so the push itself must end that wait for the delay to be timed at all.
+TEST(BatchQueueTest, APushEndsTheWaitOfAWorkerIdleOnTheEmptyQueue) {
+  BatchPolicy policy = Policy();
+  policy.max_delay = absl::Milliseconds(100);
+  BatchQueue queue(policy);
+  std::vector<std::unique_ptr<SortJob>> batch;
+  absl::Notification taken;
+  std::thread worker([&] {
+    batch = queue.NextBatch();
+    taken.Notify();
+  });
+  EXPECT_TRUE(WaitFor([&] { return queue.waiting() == 1; }));
+  auto job = Job(10);
+  job->arrival = absl::Now();
+  EXPECT_EQ(queue.Push(job), BatchQueue::PushResult::kQueued);
+  EXPECT_TRUE(taken.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "the push did not wake the idle worker";
+  queue.Close();  // ends any wait still going, so the worker can be joined
+  worker.join();
+  EXPECT_EQ(batch.size(), 1u);
+  EXPECT_EQ(queue.waiting(), 0u);
 }
 
 }  // namespace

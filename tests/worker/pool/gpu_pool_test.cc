@@ -358,7 +358,7 @@ absl::Status StreamSort(client::SortClient& client, const SortSpec& spec, const 
   const size_t chunk = 300007;
   auto source = [&](std::string* k, std::string* v) -> absl::StatusOr<bool> {
     if (sent == n) return false;
-    if (sent != 0) absl::SleepFor(pause);
+    if (sent != 0) absl::SleepFor(pause);  // paces the client against the worker's patience
     const size_t m = std::min(chunk, n - sent);
     k->assign(keys, sent * kw, m * kw);
     v->assign(values, sent * vw, m * vw);

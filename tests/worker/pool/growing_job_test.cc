@@ -56,6 +56,7 @@ struct GrowingProbe : JobProbe {
     return job;
   }
   // Appends keys and values in chunks of `chunk_keys`, pausing between them; `upto` keys in all.
+  // The pause paces the uploader (a trickle the device can run ahead of); nothing waits on it.
   void Upload(size_t chunk_keys, absl::Duration pause, size_t upto = SIZE_MAX) {
     const size_t kw = keys.size() / std::max<size_t>(1, n()), vw = values.size() / n();
     for (size_t at = 0; at < std::min(upto, n()); at += chunk_keys) {
@@ -123,7 +124,8 @@ TEST(GrowingJobTest, AFailedUploadFailsTheJobWithItsStatusNotAsHandedBack) {
   p.n_ = 50'000;
   pool->Submit(p.MakeGrowing(KeyType::kUint64, p.n_, 4));
   p.Upload(10'000, absl::ZeroDuration(), 10'000);
-  absl::SleepFor(absl::Milliseconds(20));
+  // The device has copied what came and waits for the rest when the upload fails.
+  EXPECT_TRUE(WaitFor([&] { return p.input->waiting() == 1; }));
   p.input->Fail(absl::CancelledError("SortStream: the call was cancelled during the upload"));
   const absl::Status status = p.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;

@@ -152,11 +152,19 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
     spec.stable = true;
     BigJob run;
     sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 4), 1000, /*window=*/2);
-    const int finished = device.FinishUntilDone(run.done_calls, [fail](int i) {
-      return fail && i == 6 ? absl::InternalError("boom") : absl::OkStatus();
-    });
-    // 6 runs (5 runs' worth staggered over 2 workers) and 6 blocks; after the failed block only
-    // the one beside it.
+    int finished = 0;
+    if (fail) {
+      // The runs (5 runs' worth staggered over 2 workers), then the first block fails once the
+      // second, handed out from the merge thread, is in flight beside it.
+      for (; finished < 6; ++finished) {
+        EXPECT_TRUE(testing::WaitFor([&hand] { return hand.device.held() > 0; }));
+        device.FinishOne();
+      }
+      EXPECT_TRUE(testing::WaitFor([&hand] { return hand.device.held() == 2; }));
+      if (device.FinishOne(absl::InternalError("boom"))) ++finished;
+    }
+    finished += device.FinishUntilDone(run.done_calls);
+    // 6 runs and 6 blocks; after the failed block only the one beside it.
     EXPECT_EQ(finished, fail ? 8 : 12);
     EXPECT_TRUE(run.Sorted());
     sorter.Wait();

@@ -120,6 +120,7 @@ TEST(PoolEngineTest, SlowAnswersAndAFailedBatchOnTheAnswerThreads) {
   for (Probe& p : probes) {
     auto job = p.Make(KeyType::kUint32, 200);
     job->done = [inner = std::move(job->done)](const absl::Status& s, const SortReport& r) {
+      // A slow answer (a client slow to read) on purpose: the answers fall behind the device.
       absl::SleepFor(absl::Milliseconds(5));
       inner(s, r);
     };
@@ -144,8 +145,6 @@ TEST(PoolEngineTest, BatchesFormByDelay) {
   BatchPolicy batching;
   batching.max_delay = absl::Milliseconds(100);
   Pool pool = MakePool({{}}, batching);
-  // Let the worker go idle on the empty queue first: a push must still end that wait.
-  absl::SleepFor(absl::Milliseconds(50));
   Probe a, b, c;
   const absl::Time start = absl::Now();
   pool.engine->Submit(a.Make(KeyType::kFloat32, 10));
@@ -236,10 +235,15 @@ TEST(PoolEngineTest, ShutdownDrainsQueuedJobsOrFailsThemAtTheDeadline) {
     Pool pool = MakePool({slow});
     Probe probes[4];
     for (Probe& p : probes) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
-    absl::SleepFor(absl::Milliseconds(10));
+    EXPECT_TRUE(WaitFor([&] { return pool.devices[0]->batch_sizes().size() == 1; }));
     pool.engine->Shutdown(absl::Now());
+    // The batch on the device at the deadline finishes; the queued jobs fail (a second may have
+    // started before the deadline on a slow machine).
+    EXPECT_TRUE(probes[0].status().ok());
     int unavailable = 0;
-    for (Probe& p : probes) unavailable += p.status().code() == absl::StatusCode::kUnavailable;
+    for (int i = 1; i < 4; ++i) {
+      unavailable += probes[i].status().code() == absl::StatusCode::kUnavailable;
+    }
     EXPECT_GE(unavailable, 2);
   }
 }
@@ -507,7 +511,8 @@ TEST(PoolEngineTest, LostDeviceFailsItsBatchAndTheRestFailsOver) {
   Pool pool = MakePool({lost}, batching);
   Probe victim, queued[3];
   pool.engine->Submit(victim.Make(KeyType::kUint32, 100, Algorithm::kRadix));
-  absl::SleepFor(absl::Milliseconds(20));
+  // The rest queue behind the victim's batch on the device.
+  EXPECT_TRUE(WaitFor([&] { return pool.devices[0]->batch_sizes().size() == 1; }));
   for (Probe& p : queued) pool.engine->Submit(p.Make(KeyType::kUint32, 100, Algorithm::kRadix));
   EXPECT_EQ(victim.status().code(), absl::StatusCode::kInternal);
   for (Probe& p : queued) {

@@ -7,9 +7,12 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/support/wait_for.h"
 
 namespace sortd {
 namespace {
+
+using testing::WaitFor;
 
 struct Memory {
   explicit Memory(size_t bytes) : bytes(bytes) {}
@@ -74,13 +77,15 @@ TEST(StagingPoolTest, FullPoolWaitsForABlockReturnedOnAnotherThread) {
   auto held = Take(*pool, 3 * kA, absl::ZeroDuration());
   ASSERT_TRUE(held);
   EXPECT_FALSE(Take(*pool, 2 * kA, absl::Milliseconds(20)));  // nobody returns anything
-  std::thread sender([&held] {
-    absl::SleepFor(absl::Milliseconds(50));
+  std::thread sender([&pool, &held] {
+    // Returned only once the Take below waits: returned earlier, nothing would have waited.
+    EXPECT_TRUE(WaitFor([&] { return pool->waiting() == 1; }));
     held.reset();  // as gRPC does when a response has been sent
   });
   auto block = Take(*pool, 2 * kA, absl::Seconds(30));
   sender.join();
   EXPECT_TRUE(block);
+  EXPECT_EQ(pool->waiting(), 0u);
 }
 
 TEST(StagingPoolTest, MemoryLivesUntilTheLastBlockReturns) {
