@@ -128,9 +128,19 @@ check "after exit, health fails" expect_error "UNAVAILABLE" "$sortctl" health --
 start_sortd --drain_deadline=10s
 target=127.0.0.1:$port
 "$sortctl" bench --target="$target" --sizes=fixed:262144 --concurrency=16 --channels=4 \
-  --duration=4s --warmup=0s --json >"$work/drain_load.json" 2>/dev/null &
+  --duration=8s --warmup=0s --json >"$work/drain_load.json" 2>/dev/null &
 client=$!
-sleep 1.5
+# SIGTERM once the load is being served (its first sorts answered OK, more arriving), within the
+# load's first 6 s: a fixed 1.5 s came before the first answer on a ThreadSanitizer build beside
+# a parallel build.
+answered() {
+  scrape 2>/dev/null |
+    awk '$1 ~ /^sortd_requests_total\{/ && /code="OK"/ && $2 > 0 {found = 1} END {exit !found}'
+}
+for _ in $(seq 120); do
+  answered && break
+  sleep 0.05
+done
 kill -TERM "$pid"
 started=$SECONDS
 rc=0
