@@ -4,7 +4,7 @@
 # NCU_KERNELS is a regex on mangled kernel names, NCU_LAUNCH the launch of each such kernel taken,
 # and the command to profile follows (default: odd-even merge's window, row and head kernels at
 # 2^24, the 3rd launch of each that `network_bench --phases_only` times).
-#   B=.gpu22 NCU_KERNELS='Onesweep' bash bench/ncu_stalls.sh radix_bench --dist random ...
+#   B=.gpu-radix-study NCU_KERNELS='Onesweep' bash bench/ncu_stalls.sh radix_bench --dist random ...
 set -uo pipefail
 B=${B:-.gpuoem3}
 # shellcheck source=/dev/null  # made by gpu-bundle

@@ -3,7 +3,7 @@
 # pool test that sorts ODD_EVEN_MERGE requests) in 4 shards, compute-sanitizer memcheck and
 # racecheck on NetworkSortSanitizerTest (every fused kernel at small sizes) alongside, then
 # network_bench --quick alone, then ncu of the tile sorts and the window kernel at 2^24.
-# Runs on the GPU machine from the checkout root with the bundle carried in $B (default .gpu22oem).
+# Runs on the GPU machine from the checkout root with the bundle carried in $B (default .gpu-oem).
 #   bash $B/run.sh [tests|bench|ncu]...   (default: all three)
 #
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
@@ -11,7 +11,7 @@
 #   strip --strip-debug B/bin/* && tar -C B -cf - bin | xz -6 -T2 >B/bin.tar.xz && rm -r B/bin
 #   cp bench/oem_device_run.sh B/run.sh
 set -uo pipefail
-B=${B:-.gpu22oem}
+B=${B:-.gpu-oem}
 if [[ ! -d $B/bin && -f $B/bin.tar.xz ]]; then
   python3 -c "import tarfile,sys; tarfile.open(sys.argv[1] + '/bin.tar.xz').extractall(sys.argv[1])" "$B" || exit 1
 fi

@@ -2,8 +2,8 @@
 # The radix kernels' device run (against CUB, pass skipping, tiny segments): GPU tests, compute-
 # sanitizer memcheck and racecheck on the small cases, the CUB baseline study, radix_bench on
 # random and narrow-range keys, and the batched small sorts. Runs on the GPU machine from the
-# checkout root with the bundle carried in .gpu22; at most 8 logs go to $OUT.
-#   bash .gpu22/run.sh [all|tests|bench|ncu|hist|tune|final|check|width] [extra args...]
+# checkout root with the bundle carried in .gpu-radix-study; at most 8 logs go to $OUT.
+#   bash .gpu-radix-study/run.sh [all|tests|bench|ncu|hist|tune|final|check|width] [extra args...]
 # hist = ncu of the up-front histogram kernels, ours and CUB's, per HIST_CASES; tune = radix_tune
 # (TUNE_LOG2, TUNE_ONLY: one config) and ncu of its candidates' kernels named by TUNE_NCU at 2^24.
 # final = bench (no study) + ncu (narrow u32 at 2^24: CUB's sort, then ours; odd-even merge)
@@ -17,19 +17,19 @@
 # Bundling (build machine; executables travel xz-compressed, under the 64 MiB carry limit):
 #   /work/shared/tools/gpu-bundle B build/tests/gpu_tests build/bench/radix_bench \
 #     [build/bench/network_bench]
-#   (tune mode: a bundle of build/bench/radix_tune, with .gpu22 in this script renamed to it)
+#   (tune mode: a bundle of build/bench/radix_tune, with .gpu-radix-study in this script renamed to it)
 #   strip --strip-all B/bin/* && tar -C B -cf - bin | xz -9e -T2 >B/bin.tar.xz && rm -r B/bin
-#   cp bench/issue22_device_run.sh B/run.sh
+#   cp bench/radix_study_device_run.sh B/run.sh
 # (--strip-debug with xz -6 no longer fits: gpu_tests and radix_bench alone came to 63 MB.)
 set -uo pipefail
-if [[ ! -d .gpu22/bin && -f .gpu22/bin.tar.xz ]]; then
-  python3 -c "import tarfile; tarfile.open('.gpu22/bin.tar.xz').extractall('.gpu22')" || exit 1
+if [[ ! -d .gpu-radix-study/bin && -f .gpu-radix-study/bin.tar.xz ]]; then
+  python3 -c "import tarfile; tarfile.open('.gpu-radix-study/bin.tar.xz').extractall('.gpu-radix-study')" || exit 1
 fi
 # shellcheck source=/dev/null  # made by gpu-bundle
-. .gpu22/env.sh
+. .gpu-radix-study/env.sh
 mode=${1:-all}
 shift || true
-out=${OUT:-/tmp/issue22-out}
+out=${OUT:-/tmp/radix-study-out}
 mkdir -p "$out"
 {
   date -u
