@@ -70,7 +70,7 @@ bool GrowingInput::complete() const {
   return CompleteLocked();
 }
 
-int GrowingInput::waiting() const {
+size_t GrowingInput::waiting() const {
   absl::MutexLock lock(&mu_);
   return waiting_;
 }

@@ -46,7 +46,7 @@ class GrowingInput {
   bool complete() const;
   // Consumers waiting now in CopyTo for bytes still on the way: what a test waits for before it
   // appends, fails or hands back, so that this is what must end the wait.
-  int waiting() const;
+  size_t waiting() const;
   size_t total(Part part) const { return total_[static_cast<int>(part)]; }
   // Bytes consumers had copied when the last byte arrived: how much of the copy in went ahead of
   // the upload's end.
@@ -62,7 +62,7 @@ class GrowingInput {
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool handed_back_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time give_up_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // set at the first wait
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
   // Counted after each copy, outside mu_ (a copy's bytes are the caller's once CopyTo returns).
   std::atomic<size_t> copied_{0};
   size_t copied_before_complete_ ABSL_GUARDED_BY(mu_) = 0;
