@@ -12,6 +12,9 @@
 #   kernels     radix_bench: the radix sort against CUB in the same binary
 #   e2e         sortd + sortctl bench: 16M u32 keys, one client over shared memory, and 1M keys
 #               with 8 clients, each beside echo of the same bytes (the transport's ceiling)
+#   cuda        CUDA IPC: memcheck over sortd under the IPC tests, then sortctl bench
+#               --transport=cuda (16M u32 keys, one client; 1M with 8 clients) beside shared
+#               memory on the same sortd, and torch.sort of the same arrays on the device
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
 #               (bench/python_client_bench.py, the bundle's Python)
 #   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)
@@ -86,6 +89,44 @@ section_e2e() {
   bench_sortd e2e-1M-x8-echo "${many[@]}" --echo
   ran "1M x8, echo" $?
   stop_sortd
+}
+
+section_cuda() {
+  SORTD_IPC_SERVER_WRAPPER="compute-sanitizer --tool memcheck --error-exitcode 9" \
+    timeout 300 gpu_tests --gtest_filter='CudaIpcTest.*' >"$out/memcheck_cuda_ipc.log" 2>&1
+  ran "memcheck, sortd under the CUDA IPC tests" $?
+  grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) " "$out/memcheck_cuda_ipc.log"
+  # shellcheck source=sortd_bench_lib.sh
+  . "$root/bench/sortd_bench_lib.sh"
+  SORTD_BASE_FLAGS=(--engine=gpu --shared_memory --cuda_ipc)
+  start_sortd cuda || { ran "sortd start" 1; return; }
+  local one=(--concurrency=1 --sizes=fixed:16777216 --duration=10s)
+  bench_sortd cuda-16M "${one[@]}" --transport=cuda
+  ran "16M cuda" $?
+  bench_sortd cuda-16M-shm "${one[@]}" --transport=shm
+  ran "16M shm" $?
+  local many=(--concurrency=8 --sizes=fixed:1048576 --duration=10s)
+  bench_sortd cuda-1M-x8 "${many[@]}" --transport=cuda
+  ran "1M x8 cuda" $?
+  bench_sortd cuda-1M-x8-shm "${many[@]}" --transport=shm
+  ran "1M x8 shm" $?
+  stop_sortd
+  # torch.sort of the same sizes on the device (int32: torch has no uint32 sort), the arrays
+  # already there: the anchor a caller with GPU arrays would otherwise use.
+  timeout 120 python3 - <<'PY' 2>&1 | tee "$out/torch_sort.txt"
+import time, torch
+for n, label in ((1 << 24, "16M"), (1 << 20, "1M")):
+    x = torch.randint(0, 2**31 - 1, (n,), dtype=torch.int32, device="cuda")
+    for _ in range(3):
+        torch.sort(x)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(50):
+        t = time.perf_counter(); torch.sort(x); torch.cuda.synchronize()
+        times.append(time.perf_counter() - t)
+    times.sort()
+    print(f"torch {torch.__version__} sort int32 {label}: p50 {times[25] * 1e3:.3f} ms")
+PY
 }
 
 section_python() {

@@ -99,6 +99,23 @@ absl::StatusOr<v1::RegionInfo> SortClient::RegisterRegion(const std::string& nam
   return response.region();
 }
 
+absl::StatusOr<v1::RegionInfo> SortClient::RegisterDeviceRegion(const std::string& name,
+                                                                uint64_t byte_size,
+                                                                const std::string& ipc_handle,
+                                                                const std::string& gpu_uuid) {
+  grpc::ClientContext context;
+  ApplyTimeout(context);
+  v1::RegisterDeviceRegionRequest request;
+  request.set_name(name);
+  request.set_byte_size(byte_size);
+  request.set_cuda_ipc_handle(ipc_handle);
+  request.set_gpu_uuid(gpu_uuid);
+  v1::RegisterRegionResponse response;
+  const grpc::Status status = shm_stub_->RegisterDeviceRegion(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.region();
+}
+
 absl::Status SortClient::UnregisterRegion(const std::string& name) {
   grpc::ClientContext context;
   ApplyTimeout(context);

@@ -175,6 +175,13 @@ class SortClient {
   absl::StatusOr<v1::RegionInfo> RegisterRegion(const std::string& name, uint64_t byte_size);
   absl::Status UnregisterRegion(const std::string& name);
   absl::StatusOr<std::vector<v1::RegionInfo>> ListRegions();
+  // ---- CUDA IPC: sortd --cuda_ipc, same host ----
+  // Registers GPU memory this process exported (`ipc_handle`, a cudaIpcMemHandle_t's bytes) on
+  // the GPU `gpu_uuid`; requests then name it as they name a host region. Prefer DeviceRegion
+  // (client/device_region.h), which exports, registers and unregisters.
+  absl::StatusOr<v1::RegionInfo> RegisterDeviceRegion(const std::string& name, uint64_t byte_size,
+                                                      const std::string& ipc_handle,
+                                                      const std::string& gpu_uuid);
 
   // SortKeys with the arrays in registered regions: `request` names keys_region (and the other
   // ranges) and leaves the byte fields empty; the results are in the regions when this returns OK,

@@ -38,7 +38,9 @@ struct SortFlags {
   KeyType key_type = KeyType::kUint32;
   v1::Algorithm algorithm = v1::ALGORITHM_AUTO;
   bool descending = false;
-  bool shared_memory = false;  // --transport=shm
+  bool shared_memory = false;  // --transport=shm, or cuda
+  bool device_memory = false;  // --transport=cuda: regions in GPU memory (sortctl bench only)
+  int cuda_device = 0;
   std::string shm_dir;
   bool stream = false;  // --transport=stream
   client::StreamOptions stream_options;

@@ -79,6 +79,8 @@ absl::StatusOr<bench::BenchOptions> OptionsFromFlags() {
   o.descending = sort_flags->descending;
   o.shared_memory = sort_flags->shared_memory;
   o.shm_dir = sort_flags->shm_dir;
+  o.device_memory = sort_flags->device_memory;
+  o.cuda_device = sort_flags->cuda_device;
   o.stream = sort_flags->stream;
   o.stream_options = sort_flags->stream_options;
   const std::string rpc = absl::GetFlag(FLAGS_rpc);

@@ -42,12 +42,15 @@ ABSL_FLAG(std::string, transport, "bytes",
           "bytes: arrays in the gRPC messages; shm: in a shared-memory region (same host as a "
           "sortd run with --shared_memory, whose --shared_memory_dir is --shm_dir); stream: "
           "SortStream, the array up and back in chunks of --chunk_bytes, past one message's "
-          "limits (sortd --max_request_bytes)");
+          "limits (sortd --max_request_bytes); cuda (bench only, builds with CUDA): in GPU "
+          "memory of --cuda_device exported over CUDA IPC (same host as a sortd run with "
+          "--cuda_ipc)");
 ABSL_FLAG(uint64_t, chunk_bytes, sortd::client::StreamOptions().chunk_bytes,
           "--transport=stream: bytes of keys per request message (whole keys, at least one; at "
           "most 512 MiB)");
 ABSL_FLAG(uint64_t, response_chunk_keys, sortd::client::StreamOptions().response_chunk_keys,
           "--transport=stream: keys per answer message; 0 leaves it to the server (about 4 MiB)");
+ABSL_FLAG(int, cuda_device, 0, "--transport=cuda: the CUDA device (of this process) to use");
 ABSL_FLAG(std::string, shm_dir, "/dev/shm",
           "--transport=shm: where regions are created; must be sortd's --shared_memory_dir");
 
@@ -122,11 +125,13 @@ absl::StatusOr<SortFlags> ParseSortFlags() {
     return absl::InvalidArgumentError("--order must be asc or desc");
   flags.descending = order == "desc";
   const std::string transport = absl::GetFlag(FLAGS_transport);
-  if (transport != "bytes" && transport != "shm" && transport != "stream") {
+  if (transport != "bytes" && transport != "shm" && transport != "stream" && transport != "cuda") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--transport: '", transport, "' is not one of bytes, shm, stream"));
+        absl::StrCat("--transport: '", transport, "' is not one of bytes, shm, stream, cuda"));
   }
-  flags.shared_memory = transport == "shm";
+  flags.device_memory = transport == "cuda";
+  flags.cuda_device = absl::GetFlag(FLAGS_cuda_device);
+  flags.shared_memory = transport == "shm" || flags.device_memory;
   flags.stream = transport == "stream";
   flags.stream_options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   flags.stream_options.response_chunk_keys = absl::GetFlag(FLAGS_response_chunk_keys);
@@ -185,7 +190,8 @@ int main(int argc, char** argv) {
       "                [--rate=R --arrival=constant|poisson]\n"
       "                [--duration=10s | --requests=N] [--warmup=1s] [--sizes=fixed:1000]\n"
       "                [--key_type=u32] [--value_width=0] [--seed=N] [--echo] [--json|--csv]\n"
-      "                [--transport=bytes|shm|stream [--shm_dir=/dev/shm] [--chunk_bytes=N]]\n"
+      "                [--transport=bytes|shm|stream|cuda [--shm_dir=/dev/shm] [--chunk_bytes=N]\n"
+      "                 [--cuda_device=0]]\n"
       "                [--rpc=unary|session] (session: bytes or shm, many requests per call)\n"
       "  sortctl health [--target=localhost:50051]\n"
       "every command: [--tls_ca_file=CA.pem [--tls_cert_file=C.pem --tls_key_file=K.pem]\n"

@@ -124,6 +124,12 @@ int RunSort() {
   }
   const absl::StatusOr<SortFlags> sort_flags = ParseSortFlags();
   if (!sort_flags.ok()) return Fail(std::string(sort_flags.status().message()), 2);
+  if (sort_flags->device_memory) {
+    return Fail(
+        "--transport=cuda is for sortctl bench: sortctl sort reads its arrays from files "
+        "on the host (use --transport=shm)",
+        2);
+  }
   const KeyType key_type = sort_flags->key_type;
   const bool want_indices = absl::GetFlag(FLAGS_indices);
   const std::string values_path = absl::GetFlag(FLAGS_values);

@@ -173,6 +173,15 @@ ABSL_FLAG(uint64_t, shared_memory_max_regions, sortd::SharedMemoryOptions().max_
           "Most shared-memory regions registered at once");
 ABSL_FLAG(uint64_t, shared_memory_max_bytes, sortd::SharedMemoryOptions().max_bytes,
           "Most bytes of shared-memory regions mapped at once");
+ABSL_FLAG(bool, cuda_ipc, sortd::SharedMemoryOptions().cuda_ipc,
+          "Serve RegisterDeviceRegion: callers on this host whose arrays are in GPU memory export "
+          "it with cudaIpcGetMemHandle, register it, and have a worker of that GPU sort it there, "
+          "with no host copy. Anyone who can reach sortd can then have it read and write the GPU "
+          "memory they export, so it is refused unless --listen is unix:PATH or a loopback "
+          "address; needs a GPU engine");
+ABSL_FLAG(uint64_t, cuda_ipc_max_regions, sortd::SharedMemoryOptions().cuda_ipc_max_regions,
+          "Most device regions registered at once (each keeps its allocation alive while "
+          "registered, even after the process that exported it exits)");
 ABSL_FLAG(uint64_t, max_inflight_bytes, sortd::ServerOptions().max_inflight_bytes,
           "Memory budget: request and response bytes of accepted calls held at once, and their "
           "sorts' scratch, server-wide (gRPC's memory quota for uploads in progress sits above it: "
@@ -331,6 +340,8 @@ int main(int argc, char** argv) {
   options.shared_memory.dir = absl::GetFlag(FLAGS_shared_memory_dir);
   options.shared_memory.max_regions = absl::GetFlag(FLAGS_shared_memory_max_regions);
   options.shared_memory.max_bytes = absl::GetFlag(FLAGS_shared_memory_max_bytes);
+  options.shared_memory.cuda_ipc = absl::GetFlag(FLAGS_cuda_ipc);
+  options.shared_memory.cuda_ipc_max_regions = absl::GetFlag(FLAGS_cuda_ipc_max_regions);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.enable_echo = absl::GetFlag(FLAGS_enable_echo);
   auto server = sortd::SortdServer::Start(options, std::move(metrics), std::move(*engine));

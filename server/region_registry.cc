@@ -55,7 +55,16 @@ MappedRegion::MappedRegion(std::string name, UniqueFd fd, char* base, size_t siz
                            ino_t ino)
     : name_(std::move(name)), fd_(std::move(fd)), dev_(dev), ino_(ino), base_(base), size_(size) {}
 
+MappedRegion::MappedRegion(std::string name, OpenedDeviceMemory memory, size_t size)
+    : name_(std::move(name)),
+      dev_(0),
+      ino_(0),
+      base_(memory.base),
+      size_(size),
+      device_memory_(std::move(memory)) {}
+
 MappedRegion::~MappedRegion() {
+  if (on_gpu() >= 0) return;  // device_memory_'s owner closes the handle
   const bool pinned = pinned_for_dma();
   // Unpinned and unwatched before the pages go.
   dma_registration_.reset();
@@ -68,6 +77,7 @@ MappedRegion::~MappedRegion() {
 }
 
 absl::Status MappedRegion::CheckIntact() const {
+  if (on_gpu() >= 0) return absl::OkStatus();  // the driver keeps the allocation while it is open
   struct stat st;
   const bool stat_ok = fstat(fd_.get(), &st) == 0;
   if (watch_->faulted() || !stat_ok || static_cast<size_t>(st.st_size) < size_) {
@@ -81,6 +91,10 @@ absl::Status MappedRegion::CheckIntact() const {
 
 absl::StatusOr<std::unique_ptr<RegionRegistry>> RegionRegistry::Create(
     const SharedMemoryOptions& options, SortEngine* engine) {
+  if (!options.enabled) {  // device regions alone: no directory, no SIGBUS guard
+    return std::unique_ptr<RegionRegistry>(
+        new RegionRegistry(options, engine, UniqueFd(), nullptr));
+  }
   if (options.max_regions > SigbusGuard::kMaxWatched) {
     return absl::InvalidArgumentError(absl::StrCat("--shared_memory_max_regions: at most ",
                                                    SigbusGuard::kMaxWatched, ", got ",
@@ -101,6 +115,11 @@ RegionRegistry::RegionRegistry(const SharedMemoryOptions& options, SortEngine* e
     : options_(options), engine_(engine), dir_(std::move(dir)), guard_(std::move(guard)) {}
 
 absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, size_t byte_size) {
+  if (!options_.enabled) {
+    return absl::UnimplementedError(
+        "RegisterRegion: host shared memory is off on this server (start sortd with "
+        "--shared_memory)");
+  }
   if (absl::Status s = CheckName(name); !s.ok()) return s;
   if (byte_size == 0) return absl::InvalidArgumentError("byte_size: must be > 0");
   {
@@ -108,9 +127,9 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
     if (regions_.contains(name)) {
       return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
     }
-    if (regions_.size() + pending_regions_ >= options_.max_regions) {
+    if (regions_.size() - device_regions_ + pending_regions_ >= options_.max_regions) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          regions_.size(), " regions are registered",
+          regions_.size() - device_regions_, " regions are registered",
           pending_regions_ != 0 ? absl::StrCat(" and ", pending_regions_, " being registered")
                                 : std::string(),
           ", the limit is ", options_.max_regions, " (--shared_memory_max_regions)"));
@@ -187,12 +206,66 @@ absl::StatusOr<RegionStats> RegionRegistry::Register(const std::string& name, si
   return StatsOf(*region);
 }
 
+absl::StatusOr<RegionStats> RegionRegistry::RegisterDevice(const std::string& name,
+                                                           size_t byte_size,
+                                                           absl::string_view ipc_handle,
+                                                           absl::string_view gpu_uuid) {
+  if (!options_.cuda_ipc) {
+    return absl::UnimplementedError(
+        "RegisterDeviceRegion: CUDA IPC is off on this server (start sortd with --cuda_ipc)");
+  }
+  if (absl::Status s = CheckName(name); !s.ok()) return s;
+  if (byte_size == 0) return absl::InvalidArgumentError("byte_size: must be > 0");
+  {
+    absl::MutexLock lock(&mu_);
+    if (regions_.contains(name)) {
+      return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
+    }
+    if (device_regions_ + pending_device_regions_ >= options_.cuda_ipc_max_regions) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          device_regions_, " device regions are registered",
+          pending_device_regions_ != 0
+              ? absl::StrCat(" and ", pending_device_regions_, " being registered")
+              : std::string(),
+          ", the limit is ", options_.cuda_ipc_max_regions, " (--cuda_ipc_max_regions)"));
+    }
+    ++pending_device_regions_;
+  }
+  struct Unreserve {
+    RegionRegistry* registry;
+    ~Unreserve() {
+      absl::MutexLock lock(&registry->mu_);
+      --registry->pending_device_regions_;
+    }
+  } unreserve{this};
+  absl::StatusOr<OpenedDeviceMemory> memory =
+      engine_->OpenDeviceMemory(gpu_uuid, ipc_handle, byte_size);
+  if (!memory.ok()) return memory.status();
+  std::shared_ptr<MappedRegion> region(new MappedRegion(name, *std::move(memory), byte_size));
+  absl::MutexLock lock(&mu_);
+  if (regions_.contains(name)) {
+    return absl::AlreadyExistsError(absl::StrCat("region '", name, "' is registered already"));
+  }
+  // Two names of one allocation would be two regions over the same bytes, whose ranges the
+  // checks of a request could not tell overlap.
+  for (const auto& [other_name, other] : regions_) {
+    if (other->on_gpu() == region->on_gpu() && other->data() == region->data()) {
+      return absl::AlreadyExistsError(absl::StrCat("cuda_ipc_handle: its allocation is region '",
+                                                   other_name, "', registered already on ",
+                                                   other->device()));
+    }
+  }
+  ++device_regions_;
+  regions_.emplace(name, region);
+  return StatsOf(*region);
+}
+
 absl::Status RegionRegistry::FileRegisteredAlready(dev_t dev, ino_t ino,
                                                    const std::string& what) const {
   // Two names of one file (hard links) would be two regions over the same bytes, whose ranges
   // the checks of a request could not tell overlap.
   for (const auto& [other_name, other] : regions_) {
-    if (other->dev_ == dev && other->ino_ == ino) {
+    if (other->on_gpu() < 0 && other->dev_ == dev && other->ino_ == ino) {
       return absl::AlreadyExistsError(absl::StrCat(what, " is the file of region '", other_name,
                                                    "', registered already (device ", dev,
                                                    ", inode ", ino, ")"));
@@ -208,6 +281,7 @@ absl::Status RegionRegistry::Unregister(const std::string& name) {
   if (it == regions_.end()) {
     return absl::NotFoundError(absl::StrCat("name: no region '", name, "' is registered"));
   }
+  if (it->second->on_gpu() >= 0) --device_regions_;
   regions_.erase(it);  // requests still using it keep it mapped, and counted, until they finish
   return absl::OkStatus();
 }
@@ -218,6 +292,7 @@ RegionStats RegionRegistry::StatsOf(const MappedRegion& region) {
   stats.byte_size = region.size();
   stats.pinned_for_dma = region.pinned_for_dma();
   stats.not_pinned_reason = region.not_pinned_reason();
+  stats.device = region.device();
   stats.in_flight = region.in_flight.load();
   stats.total = region.total.load();
   return stats;
@@ -237,6 +312,12 @@ SharedMemoryTotals RegionRegistry::Totals() const {
   totals.mapped_bytes = counted_->mapped.load();
   totals.pinned_bytes = counted_->pinned.load();
   return totals;
+}
+
+bool RegionRegistry::OnGpu(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(name);
+  return it != regions_.end() && it->second->on_gpu() >= 0;
 }
 
 absl::StatusOr<std::shared_ptr<MappedRegion>> RegionRegistry::Find(const std::string& name,

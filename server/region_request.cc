@@ -23,12 +23,25 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
                                                            const ValidatedJob& validated,
                                                            SortJob& job) {
   std::unique_ptr<RegionLease> lease(new RegionLease());
+  // Where the keys lie decides where every other array must: all in host memory, or all on the
+  // keys' GPU, which is the only device that can reach them.
+  const MappedRegion* keys_region = nullptr;
   // The bytes of one range, in a region held by the lease; null data for an unused range.
   const auto resolve = [&](const v1::RegionRange& range,
                            const char* field) -> absl::StatusOr<OutputBytes> {
     absl::StatusOr<std::shared_ptr<MappedRegion>> region = registry.Find(range.region(), field);
     if (!region.ok()) return region.status();
     const std::shared_ptr<MappedRegion>& r = *region;
+    if (keys_region == nullptr) keys_region = r.get();
+    if (r->on_gpu() != keys_region->on_gpu()) {
+      const auto where = [](const MappedRegion& m) {
+        return m.on_gpu() >= 0 ? absl::StrCat("on ", m.device()) : std::string("in host memory");
+      };
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": region '", r->name(), "' lies ", where(*r), ", but keys_region's region '",
+          keys_region->name(), "' lies ", where(*keys_region),
+          "; one request's arrays lie all in host memory or all on one GPU"));
+    }
     if (range.offset() > r->size() || range.byte_size() > r->size() - range.offset()) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ": bytes [", range.offset(), ", ", range.offset() + range.byte_size(),
@@ -45,7 +58,7 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
     bytes.data = r->data() + range.offset();
     bytes.size = range.byte_size();
     bytes.owner = std::shared_ptr<char>(r, r->data());  // keeps the mapping alive
-    bytes.dma_ready = r->pinned_for_dma();
+    bytes.dma_ready = r->pinned_for_dma();  // never for a device region: nothing goes by DMA
     bytes.shared = true;  // the caller maps it too, and may write it while it is sorted
     return bytes;
   };
@@ -78,6 +91,7 @@ absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry&
     job.out_indices = *std::move(out_indices);
   }
   job.outputs_preset = true;
+  job.on_gpu = keys_region->on_gpu();
   return lease;
 }
 

@@ -32,15 +32,17 @@ class RegionLease {
   std::vector<std::shared_ptr<MappedRegion>> regions_;  // distinct
 };
 
-// NOT_FOUND for an unknown region, INVALID_ARGUMENT for a range outside its region,
-// FAILED_PRECONDITION for a broken region. On success the job's inputs and outputs point into
-// the regions.
+// NOT_FOUND for an unknown region, INVALID_ARGUMENT for a range outside its region or for ranges
+// in host memory and on a GPU (or on two GPUs) at once, FAILED_PRECONDITION for a broken region.
+// On success the job's inputs and outputs point into the regions, and a job whose regions lie on
+// a GPU says which (SortJob::on_gpu).
 absl::StatusOr<std::unique_ptr<RegionLease>> AttachRegions(const RegionRegistry& registry,
                                                            const v1::SortRequest& request,
                                                            const ValidatedJob& validated,
                                                            SortJob& job);
 
-// Copies what a sort of at most one key returns (the key, its value, index 0) into the outputs.
+// Copies what a sort of at most one key returns (the key, its value, index 0) into the outputs,
+// which lie in host memory (the engine answers a job on a GPU).
 void AnswerTrivialRegionJob(SortJob& job);
 
 }  // namespace sortd

@@ -13,6 +13,7 @@ void Fill(const RegionStats& stats, v1::RegionInfo* info) {
   info->set_not_pinned_reason(stats.not_pinned_reason);
   info->set_requests_in_flight(stats.in_flight);
   info->set_requests_total(stats.total);
+  info->set_device(stats.device);
 }
 
 }  // namespace
@@ -36,6 +37,16 @@ grpc::ServerUnaryReactor* SharedMemoryServiceImpl::RegisterRegion(
   absl::StatusOr<RegionStats> stats = registry_->Register(request->name(), request->byte_size());
   if (stats.ok()) Fill(*stats, response->mutable_region());
   return Finish(context, "RegisterRegion", stats.status(), arrival);
+}
+
+grpc::ServerUnaryReactor* SharedMemoryServiceImpl::RegisterDeviceRegion(
+    grpc::CallbackServerContext* context, const v1::RegisterDeviceRegionRequest* request,
+    v1::RegisterRegionResponse* response) {
+  const absl::Time arrival = absl::Now();
+  absl::StatusOr<RegionStats> stats = registry_->RegisterDevice(
+      request->name(), request->byte_size(), request->cuda_ipc_handle(), request->gpu_uuid());
+  if (stats.ok()) Fill(*stats, response->mutable_region());
+  return Finish(context, "RegisterDeviceRegion", stats.status(), arrival);
 }
 
 grpc::ServerUnaryReactor* SharedMemoryServiceImpl::UnregisterRegion(

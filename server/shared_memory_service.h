@@ -1,6 +1,7 @@
-// The SharedMemory RPCs (sortd.proto): register, unregister and list shared-memory regions. These
-// are rare control calls and answer on the gRPC thread; registering maps the file and pins it for
-// DMA, which takes time in proportion to its size (the pinning touches every page once).
+// The SharedMemory RPCs (sortd.proto): register, unregister and list shared-memory regions, in host
+// memory and on GPUs. These are rare control calls and answer on the gRPC thread; registering a
+// host region maps the file and pins it for DMA, which takes time in proportion to its size (the
+// pinning touches every page once); a device region opens a CUDA IPC handle.
 #pragma once
 
 #include "server/metrics.h"
@@ -18,6 +19,9 @@ class SharedMemoryServiceImpl final : public v1::SharedMemory::CallbackService {
   grpc::ServerUnaryReactor* RegisterRegion(grpc::CallbackServerContext* context,
                                            const v1::RegisterRegionRequest* request,
                                            v1::RegisterRegionResponse* response) override;
+  grpc::ServerUnaryReactor* RegisterDeviceRegion(grpc::CallbackServerContext* context,
+                                                 const v1::RegisterDeviceRegionRequest* request,
+                                                 v1::RegisterRegionResponse* response) override;
   grpc::ServerUnaryReactor* UnregisterRegion(grpc::CallbackServerContext* context,
                                              const v1::UnregisterRegionRequest* request,
                                              v1::UnregisterRegionResponse* response) override;

@@ -17,8 +17,8 @@ absl::Status ShuttingDownError() {
 
 absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
                                       const SortSpec& spec, size_t n, bool outputs_shared,
-                                      size_t bytes, absl::string_view what) {
-  const size_t fastest = engine.HostScratchBytes(spec, n, outputs_shared);
+                                      size_t bytes, absl::string_view what, bool engine_scratch) {
+  const size_t fastest = engine_scratch ? engine.HostScratchBytes(spec, n, outputs_shared) : 0;
   auto admit = [&](size_t scratch) -> absl::StatusOr<JobAdmission> {
     absl::StatusOr<MemoryBudget::Reservation> reservation =
         budget.Reserve(bytes + scratch, absl::StrCat(what, " + sort scratch ", scratch, " bytes"));
@@ -26,7 +26,7 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
     return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < fastest}};
   };
   absl::StatusOr<JobAdmission> admitted = admit(fastest);
-  const size_t least = engine.LeastHostScratchBytes(spec, n, outputs_shared);
+  const size_t least = engine_scratch ? engine.LeastHostScratchBytes(spec, n, outputs_shared) : 0;
   if (admitted.ok() || least >= fastest) return admitted;
   return admit(least);
 }
@@ -126,15 +126,19 @@ void SortRequestHandler::Admit(ParsedRequest& parsed, SortExchange* exchange) {
           ? 0
           : request->keys.size() + request->values.size() +
                 (validated->spec.return_indices ? validated->n * sizeof(uint32_t) : 0);
+  // Arrays on a GPU (device regions) take no host memory: the sort's scratch is on the device.
+  const bool on_gpu = validated->shared_memory && regions_ != nullptr &&
+                      regions_->OnGpu(request->fields.keys_region().region());
   absl::StatusOr<JobAdmission> admission =
       AdmitJob(*budget_, *engine_, validated->spec, validated->n, validated->shared_memory,
                request_bytes + response_bytes,
-               absl::StrCat("request ", request_bytes, " + response ", response_bytes));
+               absl::StrCat("request ", request_bytes, " + response ", response_bytes), !on_gpu);
   if (!admission.ok()) {
     // Room that is in flight comes back; a request larger than the whole budget never fits.
-    const size_t least =
-        request_bytes + response_bytes +
-        engine_->LeastHostScratchBytes(validated->spec, validated->n, validated->shared_memory);
+    const size_t least = request_bytes + response_bytes +
+                         (on_gpu ? 0
+                                 : engine_->LeastHostScratchBytes(validated->spec, validated->n,
+                                                                  validated->shared_memory));
     // Only a request that waits is moved to the heap; `parsed` is not used after wait() runs.
     auto wait = [&] {
       budget_->WhenRoom(
@@ -213,7 +217,7 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
   };
   if (regions_ == nullptr) {
     finish(absl::FailedPreconditionError("keys_region: shared memory is off on this server "
-                                         "(start sortd with --shared_memory)"),
+                                         "(start sortd with --shared_memory or --cuda_ipc)"),
            nullptr);
     return;
   }
@@ -228,7 +232,7 @@ void SortRequestHandler::SortInRegions(SortExchange* exchange, const SortRequest
     return;
   }
   std::shared_ptr<RegionLease> lease = *std::move(attached);
-  if (job->n <= 1) {
+  if (job->n <= 1 && job->on_gpu < 0) {
     AnswerTrivialRegionJob(*job);
     const SortReport report{Algorithm::kCpu, "cpu", {}, {}, {}, {}};
     const absl::Status intact = lease->CheckIntact();

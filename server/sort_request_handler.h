@@ -38,9 +38,11 @@ struct JobAdmission {
 // engine's host scratch for n keys of `spec`: the fastest sort's where the budget has room for it,
 // else the least the engine can sort them in (SortEngine::LeastHostScratchBytes), so a speed-up
 // that takes memory never costs a request its answer. A refusal names the least.
+// `engine_scratch` false: the engine takes no host memory for the job (its arrays lie on a GPU).
 absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
                                       const SortSpec& spec, size_t n, bool outputs_shared,
-                                      size_t bytes, absl::string_view what);
+                                      size_t bytes, absl::string_view what,
+                                      bool engine_scratch = true);
 
 // Tells a job what host scratch its admission holds, and lets it take more from `budget` should it
 // need more where it runs (SortJob::reserve_host): the CPU engine's scratch, when a sort admitted

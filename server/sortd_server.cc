@@ -82,15 +82,18 @@ absl::Status CheckUnixSocketFree(const std::string& address) {
       absl::StrCat("could not listen on ", address, ": another server is serving on ", path));
 }
 
-// Shared memory lets a caller have sortd read and write files by name, so it is served only to
-// callers on this host: a Unix socket, or a loopback address.
-absl::Status CheckSharedMemoryListen(const std::string& address) {
-  if (IsLocalAddress(address)) return absl::OkStatus();
+// Shared memory lets a caller have sortd read and write files by name, and CUDA IPC GPU memory by
+// handle, so both are served only to callers on this host: a Unix socket, or a loopback address.
+absl::Status CheckSharedMemoryListen(const ServerOptions& options) {
+  if (IsLocalAddress(options.listen_address)) return absl::OkStatus();
+  const bool files = options.shared_memory.enabled;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--shared_memory: listen address ", address,
-      " is not a Unix socket or a loopback address; shared memory lets any caller have sortd "
-      "read and write files in --shared_memory_dir, so it is served only on unix:PATH, "
-      "127.0.0.1, [::1] or localhost"));
+      files ? "--shared_memory" : "--cuda_ipc", ": listen address ", options.listen_address,
+      " is not a Unix socket or a loopback address; ",
+      files ? "shared memory lets any caller have sortd read and write files in "
+              "--shared_memory_dir"
+            : "CUDA IPC lets any caller have sortd read and write the GPU memory it exports",
+      ", so it is served only on unix:PATH, 127.0.0.1, [::1] or localhost"));
 }
 
 // Limits that would make the server refuse every call (or cancel every response) are refused at
@@ -164,8 +167,8 @@ absl::StatusOr<std::unique_ptr<SortdServer>> SortdServer::Start(
   }
   if (metrics == nullptr) return absl::InvalidArgumentError("no metrics given to the server");
   std::unique_ptr<RegionRegistry> regions;
-  if (options.shared_memory.enabled) {
-    absl::Status listen = CheckSharedMemoryListen(options.listen_address);
+  if (options.shared_memory.enabled || options.shared_memory.cuda_ipc) {
+    absl::Status listen = CheckSharedMemoryListen(options);
     absl::StatusOr<std::unique_ptr<RegionRegistry>> registry =
         listen.ok() ? RegionRegistry::Create(options.shared_memory, engine.get())
                     : absl::StatusOr<std::unique_ptr<RegionRegistry>>(listen);

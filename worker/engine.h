@@ -49,6 +49,16 @@ struct DeviceCopy {
   const char* values = nullptr;  // its values (or null: none kept)
 };
 
+// Memory of a GPU that another process exported for CUDA IPC, opened in this one
+// (SortEngine::OpenDeviceMemory); closed when the last holder of `owner` lets go.
+struct OpenedDeviceMemory {
+  int gpu = -1;          // the engine's number for the GPU that holds it (SortJob::on_gpu)
+  std::string device;    // the GPU's first worker, "cuda:0"
+  char* base = nullptr;  // the allocation's first byte, a device address
+  size_t bytes = 0;      // the allocation's size
+  std::shared_ptr<void> owner;
+};
+
 // A snapshot of one worker (a GPU, or the CPU engine's pool) for metrics and health.
 struct WorkerStats {
   std::string worker;  // "cpu", "cuda:0", ...
@@ -97,6 +107,11 @@ struct SortJob {
   // engine that gets such a job hands it back (HandBackGrowingJob), and the uploader submits it
   // again, whole, when the upload ends.
   std::shared_ptr<GrowingInput> growing;
+
+  // The arrays lie in the memory of one GPU (CUDA IPC regions, OpenDeviceMemory's `gpu`): keys,
+  // values and the preset outputs are device addresses there. Only a worker of that GPU runs the
+  // job, alone, with no host copy; where none can, the job fails rather than going elsewhere.
+  int on_gpu = -1;
 
   // Every input, or every preset output, lies in memory pinned for DMA (a registered region): a
   // GPU worker moves it by DMA alone, with no host copy and no staging.
@@ -184,6 +199,17 @@ class SortEngine {
   // destroyed. Null (and OK) when the engine needs none.
   virtual absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) {
     return std::shared_ptr<void>();
+  }
+
+  // Opens device memory that another process exported (`ipc_handle`, a cudaIpcMemHandle_t's
+  // bytes) on the GPU named by `gpu_uuid` ("GPU-..."), checking that the allocation holds at least
+  // `bytes`. NOT_FOUND for a GPU the engine does not run on; INVALID_ARGUMENT for a handle that
+  // does not open or an allocation that is smaller; FAILED_PRECONDITION for an engine with no GPU.
+  virtual absl::StatusOr<OpenedDeviceMemory> OpenDeviceMemory(absl::string_view gpu_uuid,
+                                                              absl::string_view ipc_handle,
+                                                              size_t bytes) {
+    return absl::FailedPreconditionError(
+        "cuda_ipc_handle: this server sorts on the CPU engine, which has no GPU");
   }
 
   // Host memory the engine takes beside a job's own input and output while it sorts a job of `n`

@@ -10,6 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "worker/engine.h"
 
@@ -47,6 +49,16 @@ class SortDevice {
   // As SortEngine::RegisterHostMemory, for this device's DMA.
   virtual absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) const {
     return std::shared_ptr<void>();
+  }
+
+  // The GPU's UUID as nvidia-smi prints it ("GPU-..."); empty for a device that is no GPU.
+  virtual std::string gpu_uuid() const { return std::string(); }
+
+  // As SortEngine::OpenDeviceMemory, on this device's GPU (OpenedDeviceMemory::gpu left to the
+  // caller).
+  virtual absl::StatusOr<OpenedDeviceMemory> OpenIpcMemory(absl::string_view ipc_handle,
+                                                           size_t bytes) const {
+    return absl::UnimplementedError(absl::StrCat(name(), " cannot open CUDA IPC memory"));
   }
 
   // Memory-pool figures for metrics.

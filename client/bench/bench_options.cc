@@ -120,6 +120,13 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
                                                    " is less than one ", KeyTypeName(o.key_type),
                                                    " key (", KeyWidth(o.key_type), " bytes)"));
   }
+  if (o.device_memory && !o.shared_memory) {
+    return absl::InvalidArgumentError("device memory is a kind of region: set shared_memory too");
+  }
+  if (o.device_memory && !SORTD_WITH_CUDA) {
+    return absl::InvalidArgumentError(
+        "--transport=cuda: this sortctl was built without CUDA; build it where nvcc is present");
+  }
   if (o.shared_memory && o.shm_dir.empty()) {
     return absl::InvalidArgumentError("--shm_dir: empty");
   }
@@ -130,8 +137,10 @@ absl::Status ValidateBenchOptions(const BenchOptions& o) {
 }
 
 const char* TransportName(const BenchOptions& o) {
-  if (o.session) return o.shared_memory ? "shm/session" : "bytes/session";
-  return o.shared_memory ? "shm" : o.stream ? "stream" : "bytes";
+  if (o.session) {
+    return o.device_memory ? "cuda/session" : o.shared_memory ? "shm/session" : "bytes/session";
+  }
+  return o.device_memory ? "cuda" : o.shared_memory ? "shm" : o.stream ? "stream" : "bytes";
 }
 
 int EffectiveDispatchers(const BenchOptions& o, unsigned hardware_threads) {

@@ -51,6 +51,10 @@ struct BenchOptions {
   // before the clock starts; see shm_slots.h for what is timed.
   bool shared_memory = false;
   std::string shm_dir = "/dev/shm";
+  // With shared_memory: the regions are GPU memory of this process on CUDA device cuda_device,
+  // exported over CUDA IPC (sortd --cuda_ipc; builds with CUDA only), --transport=cuda.
+  bool device_memory = false;
+  int cuda_device = 0;
   // Each request through SortStream instead of SortKeys: the array up in chunks of
   // stream_options.chunk_bytes, the answer back in chunks (stream_call.h), verified whole.
   bool stream = false;
@@ -105,8 +109,8 @@ struct BenchOptions {
 
 absl::Status ValidateBenchOptions(const BenchOptions& options);
 
-// "bytes", "shm" or "stream", as --transport names it, with "/session" after bytes or shm under
-// --rpc=session ("shm/session").
+// "bytes", "shm", "cuda" or "stream", as --transport names it, with "/session" after bytes, shm or
+// cuda under --rpc=session ("shm/session").
 const char* TransportName(const BenchOptions& options);
 
 // The dispatcher count a run uses: options.dispatchers when set, else

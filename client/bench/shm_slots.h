@@ -11,6 +11,11 @@
 // serialized before the run. It is inside the throughput: the dispatcher does it. The callback
 // verifies the outputs in the region, then Poison overwrites them, so a server that wrote nothing
 // cannot pass on the slot's previous answer, and frees the slot.
+//
+// --transport=cuda (sortd --cuda_ipc): the slots are GPU memory of this process instead
+// (DeviceRegion, on --cuda_device), registered the same way. Load copies the inputs to the device
+// and Outputs copies the results back for the verifier, both outside the measured latency in a
+// closed loop, as a caller whose arrays are already on the GPU would have neither.
 #pragma once
 
 #include <memory>
@@ -28,11 +33,13 @@ namespace sortd::bench {
 
 class RegionSlots {
  public:
-  // `count` regions in options.shm_dir registered through `client`. FAILED_PRECONDITION saying
-  // how to start sortd when it does not serve shared memory.
+  // `count` regions registered through `client`: files in options.shm_dir, or with
+  // options.device_memory GPU memory on options.cuda_device. FAILED_PRECONDITION saying how to
+  // start sortd when it does not serve them.
   static absl::StatusOr<std::unique_ptr<RegionSlots>> Create(
       const BenchOptions& options, const std::vector<std::shared_ptr<const PreparedRequest>>& pool,
       int count, client::SortClient& client);
+  ~RegionSlots();  // unregisters and frees every region
 
   // Writes `sent`'s arrays into region `slot` and serializes into `wire` a request naming them.
   // Returns the layout, for Outputs and Poison.
@@ -40,15 +47,14 @@ class RegionSlots {
   SortOutputs Outputs(int slot, const client::RegionLayout& layout) const;
   void Poison(int slot, const client::RegionLayout& layout) const;
 
-  size_t region_bytes() const { return regions_.front().size(); }
+  size_t region_bytes() const { return region_bytes_; }
 
  private:
-  explicit RegionSlots(std::vector<client::SharedMemoryRegion> regions)
-      : regions_(std::move(regions)), loaded_(regions_.size(), nullptr) {}
-  std::vector<client::SharedMemoryRegion> regions_;
-  // The request whose inputs each slot's region holds. A slot is used by one call at a time, so
-  // each entry has one writer at a time.
-  mutable std::vector<const PreparedRequest*> loaded_;
+  struct Slot;  // a host region, or a device region with a host copy of its outputs
+  RegionSlots(std::vector<std::unique_ptr<Slot>> slots, size_t region_bytes);
+
+  std::vector<std::unique_ptr<Slot>> slots_;
+  size_t region_bytes_ = 0;
 };
 
 }  // namespace sortd::bench

@@ -9,6 +9,15 @@ absl::Status CudaStatus(cudaError_t err, absl::string_view what) {
                                           cudaGetErrorString(err), ")"));
 }
 
+std::string GpuUuidString(const cudaUUID_t& uuid) {
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    absl::StrAppend(&out, absl::Hex(static_cast<unsigned char>(uuid.bytes[i]), absl::kZeroPad2));
+  }
+  return out;
+}
+
 CudaDeviceCount CountCudaDevices() {
   CudaDeviceCount result;
   const cudaError_t err = cudaGetDeviceCount(&result.count);

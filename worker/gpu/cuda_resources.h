@@ -24,6 +24,9 @@ absl::Status CudaStatus(cudaError_t err, absl::string_view what);
     if (sortd_err_ != cudaSuccess) return ::sortd::CudaStatus(sortd_err_, what); \
   } while (0)
 
+// A GPU's UUID as nvidia-smi prints it: "GPU-" and 8-4-4-4-12 hex digits.
+std::string GpuUuidString(const cudaUUID_t& uuid);
+
 // Number of usable CUDA devices; 0 with a reason when there is no driver or no device.
 struct CudaDeviceCount {
   int count = 0;

@@ -9,54 +9,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "kernels/library_sort.h"
-#include "kernels/network_sort.h"
-#include "kernels/radix_sort.h"
 #include "kernels/segmented_sort.h"
 #include "kernels/util/fault_injection.h"
+#include "worker/gpu/device_launch.h"
 #include "worker/gpu/device_self_test.h"
 
 namespace sortd {
+
+using device_launch::EventGap;
+using device_launch::LaunchArgs;
+using device_launch::Ran;
+using device_launch::SortFunction;
+
 namespace {
 
 constexpr size_t kAlign = 256;
-
-kernels::DeviceSortFn SortFunction(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kLibrary: return kernels::LibrarySort;
-    case Algorithm::kBitonic: return kernels::BitonicSort;
-    case Algorithm::kOddEvenMerge: return kernels::OddEvenMergeSort;
-    case Algorithm::kOddEvenTransposition: return kernels::OddEvenTranspositionSort;
-    default: return kernels::RadixSort;
-  }
-}
-
-Algorithm Ran(Algorithm hint) {
-  return hint == Algorithm::kAuto || hint == Algorithm::kCpu ? Algorithm::kRadix : hint;
-}
-
-// Both sorts' argument structs share these fields; `a` is a CudaSortDevice::LaunchArrays.
-template <typename Args, typename Arrays>
-Args LaunchArgs(const SortSpec& spec, size_t n, const Arrays& a) {
-  Args args;
-  args.key_type = spec.key_type;
-  args.n = n;
-  args.value_width = spec.value_width;
-  args.descending = spec.descending;
-  args.stable = spec.stable;
-  args.keys_in = a.in_keys;
-  args.keys_out = a.out_keys;
-  args.values_in = a.in_values;
-  args.values_out = a.out_values;
-  args.indices_out = reinterpret_cast<uint32_t*>(a.out_indices);
-  return args;
-}
-
-absl::Duration EventGap(cudaEvent_t from, cudaEvent_t to) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) return absl::ZeroDuration();
-  return absl::Microseconds(static_cast<int64_t>(ms * 1000));
-}
 
 }  // namespace
 
@@ -104,6 +71,10 @@ absl::Status CudaSortDevice::Init() {
   // Everything created here belongs to the device; the caller's thread keeps its own.
   absl::StatusOr<ScopedDevice> on_device = ScopedDevice::Enter(options_.device);
   if (!on_device.ok()) return on_device.status();
+  cudaDeviceProp props;
+  SORTD_RETURN_IF_CUDA_ERROR(cudaGetDeviceProperties(&props, options_.device),
+                             absl::StrCat(name_, ": cudaGetDeviceProperties"));
+  uuid_ = GpuUuidString(props.uuid);
   size_t device_bytes = options_.device_pool_bytes;
   if (device_bytes == 0) {
     absl::StatusOr<size_t> fallback = DefaultDevicePoolBytes(options_.device, 1);
@@ -308,7 +279,9 @@ absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch,
   device_arena_.used = 0;
   absl::Status status = InjectFaults();
   if (status.ok()) {
-    status = batch.size() == 1 ? RunSingle(*batch[0], reports[0]) : RunSegmented(batch, reports);
+    status = batch.size() > 1        ? RunSegmented(batch, reports)
+             : batch[0]->on_gpu >= 0 ? RunOnDevice(*batch[0], reports[0])
+                                     : RunSingle(*batch[0], reports[0]);
   }
   device_in_use_.store(0);
   if (!status.ok() && status.code() == absl::StatusCode::kInternal) Recover();

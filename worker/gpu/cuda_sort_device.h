@@ -37,6 +37,9 @@ class CudaSortDevice : public SortDevice {
   bool TakesGrowingInput() const override { return true; }
   size_t staging_free_bytes() const override { return staging_->largest_free(); }
   absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) const override;
+  std::string gpu_uuid() const override { return uuid_; }
+  absl::StatusOr<OpenedDeviceMemory> OpenIpcMemory(absl::string_view ipc_handle,
+                                                   size_t bytes) const override;
   void FillStats(WorkerStats& stats) const override;
 
  private:
@@ -105,6 +108,11 @@ class CudaSortDevice : public SortDevice {
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
+  // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
+  // device to device into the pool's arrays, sorted, copied back; no staging, nothing over the
+  // link. The pool's arrays, not the caller's, take the sort's passes, so an input sorted in
+  // place is never half-written when a launch fails.
+  absl::Status RunOnDevice(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
   // A small sort checked on the host, before the device takes requests (device_self_test.h).
@@ -152,6 +160,7 @@ class CudaSortDevice : public SortDevice {
 
   const CudaSortDeviceOptions options_;
   const std::string name_;
+  std::string uuid_;  // set by Init
   ThreadPool copy_pool_;
   std::atomic<bool> healthy_{true};
   int batches_ = 0;

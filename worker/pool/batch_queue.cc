@@ -11,7 +11,9 @@ bool BatchQueue::Compatible(const SortSpec& a, const SortSpec& b) {
 
 bool BatchQueue::Batchable(const SortJob& job) const {
   // A job whose input is still arriving runs alone: a batch gathers every input at once.
-  return job.n <= policy_.batchable_max_keys && job.growing == nullptr &&
+  // So does one whose arrays lie on the GPU: it takes no staging and the segmented path copies
+  // its batch's inputs in from the host.
+  return job.n <= policy_.batchable_max_keys && job.growing == nullptr && job.on_gpu < 0 &&
          (job.spec.algorithm == Algorithm::kAuto || job.spec.algorithm == Algorithm::kBitonic);
 }
 

@@ -119,7 +119,76 @@ size_t PoolEngine::healthy_workers() const {
 }
 
 DeviceWorker* PoolEngine::PickWorker(const SortJob& job) const {
-  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, JobBytes(job), !PinnedForDma(job));
+  return sortd::PickWorker(workers_, gpu_of_worker_, gpu_count_, JobBytes(job),
+                           job.on_gpu < 0 && !PinnedForDma(job),
+                           job.on_gpu < 0 ? SIZE_MAX : static_cast<size_t>(job.on_gpu));
+}
+
+absl::StatusOr<OpenedDeviceMemory> PoolEngine::OpenDeviceMemory(absl::string_view gpu_uuid,
+                                                                absl::string_view ipc_handle,
+                                                                size_t bytes) {
+  std::string known;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const SortDevice& device = workers_[i]->device();
+    const std::string uuid = device.gpu_uuid();
+    if (uuid.empty() || (i > 0 && gpu_of_worker_[i] == gpu_of_worker_[i - 1])) continue;
+    absl::StrAppend(&known, known.empty() ? "" : ", ", device.name(), " ", uuid);
+    if (uuid != gpu_uuid) continue;
+    if (!workers_[i]->healthy()) {
+      return absl::UnavailableError(absl::StrCat("gpu_uuid: ", device.name(), " (", uuid,
+                                                 ") is lost; it sorts nothing more"));
+    }
+    absl::StatusOr<OpenedDeviceMemory> memory = device.OpenIpcMemory(ipc_handle, bytes);
+    if (memory.ok()) memory->gpu = static_cast<int>(gpu_of_worker_[i]);
+    return memory;
+  }
+  return absl::NotFoundError(absl::StrCat("gpu_uuid: '", gpu_uuid.substr(0, 64),
+                                          "' is none of this server's GPUs (",
+                                          known.empty() ? "none" : known, ")"));
+}
+
+void PoolEngine::SubmitOnGpu(std::unique_ptr<SortJob> job) {
+  job->cpu_fallback = false;
+  const size_t gpu = static_cast<size_t>(job->on_gpu);
+  std::string name;
+  size_t pool_bytes = 0;
+  bool healthy = false;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (gpu_of_worker_[i] != gpu) continue;
+    if (name.empty()) name = workers_[i]->device().name();
+    healthy = healthy || workers_[i]->healthy();
+    pool_bytes = std::max(pool_bytes, workers_[i]->device().max_request_bytes());
+  }
+  const SortReport report{job->spec.algorithm, name, {}, {}, {}, {}};
+  if (!healthy) {
+    return job->done(absl::UnavailableError(absl::StrCat(
+                         "keys_region: the arrays lie on ", name.empty() ? "a GPU" : name,
+                         ", which is lost; no other device can reach them")),
+                     report);
+  }
+  const size_t bytes = JobBytes(*job);
+  if (bytes > pool_bytes) {
+    return job->done(absl::ResourceExhaustedError(
+                         absl::StrCat("keys_region: sorting ", job->n, " keys on the device takes ",
+                                      bytes, " bytes of its worker's pool, and the largest on ",
+                                      name, " holds ", pool_bytes, " (--gpu_memory_pool_bytes)")),
+                     report);
+  }
+  DeviceWorker* worker = PickWorker(*job);
+  if (worker == nullptr) {
+    return job->done(
+        absl::UnavailableError(absl::StrCat("keys_region: no worker of ", name, " is healthy")),
+        report);
+  }
+  switch (worker->Submit(job)) {
+    case DeviceWorker::SubmitResult::kQueued: return;
+    case DeviceWorker::SubmitResult::kFull:
+      return job->done(absl::ResourceExhaustedError(QueueFullMessage(*worker)), report);
+    case DeviceWorker::SubmitResult::kClosed:
+      return job->done(
+          absl::UnavailableError("the server is shutting down and takes no new requests"), report);
+    case DeviceWorker::SubmitResult::kUnhealthy: Reroute(std::move(job)); return;
+  }
 }
 
 absl::StatusOr<std::shared_ptr<void>> PoolEngine::RegisterHostMemory(void* data, size_t bytes) {
@@ -140,6 +209,7 @@ bool PoolEngine::TakesGrowingInput(const SortSpec& spec, size_t n) const {
 }
 
 void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
+  if (job->on_gpu >= 0) return SubmitOnGpu(std::move(job));
   const Algorithm hint = job->spec.algorithm;
   const bool wants_device = WantsDevice(job->spec, job->n, PinnedForDma(*job));
   DeviceWorker* worker = wants_device ? PickWorker(*job) : nullptr;

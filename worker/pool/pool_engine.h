@@ -45,6 +45,10 @@ class PoolEngine : public SortEngine {
   bool TakesGrowingInput(const SortSpec& spec, size_t n) const override;
   std::vector<WorkerStats> Stats() const override;
   absl::StatusOr<std::shared_ptr<void>> RegisterHostMemory(void* data, size_t bytes) override;
+  // On the GPU whose first worker reports that UUID; OpenedDeviceMemory::gpu is its index here.
+  absl::StatusOr<OpenedDeviceMemory> OpenDeviceMemory(absl::string_view gpu_uuid,
+                                                      absl::string_view ipc_handle,
+                                                      size_t bytes) override;
 
   size_t healthy_workers() const;
 
@@ -53,6 +57,9 @@ class PoolEngine : public SortEngine {
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
   void Reroute(std::unique_ptr<SortJob> job);
+  // A job whose arrays lie on one GPU (SortJob::on_gpu): to a worker of that GPU that can hold it,
+  // or failed, naming why; never to the CPU engine or another GPU.
+  void SubmitOnGpu(std::unique_ptr<SortJob> job);
   // What no device takes goes to the CPU engine, unless the job may not fall back to it
   // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
   void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);

@@ -10,7 +10,7 @@ namespace sortd {
 // still being sent (slow clients) is passed over until it frees up.
 DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& workers,
                          const std::vector<size_t>& gpu_of_worker, size_t gpu_count, size_t bytes,
-                         bool staged) {
+                         bool staged, size_t only_gpu) {
   // Each worker's load is read once, so the GPU sums and the worker comparison agree.
   // On the stack for up to 8 GPUs of 4 workers: this runs on every submit.
   absl::InlinedVector<size_t, 32> load(workers.size(), 0);
@@ -24,7 +24,8 @@ DeviceWorker* PickWorker(const std::vector<std::unique_ptr<DeviceWorker>>& worke
   size_t best_gpu_load = 0, best_load = 0;
   for (size_t i = 0; i < workers.size(); ++i) {
     DeviceWorker* w = workers[i].get();
-    if (!w->healthy() || w->device().max_request_bytes() < bytes ||
+    if (!w->healthy() || (only_gpu != SIZE_MAX && gpu_of_worker[i] != only_gpu) ||
+        w->device().max_request_bytes() < bytes ||
         (staged && w->device().staging_free_bytes() < bytes)) {
       continue;
     }
