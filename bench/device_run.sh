@@ -7,13 +7,12 @@
 #   there:  bash bench/device_run.sh SECTION...      (device tool: carry .gpu)
 # Sections (each bounded by its own timeout, so one hang costs one section, not the call):
 #   tests       gpu_tests, then the device-loss test in its own process
-#   sanitizers  compute-sanitizer memcheck over the pool end to end; memcheck and racecheck over
-#               the kernels' *Sanitize* cases
+#   sanitizers  compute-sanitizer memcheck over the pool end to end and over a sortd serving the
+#               CUDA IPC tests; memcheck and racecheck over the kernels' *Sanitize* cases
 #   kernels     radix_bench: the radix sort against CUB in the same binary
 #   e2e         sortd + sortctl bench: 16M u32 keys, one client over shared memory, and 1M keys
 #               with 8 clients, each beside echo of the same bytes (the transport's ceiling)
-#   cuda        CUDA IPC: memcheck over sortd under the IPC tests, then sortctl bench
-#               --transport=cuda (16M u32 keys, one client; 1M with 8 clients) beside shared
+#   cuda        CUDA IPC: sortctl bench --transport=cuda (16M u32 keys, one client; 1M with 8 clients) beside shared
 #               memory on the same sortd, and torch.sort of the same arrays on the device
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
 #               (bench/python_client_bench.py, the bundle's Python)
@@ -64,7 +63,13 @@ section_sanitizers() {
       gpu_tests --gtest_brief=1 --gtest_filter='*Sanitize*' >"$out/${tool}_kernels.log" 2>&1
     ran "$tool, kernels" $?
   done
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/*_pool.log "$out"/*_kernels.log
+  # sortd itself under memcheck, serving the CUDA IPC tests from another process.
+  SORTD_IPC_SERVER_WRAPPER="compute-sanitizer --tool memcheck --error-exitcode 9" \
+    timeout 240 gpu_tests --gtest_brief=1 --gtest_filter='CudaIpcTest.*' \
+    >"$out/memcheck_cuda_ipc.log" 2>&1
+  ran "memcheck, sortd under the CUDA IPC tests" $?
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/*_pool.log "$out"/*_kernels.log \
+    "$out"/memcheck_cuda_ipc.log
 }
 
 section_kernels() {
@@ -92,10 +97,6 @@ section_e2e() {
 }
 
 section_cuda() {
-  SORTD_IPC_SERVER_WRAPPER="compute-sanitizer --tool memcheck --error-exitcode 9" \
-    timeout 300 gpu_tests --gtest_filter='CudaIpcTest.*' >"$out/memcheck_cuda_ipc.log" 2>&1
-  ran "memcheck, sortd under the CUDA IPC tests" $?
-  grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) " "$out/memcheck_cuda_ipc.log"
   # shellcheck source=sortd_bench_lib.sh
   . "$root/bench/sortd_bench_lib.sh"
   SORTD_BASE_FLAGS=(--engine=gpu --shared_memory --cuda_ipc)

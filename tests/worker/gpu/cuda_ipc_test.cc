@@ -66,7 +66,8 @@ class SortdProcess {
       }
     }
     args.push_back(SortdBinary());
-    for (const char* a : {"--engine=gpu", "--cuda_ipc", "--cuda_ipc_max_regions=16"}) {
+    for (const char* a :
+         {"--engine=gpu", "--cuda_ipc", "--cuda_ipc_max_regions=16", "--metrics_listen="}) {
       args.emplace_back(a);
     }
     args.push_back("--listen=unix:" + socket_);
