@@ -171,11 +171,13 @@ Metrics::Metrics(const BuildInfo& build)
       prometheus::BuildCounter()
           .Name("sortd_sort_requests_by_transport_total")
           .Help(
-              "Valid SortKeys requests by how their arrays travelled: bytes (in the messages) "
-              "or shared_memory (in registered regions).")
+              "Valid SortKeys requests by how their arrays travelled: bytes (in the messages), "
+              "shared_memory (in registered host regions) or cuda_ipc (in registered GPU "
+              "memory).")
           .Register(*registry_);
   transport_ = {&transport.Add({{"transport", "bytes"}}),
-                &transport.Add({{"transport", "shared_memory"}})};
+                &transport.Add({{"transport", "shared_memory"}}),
+                &transport.Add({{"transport", "cuda_ipc"}})};
   const auto gauge = [this](const char* name, const char* help) {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
   };
@@ -274,8 +276,8 @@ void Metrics::RecordStreamEarlyStart(EarlyStart outcome, size_t bytes_copied_bef
   stream_bytes_copied_early_->Increment(static_cast<double>(bytes_copied_before_upload_end));
 }
 
-void Metrics::RecordTransport(bool shared_memory) {
-  transport_[shared_memory ? 1 : 0]->Increment();
+void Metrics::RecordTransport(Transport transport) {
+  transport_[static_cast<size_t>(transport)]->Increment();
 }
 
 void Metrics::SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes) {

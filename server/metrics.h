@@ -61,7 +61,9 @@ class Metrics : public EngineObserver {
   void RecordStreamChunkCopy(size_t bytes);
 
   // One SortKeys request that passed validation, by how its arrays travelled.
-  void RecordTransport(bool shared_memory);
+  // How a valid request's arrays travelled.
+  enum class Transport { kBytes = 0, kSharedMemory = 1, kCudaIpc = 2 };
+  void RecordTransport(Transport transport);
   // Shared-memory regions registered now, and bytes mapped and pinned for regions registered or
   // still in use (after each register and unregister, and once a second).
   void SetSharedMemory(size_t regions, size_t mapped_bytes, size_t pinned_bytes);
@@ -94,7 +96,7 @@ class Metrics : public EngineObserver {
   SeriesCache<prometheus::Counter, 1> bytes_sorted_;       // key_type
   SeriesCache<prometheus::Histogram, 1> launch_requests_;  // worker
   SeriesCache<prometheus::Histogram, 1> launch_keys_;      // worker
-  std::array<prometheus::Counter*, 2> transport_;          // bytes, shared_memory
+  std::array<prometheus::Counter*, 3> transport_;          // by Transport
   std::array<prometheus::Gauge*, 3> shared_memory_;        // regions, mapped bytes, pinned bytes
   std::array<prometheus::Gauge*, 3> memory_budget_;        // in flight, limit, live calls
   prometheus::Counter* send_timeouts_;

@@ -150,7 +150,9 @@ void SortRequestHandler::Admit(ParsedRequest& parsed, SortExchange* exchange) {
   }
   const AdmittedScratch scratch = admission->scratch;
   exchange->Hold(std::move(admission->reservation));
-  metrics_->RecordTransport(validated->shared_memory);
+  metrics_->RecordTransport(on_gpu                     ? Metrics::Transport::kCudaIpc
+                            : validated->shared_memory ? Metrics::Transport::kSharedMemory
+                                                       : Metrics::Transport::kBytes);
   if (validated->shared_memory) {
     return SortInRegions(exchange, *request, *validated, scratch);
   }

@@ -169,6 +169,9 @@ TEST_F(DeviceRegionTest, EveryKeyTypeValuesIndicesInPlaceAndNotOnTheRegionsGpu) 
   }
   EXPECT_EQ(stand_ins.gpus[0]->on_gpu_jobs(), requests);
   EXPECT_EQ(stand_ins.gpus[0]->on_gpu_batched(), 0);
+  EXPECT_EQ(
+      MetricValue(*server.server, "sortd_sort_requests_by_transport_total{transport=\"cuda_ipc\"}"),
+      requests);
   ASSERT_TRUE(Unregister("d").ok());
   EXPECT_EQ(stand_ins.gpus[0]->open_handles(), 0);  // closed at unregister
 }

@@ -119,7 +119,8 @@ class CudaIpcTest : public ::testing::Test {
     sortd->Start();
   }
   static void TearDownTestSuite() {
-    delete sortd;  // its client and channel; the process was stopped by the last test
+    sortd->Stop();  // unless the last test did (a filter may leave it out)
+    delete sortd;
     sortd = nullptr;
   }
   void SetUp() override {
