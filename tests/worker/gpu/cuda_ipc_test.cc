@@ -271,10 +271,12 @@ TEST_F(CudaIpcTest, ConcurrentClientsOnTheirOwnRegions) {
   constexpr size_t kN = 1 << 18;
   std::vector<std::thread> threads;
   std::vector<int> wrong(kClients, 0), failed(kClients, 0);
+  std::vector<std::string> names;
+  for (int c = 0; c < kClients; ++c) names.push_back(Name());
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&, c] {
       auto client = client::SortClient::Create("unix:" + sortd->socket());
-      auto region = client::DeviceRegion::Create(Name(), 2 * kN * 8 + 4096);
+      auto region = client::DeviceRegion::Create(names[c], 2 * kN * 8 + 4096);
       if (!client.ok() || !region.ok() || !region->Register(**client).ok()) {
         ++failed[c];
         return;
