@@ -53,6 +53,11 @@ section_tests() {
 }
 
 section_sanitizers() {
+  # sortd itself under memcheck, serving the CUDA IPC tests from another process.
+  SORTD_IPC_SERVER_WRAPPER="compute-sanitizer --tool memcheck --error-exitcode 9" \
+    timeout 240 gpu_tests --gtest_brief=1 --gtest_filter='CudaIpcTest.*' \
+    >"$out/memcheck_cuda_ipc.log" 2>&1
+  ran "memcheck, sortd under the CUDA IPC tests" $?
   # The injected-fault test is left out: each fault is a deliberate invalid cudaMemcpyAsync, which
   # memcheck reports as an API error.
   timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
@@ -63,13 +68,8 @@ section_sanitizers() {
       gpu_tests --gtest_brief=1 --gtest_filter='*Sanitize*' >"$out/${tool}_kernels.log" 2>&1
     ran "$tool, kernels" $?
   done
-  # sortd itself under memcheck, serving the CUDA IPC tests from another process.
-  SORTD_IPC_SERVER_WRAPPER="compute-sanitizer --tool memcheck --error-exitcode 9" \
-    timeout 240 gpu_tests --gtest_brief=1 --gtest_filter='CudaIpcTest.*' \
-    >"$out/memcheck_cuda_ipc.log" 2>&1
-  ran "memcheck, sortd under the CUDA IPC tests" $?
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/*_pool.log "$out"/*_kernels.log \
-    "$out"/memcheck_cuda_ipc.log
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/memcheck_cuda_ipc.log "$out"/*_pool.log \
+    "$out"/*_kernels.log
 }
 
 section_kernels() {
