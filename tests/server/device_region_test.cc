@@ -107,10 +107,9 @@ TEST_F(DeviceRegionTest, EveryKeyTypeValuesIndicesInPlaceAndNotOnTheRegionsGpu) 
   StandIns stand_ins;
   TestServer server = StartIpcServer(stand_ins);
   Connect(server);
-  std::vector<char> memory(size_t{2} << 20);
+  StandInMemory memory(size_t{2} << 20);
   v1::RegionInfo info;
-  ASSERT_TRUE(
-      Register("d", memory.size(), StandInHandle(memory.data(), memory.size()), kGpu0, &info).ok());
+  ASSERT_TRUE(Register("d", memory.size(), memory.handle(), kGpu0, &info).ok());
   EXPECT_EQ(info.device(), "cuda-stand-in:0");
   EXPECT_EQ(info.byte_size(), memory.size());
   EXPECT_EQ(stand_ins.gpus[0]->open_handles(), 1);
@@ -184,8 +183,8 @@ TEST_F(DeviceRegionTest, SmallRequestsAtOnceEachRunAlone) {
   Connect(server);
   constexpr int kRequests = 16;
   constexpr size_t kN = 1000;
-  std::vector<char> memory(kRequests * 2 * kN * 4);
-  ASSERT_TRUE(Register("d", memory.size(), StandInHandle(memory.data(), memory.size())).ok());
+  StandInMemory memory(kRequests * 2 * kN * 4);
+  ASSERT_TRUE(Register("d", memory.size(), memory.handle()).ok());
   std::vector<std::string> keys;
   for (int i = 0; i < kRequests; ++i) {
     keys.push_back(MakeKeys(KeyType::kUint32, kN, Distribution::kRandom, TestSeed() + i));
@@ -218,8 +217,8 @@ TEST_F(DeviceRegionTest, RegistrationRefusalsNameTheFieldAndTheNumbers) {
   options.shared_memory.cuda_ipc_max_regions = 2;
   TestServer server = StartIpcServer(stand_ins, 1, options);
   Connect(server);
-  std::vector<char> a(4096), b(4096), c(4096);
-  const std::string handle_a = StandInHandle(a.data(), a.size());
+  StandInMemory a(4096), b(4096), c(4096);
+  const std::string handle_a = a.handle();
 
   grpc::Status s = Register("x", 4096, handle_a, "GPU-nope");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
@@ -248,14 +247,14 @@ TEST_F(DeviceRegionTest, RegistrationRefusalsNameTheFieldAndTheNumbers) {
   EXPECT_THAT(s.error_message(), HasSubstr("name:"));
 
   ASSERT_TRUE(Register("a", 4096, handle_a).ok());
-  s = Register("a", 4096, StandInHandle(b.data(), b.size()));
+  s = Register("a", 4096, b.handle());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
   s = Register("a2", 4096, handle_a);  // the same allocation under another name
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
   EXPECT_THAT(s.error_message(), HasSubstr("region 'a'"));
 
-  ASSERT_TRUE(Register("b", 4096, StandInHandle(b.data(), b.size())).ok());
-  s = Register("c", 4096, StandInHandle(c.data(), c.size()));
+  ASSERT_TRUE(Register("b", 4096, b.handle()).ok());
+  s = Register("c", 4096, c.handle());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(s.error_message(), HasSubstr("2 device regions are registered, the limit is 2 "
                                            "(--cuda_ipc_max_regions)"));
@@ -286,16 +285,16 @@ TEST_F(DeviceRegionTest, OffByDefaultAndRefusedOnTheCpuEngine) {
     options.shared_memory.enabled = false;
     TestServer server = TestServer::StartWith(std::move(*engine), options);
     Connect(server);
-    std::vector<char> memory(64);
-    const grpc::Status s = Register("d", 64, StandInHandle(memory.data(), 64));
+    StandInMemory memory(64);
+    const grpc::Status s = Register("d", 64, memory.handle());
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);  // no SharedMemory service
   }
   ServerOptions options;
   options.shared_memory.cuda_ipc = true;
   TestServer cpu = TestServer::Start(options);
   Connect(cpu);
-  std::vector<char> memory(64);
-  const grpc::Status s = Register("d", 64, StandInHandle(memory.data(), 64));
+  StandInMemory memory(64);
+  const grpc::Status s = Register("d", 64, memory.handle());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(s.error_message(), HasSubstr("CPU engine"));
 }
@@ -323,9 +322,9 @@ TEST_F(DeviceRegionTest, BadRangesAndMixedMemoryAreRefusedBeforeAnySort) {
     options.shared_memory.dir = dir;
     TestServer server = StartIpcServer(stand_ins, 2, options);
     Connect(server);
-    std::vector<char> d0(size_t{2} << 20), d1(size_t{2} << 20);
-    ASSERT_TRUE(Register("d0", d0.size(), StandInHandle(d0.data(), d0.size())).ok());
-    ASSERT_TRUE(Register("d1", d1.size(), StandInHandle(d1.data(), d1.size()), kGpu1).ok());
+    StandInMemory d0(size_t{2} << 20), d1(size_t{2} << 20);
+    ASSERT_TRUE(Register("d0", d0.size(), d0.handle()).ok());
+    ASSERT_TRUE(Register("d1", d1.size(), d1.handle(), kGpu1).ok());
     const std::string host_path = dir + "/h";
     FILE* f = std::fopen(host_path.c_str(), "w");
     ASSERT_NE(f, nullptr);
@@ -388,9 +387,9 @@ TEST_F(DeviceRegionTest, EachRegionIsSortedByAWorkerOfItsOwnGpu) {
   StandIns stand_ins;
   TestServer server = StartIpcServer(stand_ins, 2);
   Connect(server);
-  std::vector<char> d0(size_t{2} << 20), d1(size_t{2} << 20);
-  ASSERT_TRUE(Register("d0", d0.size(), StandInHandle(d0.data(), d0.size())).ok());
-  ASSERT_TRUE(Register("d1", d1.size(), StandInHandle(d1.data(), d1.size()), kGpu1).ok());
+  StandInMemory d0(size_t{2} << 20), d1(size_t{2} << 20);
+  ASSERT_TRUE(Register("d0", d0.size(), d0.handle()).ok());
+  ASSERT_TRUE(Register("d1", d1.size(), d1.handle(), kGpu1).ok());
   for (int round = 0; round < 4; ++round) {
     for (const auto& [name, memory, device] : {std::make_tuple("d0", &d0, "cuda-stand-in:0"),
                                                std::make_tuple("d1", &d1, "cuda-stand-in:1")}) {
@@ -417,8 +416,8 @@ TEST_F(DeviceRegionTest, ALostGpusRequestsFailUnavailableAndNeverFallBack) {
   device.lose_at_batch = 1;
   TestServer server = StartIpcServer(stand_ins, 1, {}, device);
   Connect(server);
-  std::vector<char> memory(size_t{2} << 20);
-  ASSERT_TRUE(Register("d", memory.size(), StandInHandle(memory.data(), memory.size())).ok());
+  StandInMemory memory(size_t{2} << 20);
+  ASSERT_TRUE(Register("d", memory.size(), memory.handle()).ok());
   const std::string keys = MakeKeys(KeyType::kUint32, 5000, Distribution::kRandom, TestSeed());
   std::memcpy(memory.data(), keys.data(), keys.size());
   grpc::Status s = Sort(U32Request("d", 5000));
@@ -427,8 +426,8 @@ TEST_F(DeviceRegionTest, ALostGpusRequestsFailUnavailableAndNeverFallBack) {
   s = Sort(U32Request("d", 5000));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(), HasSubstr("cuda-stand-in:0, which is lost"));
-  std::vector<char> other(64);
-  s = Register("e", 64, StandInHandle(other.data(), 64));
+  StandInMemory other(64);
+  s = Register("e", 64, other.handle());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(), HasSubstr("is lost"));
 }
@@ -443,8 +442,8 @@ TEST_F(DeviceRegionTest, TheBudgetCountsNoHostMemoryAndThePoolBoundsTheSize) {
   device.max_request_bytes = 1 << 20;
   TestServer server = StartIpcServer(stand_ins, 1, options, device);
   Connect(server);
-  std::vector<char> memory(size_t{4} << 20);
-  ASSERT_TRUE(Register("d", memory.size(), StandInHandle(memory.data(), memory.size())).ok());
+  StandInMemory memory(size_t{4} << 20);
+  ASSERT_TRUE(Register("d", memory.size(), memory.handle()).ok());
   const size_t n = 200000;  // 800 KB of keys, 12x the budget
   const std::string keys = MakeKeys(KeyType::kUint32, n, Distribution::kRandom, TestSeed());
   std::memcpy(memory.data(), keys.data(), keys.size());
@@ -468,8 +467,8 @@ TEST_F(DeviceRegionTest, UnregisterUnderARequestClosesTheHandleWhenItFinishes) {
   device.delay_per_batch = absl::Milliseconds(300);
   TestServer server = StartIpcServer(stand_ins, 1, {}, device);
   Connect(server);
-  std::vector<char> memory(size_t{2} << 20);
-  ASSERT_TRUE(Register("d", memory.size(), StandInHandle(memory.data(), memory.size())).ok());
+  StandInMemory memory(size_t{2} << 20);
+  ASSERT_TRUE(Register("d", memory.size(), memory.handle()).ok());
   const std::string keys = MakeKeys(KeyType::kUint32, 5000, Distribution::kRandom, TestSeed());
   std::memcpy(memory.data(), keys.data(), keys.size());
   grpc::Status sorted;
