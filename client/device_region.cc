@@ -5,8 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "rpc/status_util.h"
-#include "sortd/v1/sortd.grpc.pb.h"
 #include "worker/gpu/cuda_resources.h"
 
 namespace sortd::client {
@@ -90,21 +88,11 @@ absl::Status DeviceRegion::Unregister() {
   if (!registered()) return absl::OkStatus();
   std::shared_ptr<grpc::Channel> channel = std::move(channel_);
   channel_.reset();
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kUnregisterTimeout));
-  v1::UnregisterRegionRequest request;
-  request.set_name(name_);
-  v1::UnregisterRegionResponse response;
-  return FromGrpcStatus(
-      v1::SharedMemory::NewStub(channel)->UnregisterRegion(&context, request, &response));
+  return UnregisterRegionOn(channel, name_, kUnregisterTimeout);
 }
 
 v1::RegionRange DeviceRegion::Range(uint64_t offset, uint64_t bytes) const {
-  v1::RegionRange range;
-  range.set_region(name_);
-  range.set_offset(offset);
-  range.set_byte_size(bytes);
-  return range;
+  return RegionRangeOf(name_, offset, bytes);
 }
 
 absl::StatusOr<v1::SortResponse> SortInDeviceRegion(SortClient& client, const DeviceRegion& region,

@@ -120,22 +120,30 @@ absl::Status SharedMemoryRegion::Unregister() {
   if (!registered()) return absl::OkStatus();
   std::shared_ptr<grpc::Channel> channel = std::move(channel_);
   channel_.reset();
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kUnregisterTimeout));
-  v1::UnregisterRegionRequest request;
-  request.set_name(name_);
-  v1::UnregisterRegionResponse response;
-  const grpc::Status status =
-      v1::SharedMemory::NewStub(channel)->UnregisterRegion(&context, request, &response);
-  return FromGrpcStatus(status);
+  return UnregisterRegionOn(channel, name_, kUnregisterTimeout);
 }
 
 v1::RegionRange SharedMemoryRegion::Range(uint64_t offset, uint64_t bytes) const {
+  return RegionRangeOf(name_, offset, bytes);
+}
+
+v1::RegionRange RegionRangeOf(const std::string& region, uint64_t offset, uint64_t bytes) {
   v1::RegionRange range;
-  range.set_region(name_);
+  range.set_region(region);
   range.set_offset(offset);
   range.set_byte_size(bytes);
   return range;
+}
+
+absl::Status UnregisterRegionOn(const std::shared_ptr<grpc::Channel>& channel,
+                                const std::string& name, absl::Duration timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  v1::UnregisterRegionRequest request;
+  request.set_name(name);
+  v1::UnregisterRegionResponse response;
+  return FromGrpcStatus(
+      v1::SharedMemory::NewStub(channel)->UnregisterRegion(&context, request, &response));
 }
 
 RegionLayout PlanRegionLayout(uint64_t n, uint32_t key_width, uint32_t value_width,

@@ -70,6 +70,14 @@ class SharedMemoryRegion {
   std::shared_ptr<grpc::Channel> channel_;  // set while registered
 };
 
+// Bytes [offset, offset + bytes) of the region named `region`, as a request names them.
+v1::RegionRange RegionRangeOf(const std::string& region, uint64_t offset, uint64_t bytes);
+
+// UnregisterRegion of `name` on `channel`, within `timeout`: what a region does as it goes, when
+// the client that registered it may be gone and the server may be dead.
+absl::Status UnregisterRegionOn(const std::shared_ptr<grpc::Channel>& channel,
+                                const std::string& name, absl::Duration timeout);
+
 // Where a sort's arrays lie in one region: inputs first, then the outputs, each range aligned to
 // 64 bytes. In place, the outputs are the inputs' own ranges (indices still get their own).
 struct RegionLayout {
