@@ -272,6 +272,29 @@ TEST_F(DeviceRegionTest, RegistrationRefusalsNameTheFieldAndTheNumbers) {
   EXPECT_THAT(s.error_message(), HasSubstr("--shared_memory"));
 }
 
+// Fields far past any sane size: refused naming the size, never echoed back whole, and the
+// server serves a good registration after them.
+TEST_F(DeviceRegionTest, HugeFieldsAreRefusedWithoutEchoingThem) {
+  StandIns stand_ins;
+  TestServer server = StartIpcServer(stand_ins);
+  Connect(server);
+  StandInMemory memory(4096);
+  grpc::Status s = Register("x", 4096, std::string(1 << 20, 'h'));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("cuda_ipc_handle: 1048576 bytes"));
+  s = Register("x", 4096, memory.handle(), std::string(1 << 20, 'u'));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_LT(s.error_message().size(), 1024u);
+  s = Register("x", UINT64_MAX, memory.handle());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("byte_size: 18446744073709551615 bytes"));
+  s = Register(std::string(300, 'n'), 4096, memory.handle());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(s.error_message().size(), 1024u);
+  EXPECT_EQ(stand_ins.gpus[0]->open_handles(), 0);
+  ASSERT_TRUE(Register("x", 4096, memory.handle()).ok());
+}
+
 TEST_F(DeviceRegionTest, OffByDefaultAndRefusedOnTheCpuEngine) {
   {
     StandIns stand_ins;

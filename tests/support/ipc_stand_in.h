@@ -4,6 +4,7 @@
 // sorts in the exporter's device memory. Everything else goes to the CpuSortDevice inside.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -104,7 +105,12 @@ class IpcStandIn : public SortDevice {
     absl::MutexLock lock(&mu_);
     Mapping& mapping = mappings_[fd];
     if (mapping.opens == 0) {
-      void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      // Through a descriptor of its own, as another process would open it: the test may close
+      // its descriptor while the mapping lives.
+      const int own = open(absl::StrCat("/proc/self/fd/", fd).c_str(), O_RDWR | O_CLOEXEC);
+      if (own < 0) return absl::InvalidArgumentError("cuda_ipc_handle: does not open");
+      void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, own, 0);
+      close(own);
       if (p == MAP_FAILED) return absl::InvalidArgumentError("cuda_ipc_handle: mmap failed");
       mapping.base = static_cast<char*>(p);
       mapping.size = size;
