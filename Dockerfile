@@ -37,7 +37,7 @@ COPY worker worker
 COPY rpc rpc
 COPY server server
 COPY client client
-COPY scripts/collect-runtime.sh scripts/
+COPY scripts/collect-runtime.sh scripts/runtime_libs.sh scripts/
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSORTD_CUDA="${SORTD_CUDA}" \
       -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}" \
       -DSORTD_BUILD_TESTS=OFF -DSORTD_BUILD_BENCH=OFF \

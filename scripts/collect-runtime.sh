@@ -1,24 +1,19 @@
 #!/usr/bin/env bash
 # collect-runtime.sh OUTDIR EXECUTABLE...
-# Copies executables to OUTDIR/bin and every shared library they load to OUTDIR/lib, except the C
-# and C++ runtime every image has and the CUDA driver the NVIDIA runtime injects. The Dockerfile's
-# runtime stage takes OUTDIR as it is: nothing from the build toolchain comes along.
+# Copies executables to OUTDIR/bin and every shared library they load to OUTDIR/lib, except the
+# base runtime every image has (scripts/runtime_libs.sh). The Dockerfile's runtime stage takes
+# OUTDIR as it is: nothing from the build toolchain comes along.
 set -euo pipefail
+# shellcheck source=runtime_libs.sh
+. "$(dirname "$0")/runtime_libs.sh"
 out=$1
 shift
 mkdir -p "$out/bin" "$out/lib"
-skip='linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libnvidia'
-for exe in "$@"; do
-  cp "$exe" "$out/bin/"
-  if ldd "$exe" | grep -q 'not found'; then
-    echo "collect-runtime: $exe has unresolved libraries" >&2
-    ldd "$exe" | grep 'not found' >&2
-    exit 1
-  fi
-  for lib in $(ldd "$exe" | awk '$3 ~ /^\// {print $3}' | grep -Ev "$skip" || true); do
-    cp -L "$lib" "$out/lib/"
-  done
-done
+cp "$@" "$out/bin/"
+libs=$(runtime_libs "$@") || { echo "collect-runtime: $* load libraries not found" >&2; exit 1; }
+while read -r lib; do
+  [[ -z $lib ]] || cp -L "$lib" "$out/lib/"
+done <<<"$libs"
 # Counted with globs, not ls | wc -l (as ls did: no dot files; nothing matched is 0).
 shopt -s nullglob
 bins=("$out"/bin/*) libs=("$out"/lib/*)

@@ -46,19 +46,16 @@ start=$SECONDS
 stage=$(mktemp -d)
 trap 'rm -rf "$stage" "$stage.tar.xz"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-# The base runtime (all of glibc, the C++ runtime, the driver) is on the GPU machine already, and
-# newer there: a copy of ours would clash with its libc.
-base='linux-vdso|ld-linux|libnss_|libstdc\+\+|libgcc_s|libcuda\.so|libnvidia'
-base+='|/lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nsl|thread_db|BrokenLocale)\.so'
+# shellcheck source=runtime_libs.sh
+. "$root/scripts/runtime_libs.sh"
 # closure DEST FILE...: copies every library the files load to DEST, unless lib/ has it.
 closure() {
-  local dest=$1 deps lib
+  local dest=$1 libs lib
   shift
-  deps=$(ldd "$@" 2>/dev/null || true) # non-ELF files (scripts) fail here and load nothing
-  ! grep -q 'not found' <<<"$deps" || die "unresolved: $(grep 'not found' <<<"$deps" | xargs)"
+  libs=$(runtime_libs "$@") || die "a library does not resolve (above)"
   while read -r lib; do
-    [[ -e $stage/lib/${lib##*/} ]] || cp -L "$lib" "$dest/"
-  done < <(awk '$3 ~ /^\// {print $3}' <<<"$deps" | grep -Ev "$base" | sort -u)
+    [[ -z $lib || -e $stage/lib/${lib##*/} ]] || cp -L "$lib" "$dest/"
+  done <<<"$libs"
 }
 for exe in "$@"; do
   [[ -f $exe && -x $exe ]] || die "$exe is not an executable"

@@ -23,7 +23,7 @@ using device_launch::SortFunction;
 
 namespace {
 
-constexpr size_t kAlign = 256;
+constexpr size_t kAlign = CudaSortDevice::kLaunchAlign;
 
 }  // namespace
 

@@ -30,6 +30,9 @@ class CudaSortDevice : public SortDevice {
   static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(
       const CudaSortDeviceOptions& options);
 
+  // The alignment of every array the pool hands a launch, which the kernels may rely on.
+  static constexpr size_t kLaunchAlign = 256;
+
   std::string name() const override { return name_; }
   size_t max_request_bytes() const override;
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
@@ -108,10 +111,10 @@ class CudaSortDevice : public SortDevice {
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
-  // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
-  // device to device into the pool's arrays, sorted, copied back; no staging, nothing over the
-  // link. The pool's arrays, not the caller's, take the sort's passes, so an input sorted in
-  // place is never half-written when a launch fails.
+  // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): sorted
+  // from the caller's memory into it, with scratch from the pool, copying device to device only
+  // an input sorted in place (into the pool first) or arrays at offsets the kernels do not take
+  // (through the pool both ways); no staging, nothing over the link.
   absl::Status RunOnDevice(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
