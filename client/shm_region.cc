@@ -12,15 +12,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/sort_client.h"
+#include "kernels/util/align.h"
 #include "rpc/status_util.h"
 #include "sortd/v1/sortd.grpc.pb.h"
 
 namespace sortd::client {
 namespace {
 
-constexpr uint64_t kAlignment = 64;  // a cache line; keeps 8-byte keys aligned too
-
-uint64_t AlignUp(uint64_t x) { return (x + kAlignment - 1) / kAlignment * kAlignment; }
+// Arrays planned at the kernels' alignment are sorted in place of the caller's memory, where a
+// GPU worker would otherwise copy them through its pool (CUDA IPC).
+using kernels::AlignUp;
 
 absl::Status ValidateName(const std::string& name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||

@@ -79,7 +79,9 @@ absl::Status UnregisterRegionOn(const std::shared_ptr<grpc::Channel>& channel,
                                 const std::string& name, absl::Duration timeout);
 
 // Where a sort's arrays lie in one region: inputs first, then the outputs, each range aligned to
-// 64 bytes. In place, the outputs are the inputs' own ranges (indices still get their own).
+// 256 bytes (kernels::kArrayAlignment: in a device region, arrays so aligned are sorted where they
+// lie, with no copy through the worker's pool). In place, the outputs are the inputs' own ranges
+// (indices still get their own).
 struct RegionLayout {
   struct Span {
     uint64_t offset = 0;

@@ -5,15 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/util/align.h"
 #include "kernels/util/key_traits.h"
 
 namespace sortd::kernels {
 
 inline constexpr int kElementwiseThreads = 256;
-
-// Offsets of arrays carved out of one scratch allocation are kept 256-byte aligned (what CUB and
-// vector loads want).
-inline size_t AlignUp(size_t x) { return (x + 255) & ~size_t{255}; }
 
 // Enough blocks to cover n with some grid-stride reuse, within the 2^31-1 grid limit.
 inline unsigned ElementwiseBlocks(size_t n) {

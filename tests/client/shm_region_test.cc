@@ -125,17 +125,18 @@ TEST(UniqueRegionNameTest, IsAPlainFileNameAndDiffersEachTime) {
   EXPECT_THAT(b, ::testing::StartsWith("bench-"));
 }
 
+// At the kernels' 256-byte alignment: a GPU worker sorts such arrays in the caller's memory.
 TEST(RegionLayoutTest, SeparateOutputsFollowTheInputsAligned) {
   const RegionLayout l = PlanRegionLayout(10, 8, 4, /*return_indices=*/true, /*in_place=*/false);
   EXPECT_EQ(l.keys.offset, 0u);
   EXPECT_EQ(l.keys.bytes, 80u);
-  EXPECT_EQ(l.values.offset, 128u);
+  EXPECT_EQ(l.values.offset, 256u);
   EXPECT_EQ(l.values.bytes, 40u);
-  EXPECT_EQ(l.out_keys.offset, 192u);
-  EXPECT_EQ(l.out_values.offset, 320u);
-  EXPECT_EQ(l.out_indices.offset, 384u);
+  EXPECT_EQ(l.out_keys.offset, 512u);
+  EXPECT_EQ(l.out_values.offset, 768u);
+  EXPECT_EQ(l.out_indices.offset, 1024u);
   EXPECT_EQ(l.out_indices.bytes, 40u);
-  EXPECT_EQ(l.total_bytes, 448u);
+  EXPECT_EQ(l.total_bytes, 1280u);
 }
 
 TEST(RegionLayoutTest, InPlaceReusesTheInputRangesButIndicesGetTheirOwn) {
@@ -143,8 +144,8 @@ TEST(RegionLayoutTest, InPlaceReusesTheInputRangesButIndicesGetTheirOwn) {
   EXPECT_EQ(l.out_keys.offset, l.keys.offset);
   EXPECT_EQ(l.out_keys.bytes, l.keys.bytes);
   EXPECT_EQ(l.values.bytes, 0u);
-  EXPECT_EQ(l.out_indices.offset, 64u);
-  EXPECT_EQ(l.total_bytes, 128u);
+  EXPECT_EQ(l.out_indices.offset, 256u);
+  EXPECT_EQ(l.total_bytes, 512u);
   EXPECT_EQ(PlanRegionLayout(0, 4, 0, false, false).total_bytes, 1u) << "never an empty region";
 }
 
@@ -156,7 +157,7 @@ TEST(RegionLayoutTest, AppliesOnlyTheRangesTheRequestUses) {
   EXPECT_TRUE(request.keys().empty());
   EXPECT_EQ(request.keys_region().region(), "r");
   EXPECT_EQ(request.keys_region().byte_size(), 12u);
-  EXPECT_EQ(request.out_keys_region().offset(), 64u);
+  EXPECT_EQ(request.out_keys_region().offset(), 256u);
   EXPECT_FALSE(request.has_values_region());
   EXPECT_FALSE(request.has_out_values_region());
   EXPECT_FALSE(request.has_out_indices_region());

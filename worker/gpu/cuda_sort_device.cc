@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "kernels/segmented_sort.h"
+#include "kernels/util/align.h"
 #include "kernels/util/fault_injection.h"
 #include "worker/gpu/device_launch.h"
 #include "worker/gpu/device_self_test.h"
@@ -23,12 +24,12 @@ using device_launch::SortFunction;
 
 namespace {
 
-constexpr size_t kAlign = CudaSortDevice::kLaunchAlign;
+constexpr size_t kAlign = kernels::kArrayAlignment;
 
 }  // namespace
 
 char* CudaSortDevice::Arena::Take(size_t bytes) {
-  const size_t start = (used + kAlign - 1) / kAlign * kAlign;
+  const size_t start = kernels::AlignUp(used);
   if (start + bytes > size) return nullptr;
   used = start + bytes;
   peak = std::max(peak, used);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/radix_sort.h"
+#include "kernels/util/align.h"
 
 #ifndef SORTD_CUDA_ARCHITECTURES
 #define SORTD_CUDA_ARCHITECTURES "unknown"
@@ -15,7 +16,7 @@
 namespace sortd {
 namespace {
 
-size_t AlignUp(size_t bytes, size_t align) { return (bytes + align - 1) / align * align; }
+using kernels::AlignUp;
 
 kernels::DeviceSortArgs SelfTestArgs(const DeviceSelfTestOptions& options) {
   kernels::DeviceSortArgs args;
