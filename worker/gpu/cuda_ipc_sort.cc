@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/util/align.h"
 #include "worker/gpu/cuda_sort_device.h"
 #include "worker/gpu/device_launch.h"
 
@@ -137,7 +138,7 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
     // aligned so are sorted from and into the caller's memory, an input sorted in place is first
     // copied into the pool, and arrays at other offsets go through the pool both ways.
     const auto aligned = [](const void* p) {
-      return p == nullptr || reinterpret_cast<uintptr_t>(p) % kLaunchAlign == 0;
+      return p == nullptr || reinterpret_cast<uintptr_t>(p) % kernels::kArrayAlignment == 0;
     };
     const bool direct = aligned(keys) && aligned(values) && aligned(job.out_keys.data) &&
                         aligned(vw ? job.out_values.data : nullptr) &&

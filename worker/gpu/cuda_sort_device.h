@@ -30,9 +30,6 @@ class CudaSortDevice : public SortDevice {
   static absl::StatusOr<std::unique_ptr<CudaSortDevice>> Create(
       const CudaSortDeviceOptions& options);
 
-  // The alignment of every array the pool hands a launch, which the kernels may rely on.
-  static constexpr size_t kLaunchAlign = 256;
-
   std::string name() const override { return name_; }
   size_t max_request_bytes() const override;
   absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
