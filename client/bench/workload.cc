@@ -1,18 +1,17 @@
 #include "client/bench/workload.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
 #include <thread>
+#include <vector>
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "rpc/enum_convert.h"
-#include "worker/cpu/cpu_sort.h"
-#include "worker/thread_pool.h"
 
 namespace sortd::bench {
 namespace {
@@ -51,6 +50,46 @@ std::string RandomBytes(size_t bytes, SplitMix64& rng) {
     std::memcpy(&out[i], &r, bytes - i);
   }
   return out;
+}
+
+// Unsigned integers whose order is sortd's order of `Bits` read as `type`: the total order for
+// floats (-NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN, by bit pattern), two's complement
+// for signed integers. Written here rather than taken from sortd, so that the tester's reference
+// shares no code with the sorters it checks.
+template <typename Bits>
+Bits OrderedBits(Bits b, KeyType type) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  switch (type) {
+    case KeyType::kFloat32:
+    case KeyType::kFloat64:
+      return (b & kSign) ? static_cast<Bits>(~b) : static_cast<Bits>(b | kSign);
+    case KeyType::kInt32:
+    case KeyType::kInt64: return b ^ kSign;
+    case KeyType::kUint32:
+    case KeyType::kUint64: return b;
+  }
+  return b;
+}
+
+template <typename Bits>
+std::string SortedBits(const std::string& keys, KeyType type, bool descending) {
+  std::vector<Bits> v(keys.size() / sizeof(Bits));
+  std::memcpy(v.data(), keys.data(), keys.size());
+  const auto less = [type](Bits a, Bits b) { return OrderedBits(a, type) < OrderedBits(b, type); };
+  // Keys equal in this order are equal bit for bit, so the result is unique: no stability needed.
+  if (descending) {
+    std::sort(v.begin(), v.end(), [&](Bits a, Bits b) { return less(b, a); });
+  } else {
+    std::sort(v.begin(), v.end(), less);
+  }
+  std::string out(keys.size(), '\0');
+  std::memcpy(out.data(), v.data(), keys.size());
+  return out;
+}
+
+std::string ReferenceSortedKeys(const std::string& keys, KeyType type, bool descending) {
+  return KeyWidth(type) == 4 ? SortedBits<uint32_t>(keys, type, descending)
+                             : SortedBits<uint64_t>(keys, type, descending);
 }
 
 std::string PositionValues(size_t n, uint32_t width) {
@@ -118,16 +157,19 @@ std::vector<std::shared_ptr<const PreparedRequest>> BuildRequestPool(const Bench
     pool.push_back(std::move(p));
   }
   if (!options.echo && options.value_width == 0 && !options.return_indices) {
-    ThreadPool helpers(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
-    CpuSorter sorter(&helpers);
-    for (auto& p : pool) {
-      SortSpec spec;
-      spec.key_type = p->key_type;
-      spec.descending = options.descending;
-      p->expected_keys.resize(p->request.keys().size());
-      sorter.Sort(spec, SortInput{p->request.keys().data(), nullptr, p->n},
-                  SortOutput{p->expected_keys.data(), nullptr, nullptr});
+    // One request a thread: std::sort of a few 16M-key requests takes seconds on one core.
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads(
+        std::min<size_t>(pool.size(), std::max(1u, std::thread::hardware_concurrency())));
+    for (std::thread& t : threads) {
+      t = std::thread([&] {
+        for (size_t i = next++; i < pool.size(); i = next++) {
+          PreparedRequest& p = *pool[i];
+          p.expected_keys = ReferenceSortedKeys(p.request.keys(), p.key_type, options.descending);
+        }
+      });
     }
+    for (std::thread& t : threads) t.join();
   }
   return {pool.begin(), pool.end()};
 }
