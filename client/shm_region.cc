@@ -19,8 +19,6 @@
 namespace sortd::client {
 namespace {
 
-// Arrays planned at the kernels' alignment are sorted in place of the caller's memory, where a
-// GPU worker would otherwise copy them through its pool (CUDA IPC).
 using kernels::AlignUp;
 
 absl::Status ValidateName(const std::string& name) {

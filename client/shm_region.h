@@ -79,8 +79,8 @@ absl::Status UnregisterRegionOn(const std::shared_ptr<grpc::Channel>& channel,
                                 const std::string& name, absl::Duration timeout);
 
 // Where a sort's arrays lie in one region: inputs first, then the outputs, each range aligned to
-// 256 bytes (kernels::kArrayAlignment: in a device region, arrays so aligned are sorted where they
-// lie, with no copy through the worker's pool). In place, the outputs are the inputs' own ranges
+// 256 bytes (kernels::kArrayAlignment, cudaMalloc's: every array starts as a fresh allocation
+// would). In place, the outputs are the inputs' own ranges
 // (indices still get their own).
 struct RegionLayout {
   struct Span {

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/util/align.h"
 #include "worker/gpu/cuda_sort_device.h"
 #include "worker/gpu/device_launch.h"
 
@@ -133,46 +132,23 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
     absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
     if (!arrays.ok()) return arrays.status();
     LaunchArrays& a = *arrays;
-    // The kernels read their inputs and write their outputs wherever they lie, but promise that
-    // only for arrays aligned as the pool's are and outputs apart from the inputs. So arrays
-    // aligned so are sorted from and into the caller's memory, an input sorted in place is first
-    // copied into the pool, and arrays at other offsets go through the pool both ways.
-    const auto aligned = [](const void* p) {
-      return p == nullptr || reinterpret_cast<uintptr_t>(p) % kernels::kArrayAlignment == 0;
-    };
-    const bool direct = aligned(keys) && aligned(values) && aligned(job.out_keys.data) &&
-                        aligned(vw ? job.out_values.data : nullptr) &&
-                        aligned(spec.return_indices ? job.out_indices.data : nullptr);
-    LaunchArrays launch = a;
-    if (direct) {
-      launch.in_keys = job.out_keys.data == keys ? a.in_keys : const_cast<char*>(keys);
-      launch.in_values = vw == 0                         ? nullptr
-                         : job.out_values.data == values ? a.in_values
-                                                         : const_cast<char*>(values);
-      launch.out_keys = job.out_keys.data;
-      launch.out_values = vw ? job.out_values.data : nullptr;
-      launch.out_indices = spec.return_indices ? job.out_indices.data : nullptr;
-    }
-    const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, launch);
+    const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
     const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
     size_t temp_bytes = 0;
     SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
                                absl::StrCat(name_, ": scratch query"));
     s = TakeScratchAndStaging(shape, temp_bytes, /*staged=*/false, a);
-    launch.temp = a.temp;
-    if (s.ok() && launch.in_keys != keys) s = copy(launch.in_keys, keys, n * kw);
-    if (s.ok() && vw && launch.in_values != values) s = copy(launch.in_values, values, n * vw);
+    if (s.ok()) s = copy(a.in_keys, keys, n * kw);
+    if (s.ok()) s = copy(a.in_values, values, n * vw);
     if (!s.ok()) return s;
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
     SORTD_RETURN_IF_CUDA_ERROR(
-        sort(launch.temp, &temp_bytes, args, compute_.get()),
+        sort(a.temp, &temp_bytes, args, compute_.get()),
         absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-    if (!direct) {
-      s = copy(job.out_keys.data, a.out_keys, n * kw);
-      if (s.ok()) s = copy(job.out_values.data, a.out_values, n * vw);
-      if (s.ok() && spec.return_indices) s = copy(job.out_indices.data, a.out_indices, n * 4);
-    }
+    s = copy(job.out_keys.data, a.out_keys, n * kw);
+    if (s.ok()) s = copy(job.out_values.data, a.out_values, n * vw);
+    if (s.ok() && spec.return_indices) s = copy(job.out_indices.data, a.out_indices, n * 4);
   }
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[3].get(), compute_.get()), "cudaEventRecord");

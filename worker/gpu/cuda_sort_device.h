@@ -108,10 +108,13 @@ class CudaSortDevice : public SortDevice {
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
   absl::Status RunSingle(SortJob& job, SortReport& report);
-  // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): sorted
-  // from the caller's memory into it, with scratch from the pool, copying device to device only
-  // an input sorted in place (into the pool first) or arrays at offsets the kernels do not take
-  // (through the pool both ways); no staging, nothing over the link.
+  // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
+  // device to device into the pool's arrays, sorted, copied back; no staging, nothing over the
+  // link. The pool's arrays, not the caller's, take the sort's passes: the caller can write its
+  // memory while the sort runs, and the kernels trust what they read twice (a histogram's counts
+  // when scattering, an argsort's indices when gathering values), so sorting in the caller's
+  // memory would let it steer writes and reads outside its arrays. It also keeps an input sorted
+  // in place whole when a launch fails.
   absl::Status RunOnDevice(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();

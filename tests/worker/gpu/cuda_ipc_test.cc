@@ -154,8 +154,8 @@ std::string FromDevice(const void* src, size_t bytes) {
   return out;
 }
 
-// Every array `shift` bytes further into the region: 8 puts them off the 256-byte alignment the
-// kernels take directly, so they go through the worker's pool.
+// Every array `shift` bytes further into the region: 8 puts them off the 256-byte alignment of
+// the client's layouts (and of every allocation), as a caller's own offsets may be.
 client::RegionLayout Shifted(client::RegionLayout layout, uint64_t shift) {
   for (client::RegionLayout::Span* s :
        {&layout.keys, &layout.values, &layout.out_keys, &layout.out_values, &layout.out_indices}) {
