@@ -71,8 +71,6 @@ ABSL_FLAG(
 ABSL_FLAG(int, workers_per_gpu, sortd::GpuPoolOptions().workers_per_gpu,
           "Workers per GPU, each with its own streams and pools (the pools are split between "
           "them), so one request's copies overlap another's sort");
-ABSL_FLAG(bool, gpu_blocking_wait, sortd::CudaSortDeviceOptions().blocking_wait,
-          "GPU workers wait for their launches asleep instead of spinning a CPU core each");
 ABSL_FLAG(bool, gpu_link_turns, sortd::CudaSortDeviceOptions().link_turns,
           "The workers of a GPU take its PCIe link's directions in turn for the large transfers of "
           "out-of-core sorts, so one's copy out runs beside another's copy in");
@@ -288,7 +286,6 @@ int main(int argc, char** argv) {
   gpu.out_of_core.pinned_scratch_bytes = absl::GetFlag(FLAGS_out_of_core_pinned_bytes);
   gpu.out_of_core.stagger = absl::GetFlag(FLAGS_out_of_core_stagger);
   gpu.device.copy_threads = absl::GetFlag(FLAGS_copy_threads);
-  gpu.device.blocking_wait = absl::GetFlag(FLAGS_gpu_blocking_wait);
   gpu.device.link_turns = absl::GetFlag(FLAGS_gpu_link_turns);
   gpu.device.link_turn_min_bytes = absl::GetFlag(FLAGS_gpu_link_turn_min_bytes);
   gpu.device.keep_runs = absl::GetFlag(FLAGS_gpu_keep_runs);

@@ -122,9 +122,10 @@ absl::Status CudaSortDevice::Init() {
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }
+  // Waited for spinning: asleep (cudaEventBlockingSync), small batched requests ran 8-42% slower
+  // (docs/performance.md, "GPU worker pool: small and large requests").
   for (CudaEvent& e : phase_) {
-    auto event =
-        CudaEvent::Create(options_.blocking_wait ? cudaEventBlockingSync : cudaEventDefault);
+    auto event = CudaEvent::Create(cudaEventDefault);
     if (!event.ok()) return event.status();
     e = std::move(*event);
   }

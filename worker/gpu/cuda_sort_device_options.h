@@ -24,9 +24,6 @@ struct CudaSortDeviceOptions {
   absl::Duration staging_wait = absl::Seconds(2);
   size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
   int copy_threads = TransferPolicy::kCopyThreads;
-  // The worker waits for each launch asleep instead of spinning on its core. Spinning answers a
-  // few microseconds sooner but takes a core per worker from gRPC and the answer threads.
-  bool blocking_wait = false;
   // Workers of one GPU take its link's directions in turn for the large transfers of out-of-core
   // sorts (LinkTurns, SortJob::link_turns): a run's or block's copy in from memory pinned for DMA,
   // or its copy out, of at least link_turn_min_bytes. Smaller ones, copies in through staging
