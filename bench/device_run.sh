@@ -122,10 +122,17 @@ section_cuda() {
       done
     done
   done
-  # The caller's GPU idle between requests: no input copied in, no results copied back to check.
-  bench_sortd cuda-16M-cuda-session-idle --concurrency=1 --sizes=fixed:16777216 --duration=10s \
-    --transport=cuda --rpc=session --no_verify --pool_mb=64
+  # What the verified rows add, apart: the caller's GPU idle between back-to-back requests (no
+  # input copied in, no results copied back to check); the tester's copy of the next input just
+  # before each request (four requests in the pool); and 25 ms idle gaps with no GPU work.
+  local idle=(--concurrency=1 --sizes=fixed:16777216 --duration=10s --transport=cuda --rpc=session
+    --no_verify)
+  bench_sortd cuda-16M-cuda-session-idle "${idle[@]}" --pool_mb=64
   ran "16M cuda session, caller idle" $?
+  bench_sortd cuda-16M-cuda-session-copy-before "${idle[@]}" --pool_mb=256
+  ran "16M cuda session, an input copied in before each" $?
+  bench_sortd cuda-16M-cuda-session-gaps "${idle[@]}" --pool_mb=64 --rate=40
+  ran "16M cuda session, 25 ms gaps" $?
   stop_sortd
   # torch.sort of the same sizes on the device (int32: torch has no uint32 sort), the arrays
   # already there: the anchor a caller with GPU arrays would otherwise use.
