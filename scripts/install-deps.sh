@@ -21,9 +21,10 @@ case ${1:-} in
     packages=(podman runc containernetworking-plugins catatonit debootstrap
       python3 python3-yaml curl prometheus) ;;
   # Tools only the test suite and CI's checks use: the clang builds (thread-safety analysis and
-  # sanitizers), clang-format, shellcheck, and openssl for the TLS test's certificates; the Python
-  # client's runtime and tests (client/python), Dask and pandas for sortd.dask.
-  *) packages+=(python3 python3-yaml python3-h2 curl prometheus shellcheck clang libclang-rt-dev
+  # sanitizers), clang-format, shellcheck, ccache (CMakeLists.txt compiles through it), and openssl
+  # for the TLS test's certificates; the Python client's runtime and tests (client/python), Dask
+  # and pandas for sortd.dask.
+  *) packages+=(python3 python3-yaml python3-h2 curl prometheus shellcheck clang libclang-rt-dev ccache
        clang-format openssl python3-grpcio python3-protobuf python3-numpy python3-pytest
        python3-dask python3-distributed python3-pandas) ;;
 esac

@@ -5,6 +5,7 @@
 // bucket range with outliers the sample misses, and integer extremes.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <ostream>
@@ -312,29 +313,34 @@ TEST_P(CpuSortPathsTest, ThirtyTwoBitKeysPartitionedPastTheCaches) {
   ForEachSortPath([&] {
     std::mt19937_64 rng(seed);
     const size_t n = RadixWordsPolicy::kMinPartitionedWords >> testing::kCpuSortSizeShift;
-    // The key types differ only in their transform, which other tests cover: under the sanitizers
-    // (5-10x slower) one stands for all three.
+    // The key types differ only in their transform, which other tests cover: each input shape
+    // takes the next type in turn, so every type and every shape is sorted once (under the
+    // sanitizers, 5-10x slower, one type stands for all three).
     const std::vector<KeyType> types =
         testing::kSanitized
             ? std::vector<KeyType>{KeyType::kFloat32}
-            : std::vector<KeyType>{KeyType::kUint32, KeyType::kInt32, KeyType::kFloat32};
-    for (KeyType type : types) {
-      std::vector<uint32_t> unaligned(n), crowded(n);
-      for (size_t i = 0; i < n; ++i) {
-        unaligned[i] = 0x12345u + static_cast<uint32_t>(rng() % (uint64_t{1} << 20));
-        crowded[i] = rng() % 10 == 0 ? static_cast<uint32_t>(rng()) : 0x80000000u;
-      }
-      const std::pair<const char*, std::string> inputs[] = {
-          {"random", testing::MakeKeys(type, n, testing::Distribution::kRandom, seed + n)},
-          {"unaligned range", FromOrdered(type, unaligned)},
-          {"nine in ten one value", FromOrdered(type, crowded)},
-          {"one value", testing::MakeKeys(type, n, testing::Distribution::kAllEqual, seed)},
-          {"few values", testing::MakeKeys(type, n, testing::Distribution::kFewUnique, seed)}};
-      for (const auto& [name, keys] : inputs) {
-        SCOPED_TRACE(::testing::Message()
-                     << "n=" << n << " type=" << KeyTypeName(type) << " keys: " << name);
-        CheckAll(sorter_, type, keys);
-      }
+            : std::vector<KeyType>{KeyType::kFloat32, KeyType::kUint32, KeyType::kInt32};
+    std::vector<uint32_t> unaligned(n), crowded(n);
+    for (size_t i = 0; i < n; ++i) {
+      unaligned[i] = 0x12345u + static_cast<uint32_t>(rng() % (uint64_t{1} << 20));
+      crowded[i] = rng() % 10 == 0 ? static_cast<uint32_t>(rng()) : 0x80000000u;
+    }
+    using testing::Distribution;
+    const std::pair<const char*, std::function<std::string(KeyType)>> inputs[] = {
+        {"random",
+         [&](KeyType t) { return testing::MakeKeys(t, n, Distribution::kRandom, seed + n); }},
+        {"unaligned range", [&](KeyType t) { return FromOrdered(t, unaligned); }},
+        {"nine in ten one value", [&](KeyType t) { return FromOrdered(t, crowded); }},
+        {"one value",
+         [&](KeyType t) { return testing::MakeKeys(t, n, Distribution::kAllEqual, seed); }},
+        {"few values",
+         [&](KeyType t) { return testing::MakeKeys(t, n, Distribution::kFewUnique, seed); }}};
+    size_t turn = 0;
+    for (const auto& [name, make] : inputs) {
+      const KeyType type = types[turn++ % types.size()];
+      SCOPED_TRACE(::testing::Message()
+                   << "n=" << n << " type=" << KeyTypeName(type) << " keys: " << name);
+      CheckAll(sorter_, type, make(type));
     }
   });
 }
