@@ -18,9 +18,9 @@
 #include "absl/time/clock.h"
 #include "bench/gpu_bench_harness.h"
 #include "bench/sliced_input.h"
+#include "worker/device/transfer_policy.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device.h"
-#include "worker/pool/transfer_policy.h"
 #include "worker/thread_pool.h"
 
 namespace sortd::bench {

@@ -28,6 +28,37 @@ for layer in "${!allowed[@]}"; do
              --include='*.h' --include='*.cc' --include='*.cu' --include='*.cuh' || true)
 done
 
+# Inside worker/, lowest first: its top-level files (the engine interface and job types) <
+# device/ (what a sort device is) < cpu/, gpu/ (neither includes the other) < pool/ (drives the
+# devices, merges on the host with cpu/) < engine_factory, the one top-level file that assembles
+# them all. "worker" below names worker/'s top-level files.
+declare -A worker_allowed=(
+  [worker]="worker"
+  [worker/device]="worker worker/device"
+  [worker/cpu]="worker worker/device worker/cpu"
+  [worker/gpu]="worker worker/device worker/gpu"
+  [worker/pool]="worker worker/device worker/cpu worker/pool"
+)
+for sub in "${!worker_allowed[@]}"; do
+  depth=(-maxdepth 1)
+  [[ $sub == worker ]] || depth=()
+  while read -r file; do
+    [[ $file == worker/engine_factory.* ]] && continue
+    while IFS=: read -r line text; do
+      target=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"(worker(\/[^/"]+)?)\/[^/"]+".*/\1/' <<<"$text")
+      if [[ " ${worker_allowed[$sub]} " != *" $target "* ]]; then
+        echo "$file:$line: $sub/ may include only ${worker_allowed[$sub]// /, }: $text"
+        failures=$((failures + 1))
+      fi
+    done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"worker/' "$file" || true)
+  done < <(find "$sub" "${depth[@]}" -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+done
+while read -r dir; do
+  [[ -v worker_allowed[$dir] ]] && continue
+  echo "$dir: a worker/ sub-folder with no place in check_layers.sh's order"
+  failures=$((failures + 1))
+done < <(find worker -mindepth 1 -type d)
+
 while read -r file; do
   echo "$file: proto/ holds only .proto files (and its CMakeLists.txt)"
   failures=$((failures + 1))
@@ -37,4 +68,5 @@ if ((failures > 0)); then
   echo "check_layers: $failures violation(s)"
   exit 1
 fi
-echo "check_layers: every include points down (kernels < worker < rpc < server, client)"
+echo "check_layers: every include points down (kernels < worker < rpc < server, client; in worker/:" \
+  "top level < device < cpu, gpu < pool < engine_factory)"

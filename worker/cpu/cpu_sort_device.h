@@ -8,9 +8,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "worker/cpu/cpu_sort.h"
-#include "worker/pool/kept_run_space.h"
-#include "worker/pool/staging_pool.h"
-#include "worker/sort_device.h"
+#include "worker/device/kept_run_space.h"
+#include "worker/device/sort_device.h"
+#include "worker/device/staging_pool.h"
 
 namespace sortd {
 

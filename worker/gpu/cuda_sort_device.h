@@ -13,11 +13,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "worker/device/kept_run_space.h"
+#include "worker/device/sort_device.h"
+#include "worker/device/staging_pool.h"
 #include "worker/gpu/cuda_resources.h"
 #include "worker/gpu/cuda_sort_device_options.h"
-#include "worker/pool/kept_run_space.h"
-#include "worker/pool/staging_pool.h"
-#include "worker/sort_device.h"
 #include "worker/thread_pool.h"
 
 namespace sortd {

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "worker/device/transfer_policy.h"
 #include "worker/gpu/link_turns.h"
-#include "worker/pool/transfer_policy.h"
 
 namespace sortd {
 

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "worker/device/sort_device.h"
 #include "worker/pool/batch_queue.h"
-#include "worker/sort_device.h"
 #include "worker/thread_pool.h"
 
 namespace sortd {

@@ -34,8 +34,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "worker/device/staging_pool.h"
 #include "worker/engine.h"
-#include "worker/pool/staging_pool.h"
 #include "worker/thread_pool.h"
 
 namespace sortd {

@@ -1,4 +1,4 @@
-#include "worker/pool/staging_pool.h"
+#include "worker/device/staging_pool.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "worker/pool/kept_run_space.h"
+#include "worker/device/kept_run_space.h"
 
 #include <utility>
 

@@ -1,6 +1,6 @@
 // The staging pool's allocator: blocks return out of order and from other threads, neighbours
 // merge, a full pool waits for a return or gives up, and the memory outlives the pool's owner.
-#include "worker/pool/staging_pool.h"
+#include "worker/device/staging_pool.h"
 
 #include <thread>
 #include <vector>
