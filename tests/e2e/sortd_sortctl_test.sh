@@ -61,6 +61,33 @@ check "server names the field (transposition cap)" expect_error "INVALID_ARGUMEN
 check "unknown key type is a usage error" expect_error "--key_type" "$sortctl" sort --target="$target" --key_type=u16
 check "unreachable server is UNAVAILABLE" expect_error "UNAVAILABLE" "$sortctl" health --target=127.0.0.1:1
 
+# sortd's command line: --help lists its own flags (not Abseil's) grouped under the files of
+# server/flags/, one per subsystem; a value the engine cannot take exits 2 naming flag and value.
+expect_exit_2() {  # expect_exit_2 PATTERN COMMAND...
+  local pattern=$1 err rc=0
+  shift
+  err=$("$@" 2>&1 >/dev/null) || rc=$?
+  [[ $rc -eq 2 && $err == *"$pattern"* ]] || { echo "  exit $rc: $err"; return 1; }
+}
+help_is_grouped() {
+  local help=$work/help.txt
+  "$sortd" --help >"$help" 2>&1 || true  # Abseil's --help exits 1
+  if grep -q '^  Flags from server/flags/network_flags.cc:' "$help" &&
+    grep -q '^  Flags from server/flags/test_flags.cc:' "$help" &&
+    grep -q -- '--listen (gRPC listen address' "$help" &&
+    (($(grep -c '^  Flags from ' "$help") == $(grep -c '^  Flags from server/flags/' "$help"))); then
+    return 0
+  fi
+  echo "  --help said:"
+  cat "$help"
+  return 1
+}
+check "--help lists the flags grouped by subsystem, and only sortd's" help_is_grouped
+check "a bad --engine exits 2 naming it" expect_exit_2 "INVALID_ARGUMENT: --engine: 'bogus'" \
+  "$sortd" --engine=bogus --listen=127.0.0.1:0 --metrics_listen=
+check "a bad --gpus exits 2 naming it" expect_exit_2 "INVALID_ARGUMENT: --gpus: 'x' is not a device number" \
+  "$sortd" --engine=cpu --gpus=0,x --listen=127.0.0.1:0 --metrics_listen=
+
 # SIGTERM while a request is being served: the response still arrives, sortd exits 0.
 kill -TERM "$pid"
 wait "$pid"
