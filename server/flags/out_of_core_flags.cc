@@ -27,12 +27,6 @@ ABSL_FLAG(bool, gpu_keep_runs, sortd::CudaSortDeviceOptions().keep_runs,
           "Each GPU worker keeps an out-of-core run on the device, in space of a quarter of its "
           "pool beside it, so the merge's blocks copy their shares of it there instead of over "
           "the link");
-ABSL_FLAG(
-    bool, out_of_core_stagger, sortd::OutOfCoreOptions().stagger,
-    "Out-of-core sorts ramp their first runs and blocks up to full size (and their last down) "
-    "in steps of 1/W for W workers at a time, so a GPU's workers run out of phase and one "
-    "copies to the device while another copies back; false: equal runs and blocks");
-
 namespace sortd {
 
 absl::Status ApplyOutOfCoreFlags(GpuPoolOptions& gpu) {
@@ -42,7 +36,6 @@ absl::Status ApplyOutOfCoreFlags(GpuPoolOptions& gpu) {
   gpu.device.link_turns = absl::GetFlag(FLAGS_gpu_link_turns);
   gpu.device.link_turn_min_bytes = absl::GetFlag(FLAGS_gpu_link_turn_min_bytes);
   gpu.device.keep_runs = absl::GetFlag(FLAGS_gpu_keep_runs);
-  gpu.out_of_core.stagger = absl::GetFlag(FLAGS_out_of_core_stagger);
   return absl::OkStatus();
 }
 

@@ -82,26 +82,14 @@ struct OutOfCoreSorter::Job {
   }
 };
 
-std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys, size_t window, bool stagger) {
-  // As few full tasks as fit, all of one size: fewer runs make a shallower merge, and equal
-  // devices finish equal tasks together.
-  const size_t full = std::max<size_t>(n == 0 ? 0 : (n - 1) / std::max<size_t>(run_keys, 1) + 1, 1);
-  // The stagger in steps of 1/w of a full task: w - 1 tasks ramp up (1/w, 2/w, ...) and w - 1
-  // ramp down, and full - w + 1 full tasks lie between, so there are w * full steps in all and a
-  // full task is n / full keys, as without the stagger. A step must hold a key.
-  size_t w = stagger ? std::min(std::max<size_t>(window, 1), full) : 1;
-  if (w > n / full) w = 1;
-  std::vector<size_t> weights;  // in steps
-  for (size_t k = 1; k < w; ++k) weights.push_back(k);
-  for (size_t t = 0; t + w <= full; ++t) weights.push_back(w);
-  for (size_t k = w - 1; k >= 1; --k) weights.push_back(k);
-  // starts[t] = n * steps / (w * full), rounded down; 128 bits hold the product.
-  const unsigned __int128 total = static_cast<unsigned __int128>(w) * full;
-  std::vector<size_t> starts = {0};
-  unsigned __int128 steps = 0;
-  for (size_t weight : weights) {
-    steps += weight;
-    starts.push_back(static_cast<size_t>(static_cast<unsigned __int128>(n) * steps / total));
+std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys) {
+  const size_t tasks =
+      std::max<size_t>(n == 0 ? 0 : (n - 1) / std::max<size_t>(run_keys, 1) + 1, 1);
+  // starts[t] = n * t / tasks, rounded down; 128 bits hold the product.
+  std::vector<size_t> starts;
+  starts.reserve(tasks + 1);
+  for (size_t t = 0; t <= tasks; ++t) {
+    starts.push_back(static_cast<size_t>(static_cast<unsigned __int128>(n) * t / tasks));
   }
   return starts;
 }
@@ -236,7 +224,7 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
   auto state = std::make_shared<Job>();
   const SortSpec& spec = job->spec;
   const size_t n = job->n;
-  state->starts = OutOfCoreTaskStarts(n, run_keys, window, options_.stagger);
+  state->starts = OutOfCoreTaskStarts(n, run_keys);
   const size_t runs = state->runs();
   // The runs' scratch, pinned when it was given (the runs and blocks then move by DMA alone).
   const std::array<size_t, 3> sizes = ScratchSizes(*job);
@@ -525,8 +513,7 @@ void OutOfCoreSorter::StartBlocks(const std::shared_ptr<Job>& job) {
   AllocateOutputs(parent);
   // Each run's indices count from its own start; the blocks mix runs, so they become global.
   SetGlobalIndices(*job, true);
-  // As many blocks as runs, of the runs' sizes (staggered alike): each fits a device as its run
-  // did.
+  // As many blocks as runs, of the runs' sizes: each fits a device as its run did.
   const size_t blocks = job->runs();
   job->cuts.resize(blocks + 1);
   ParallelFor(&merge_pool_, static_cast<int>(blocks + 1), [&](int b) {

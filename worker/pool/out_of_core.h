@@ -1,18 +1,18 @@
 // Sorts a job larger than every device's pools on the devices anyway, in two passes that each
 // move the array to a device and back once. First its input is cut into contiguous runs that
 // each fit a device, and the runs are sorted as jobs of their own by the device workers (a window
-// of them at a time, so several devices and workers sort at once; staggered in size, so that the
-// workers of a GPU run out of phase). Then the runs are merged: the output is cut into blocks of
-// the runs' sizes by merge path across the runs (worker/cpu/run_merge.h), and each block, the
-// runs' shares of it in run order, is sorted again as a job of its own, straight into the job's
-// output. A stable sort of a block keeps ties in run order, so the result is the stable merge.
-// Blocks carry one payload: a job with both values and indices has its runs merged on the host
-// instead (or every job, when the options say so), as does one caught by a drain or one whose
-// blocks fail (its runs are intact until it finishes). A block never falls back to the CPU engine
-// (SortJob::cpu_fallback): that engine would gather its pieces into memory of its own, where the
-// host merge reads the runs in place. A run may: it then takes that engine's scratch from the
-// job's memory budget (SortJob::reserve_host; the job's share is the sum of its runs'), and one
-// refused room there waits for the job's other runs in flight to give theirs back.
+// of them at a time, so several devices and workers sort at once; equal in size). Then the runs are
+// merged: the output is cut into blocks of the runs' sizes by merge path across the runs
+// (worker/cpu/run_merge.h), and each block, the runs' shares of it in run order, is sorted again as
+// a job of its own, straight into the job's output. A stable sort of a block keeps ties in run
+// order, so the result is the stable merge. Blocks carry one payload: a job with both values and
+// indices has its runs merged on the host instead (or every job, when the options say so), as does
+// one caught by a drain or one whose blocks fail (its runs are intact until it finishes). A block
+// never falls back to the CPU engine (SortJob::cpu_fallback): that engine would gather its pieces
+// into memory of its own, where the host merge reads the runs in place. A run may: it then takes
+// that engine's scratch from the job's memory budget (SortJob::reserve_host; the job's share is the
+// sum of its runs'), and one refused room there waits for the job's other runs in flight to give
+// theirs back.
 //
 // The runs read the job's input in place (ByteSource::Slice) and write into one scratch block per
 // job (pinned when the options give pinned memory; a job that fits it waits its turn there while
@@ -62,23 +62,15 @@ struct OutOfCoreOptions {
   // begins.
   size_t pinned_scratch_bytes = 0;
   absl::Duration pinned_scratch_poll = absl::Milliseconds(20);
-  // Stagger the workers of a window: a pass's first tasks (runs, then blocks) grow to full size
-  // in steps of 1/W of it and its last shrink alike, for W workers in the window (at most the
-  // pass's full tasks; OutOfCoreTaskStarts). Equal tasks start together on a GPU's workers, so
-  // they copy in at once, sharing the link's one direction, and copy out at once; staggered, each
-  // worker runs 1/W of a task behind the one before it, one copies in while another copies out,
-  // and all still finish together. Costs W - 1 more runs and as many more blocks. Off: on an H200
-  // it did not pay (docs/performance.md, "Out-of-core options").
-  bool stagger = false;
 };
 
 // Where the tasks of an out-of-core sort of n keys start: task t, run t and then block t of the
 // merge, takes keys [starts[t], starts[t + 1]) (of the input, then of the output), none more than
 // run_keys and none empty (n > 0); starts.front() == 0 and starts.back() == n. The fewest equal
-// tasks that fit run_keys (a shallower merge), with the stagger (OutOfCoreOptions::stagger, for
-// `window` workers at a time) ramped up and down at the ends; equal when staggering would leave a
-// task empty.
-std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys, size_t window, bool stagger);
+// tasks that fit run_keys: fewer runs make a shallower merge, and equal devices finish equal
+// tasks together. (Tasks ramped up and down in size, to put a GPU's workers out of phase, gained
+// nothing once transfers take turns on the link: docs/performance.md, "Out-of-core options".)
+std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys);
 
 class OutOfCoreSorter {
  public:

@@ -27,17 +27,9 @@ using testing::BigJob;
 using testing::Distribution;
 using testing::HandSorter;
 
-// Options with the stagger on (it is off by default): the counts of runs and blocks below are
-// those of a staggered layout unless a test says otherwise.
-OutOfCoreOptions Staggered() {
-  OutOfCoreOptions options;
-  options.stagger = true;
-  return options;
-}
-
 // The runs' bookkeeping alone: these sorters merge on the host.
 OutOfCoreOptions HostMerge() {
-  OutOfCoreOptions options = Staggered();
+  OutOfCoreOptions options = OutOfCoreOptions();
   options.merge_on_devices = false;
   return options;
 }
@@ -48,7 +40,7 @@ OutOfCoreOptions HostMerge() {
 TEST(OutOfCoreSorterTest, RefusedTasksAreRetriedAndBothMergesMatchTheReference) {
   for (bool on_devices : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "merge on devices " << on_devices);
-    OutOfCoreOptions options = Staggered();
+    OutOfCoreOptions options = OutOfCoreOptions();
     options.merge_on_devices = on_devices;
     HandSorter hand(options);
     auto& [device, sorter] = hand;
@@ -61,11 +53,11 @@ TEST(OutOfCoreSorterTest, RefusedTasksAreRetriedAndBothMergesMatchTheReference) 
     sorter.Sort(run.Make(spec, 10007, Distribution::kFewUnique, 9), 1000, /*window=*/4);
     // Two runs held, a third refused and parked; each finished run lets one more in.
     EXPECT_EQ(device.submits(), 3);
-    // 11 runs' worth staggered over 4 workers: 14 runs, then as many blocks.
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), on_devices ? 28 : 14);
+    // 11 runs, then as many blocks.
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), on_devices ? 22 : 11);
     ASSERT_TRUE(run.Sorted());
     EXPECT_EQ(run.Result().second.device, "hand");
-    EXPECT_EQ(device.multi_piece(), on_devices ? 14 : 0);
+    EXPECT_EQ(device.multi_piece(), on_devices ? 11 : 0);
     sorter.Wait();  // the merge thread counts the sort out after its done returns
     EXPECT_EQ(sorter.sorts_in_flight(), 0u);
     EXPECT_EQ(run.done_calls.load(), 1);
@@ -81,7 +73,7 @@ TEST(OutOfCoreSorterTest, AFullQueueWithNothingInFlightIsResourceExhausted) {
   const absl::Status& status = run.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::HasSubstr("run 1 of 6 (keys 0..500) of an out-of-core sort of 5000 keys "
+              ::testing::HasSubstr("run 1 of 5 (keys 0..1000) of an out-of-core sort of 5000 keys "
                                    "could not be queued: hand device full (0)"));
   EXPECT_EQ(run.done_calls.load(), 1);
 }
@@ -106,7 +98,7 @@ TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
   SortSpec spec;
   BigJob run;
   sorter.Sort(run.Make(spec, 3000, Distribution::kRandom, 7), 1000, /*window=*/2);
-  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 3);  // the 4 staggered runs but the first
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2);  // the 3 runs but the first
   EXPECT_TRUE(run.Sorted());
   sorter.Wait();
 }
@@ -132,7 +124,7 @@ TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
   const absl::Status& status = run.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::HasSubstr("run 1 of 10 (keys 0..333) of an out-of-core sort of 8000 "
+              ::testing::HasSubstr("run 1 of 8 (keys 0..1000) of an out-of-core sort of 8000 "
                                    "keys failed: boom"));
   EXPECT_EQ(run.done_calls.load(), 1);
   EXPECT_EQ(sorter.sorts_in_flight(), 0u);
@@ -144,7 +136,7 @@ TEST(OutOfCoreSorterTest, AFailedRunFailsTheJobAfterTheRunsInFlightFinish) {
 TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToTheHost) {
   for (bool fail : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "fail " << fail);
-    HandSorter hand(Staggered());
+    HandSorter hand(OutOfCoreOptions{});
     auto& [device, sorter] = hand;
     SortSpec spec;
     spec.key_type = KeyType::kUint32;
@@ -154,9 +146,9 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
     sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 4), 1000, /*window=*/2);
     int finished = 0;
     if (fail) {
-      // The runs (5 runs' worth staggered over 2 workers), then the first block fails once the
-      // second, handed out from the merge thread, is in flight beside it.
-      for (; finished < 6; ++finished) {
+      // The 5 runs, then the first block fails once the second, handed out from the merge
+      // thread, is in flight beside it.
+      for (; finished < 5; ++finished) {
         EXPECT_TRUE(testing::WaitFor([&hand] { return hand.device.held() > 0; }));
         device.FinishOne();
       }
@@ -164,8 +156,8 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
       if (device.FinishOne(absl::InternalError("boom"))) ++finished;
     }
     finished += device.FinishUntilDone(run.done_calls);
-    // 6 runs and 6 blocks; after the failed block only the one beside it.
-    EXPECT_EQ(finished, fail ? 8 : 12);
+    // 5 runs and 5 blocks; after the failed block only the one beside it.
+    EXPECT_EQ(finished, fail ? 7 : 10);
     EXPECT_TRUE(run.Sorted());
     sorter.Wait();
     EXPECT_EQ(run.done_calls.load(), 1);
@@ -179,7 +171,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
   std::atomic<int> refused_blocks{0};
-  OutOfCoreSorter sorter(Staggered(), nullptr, [&](std::unique_ptr<SortJob>& run) {
+  OutOfCoreSorter sorter(OutOfCoreOptions{}, nullptr, [&](std::unique_ptr<SortJob>& run) {
     if (!run->cpu_fallback) {
       ++refused_blocks;
       return absl::UnavailableError("no device");
@@ -210,7 +202,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());
-  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 15);  // 8 runs' worth staggered over 8 workers each
+  EXPECT_EQ((*cpu)->jobs_taken(), 16u * 8);  // 8 runs each
 }
 
 // An out-of-core sort's runs that go to the CPU engine take that engine's scratch from the job's
@@ -285,7 +277,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
 TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
   for (bool time_left : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "time left " << time_left);
-    HandSorter hand(Staggered());
+    HandSorter hand(OutOfCoreOptions{});
     auto& [device, sorter] = hand;
     device.set_capacity(100);
     SortSpec spec;
@@ -294,16 +286,16 @@ TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
     spec.descending = true;
     BigJob run;
     sorter.Sort(run.Make(spec, 5000, Distribution::kFewUnique, 11), 1000, /*window=*/2);
-    // The runs: 5 runs' worth staggered over the 2 workers.
-    for (int r = 0; r < 6; ++r) ASSERT_TRUE(device.FinishOne());
+    // The 5 runs.
+    for (int r = 0; r < 5; ++r) ASSERT_TRUE(device.FinishOne());
     // The first two blocks, from the merge thread.
     ASSERT_TRUE(testing::WaitFor([&hand] { return hand.device.held() == 2; }));
     sorter.BeginDrain(time_left ? absl::InfiniteFuture() : absl::InfinitePast());
-    EXPECT_EQ(device.held(), time_left ? 6u : 2u);
-    EXPECT_EQ(device.multi_piece(), time_left ? 6 : 2);
+    EXPECT_EQ(device.held(), time_left ? 5u : 2u);
+    EXPECT_EQ(device.multi_piece(), time_left ? 5 : 2);
     ASSERT_TRUE(device.FinishOne());
     EXPECT_EQ(run.done_calls.load(), 0);  // a block still writes the output
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 5 : 1);
+    EXPECT_EQ(device.FinishUntilDone(run.done_calls), time_left ? 4 : 1);
     if (time_left) {
       EXPECT_TRUE(run.Sorted());
     } else {
@@ -314,42 +306,37 @@ TEST(OutOfCoreSorterTest, ADrainDuringTheBlockPass) {
   }
 }
 
-// The runs go out at the sizes OutOfCoreTaskStarts gives, staggered or equal, and then the blocks
-// at the same sizes; both ways sort like the reference. Within a pass the order may vary: a task
-// taken by one thread can reach the device after one taken later by another (a block finished
-// on the test's thread pumps beside the merge thread).
+// The runs go out at the sizes OutOfCoreTaskStarts gives, and then the blocks at the same sizes,
+// sorting like the reference. Within a pass the order may vary: a task taken by one thread can
+// reach the device after one taken later by another (a block finished on the test's thread pumps
+// beside the merge thread).
 TEST(OutOfCoreSorterTest, RunsAndThenBlocksTakeTheLayoutsSizes) {
-  for (bool stagger : {true, false}) {
-    SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
-    OutOfCoreOptions options;
-    options.stagger = stagger;
-    HandSorter hand(options);
-    auto& [device, sorter] = hand;
-    device.set_capacity(100);
-    SortSpec spec;
-    spec.key_type = KeyType::kUint64;
-    spec.return_indices = true;  // the blocks carry them as values
-    spec.stable = true;
-    BigJob run;
-    sorter.Sort(run.Make(spec, 9001, Distribution::kFewUnique, 3), 1000, /*window=*/3);
-    const std::vector<size_t> starts = OutOfCoreTaskStarts(9001, 1000, 3, stagger);
-    std::vector<size_t> sizes;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (size_t t = 0; t + 1 < starts.size(); ++t) sizes.push_back(starts[t + 1] - starts[t]);
-    }
-    EXPECT_EQ(device.FinishUntilDone(run.done_calls), static_cast<int>(sizes.size()));
-    EXPECT_TRUE(run.Sorted());
-    ASSERT_EQ(sizes.size(), stagger ? 2u * 12 : 2u * 10);
-    std::vector<size_t> taken = device.sizes();
-    ASSERT_EQ(taken.size(), sizes.size());
-    const auto half = static_cast<std::ptrdiff_t>(sizes.size() / 2);
-    for (std::vector<size_t>* v : {&sizes, &taken}) {  // each pass as a multiset
-      std::sort(v->begin(), v->begin() + half);
-      std::sort(v->begin() + half, v->end());
-    }
-    EXPECT_EQ(taken, sizes);
-    sorter.Wait();
+  HandSorter hand(OutOfCoreOptions{});
+  auto& [device, sorter] = hand;
+  device.set_capacity(100);
+  SortSpec spec;
+  spec.key_type = KeyType::kUint64;
+  spec.return_indices = true;  // the blocks carry them as values
+  spec.stable = true;
+  BigJob run;
+  sorter.Sort(run.Make(spec, 9001, Distribution::kFewUnique, 3), 1000, /*window=*/3);
+  const std::vector<size_t> starts = OutOfCoreTaskStarts(9001, 1000);
+  std::vector<size_t> sizes;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t t = 0; t + 1 < starts.size(); ++t) sizes.push_back(starts[t + 1] - starts[t]);
   }
+  EXPECT_EQ(device.FinishUntilDone(run.done_calls), static_cast<int>(sizes.size()));
+  EXPECT_TRUE(run.Sorted());
+  ASSERT_EQ(sizes.size(), 2u * 10);
+  std::vector<size_t> taken = device.sizes();
+  ASSERT_EQ(taken.size(), sizes.size());
+  const auto half = static_cast<std::ptrdiff_t>(sizes.size() / 2);
+  for (std::vector<size_t>* v : {&sizes, &taken}) {  // each pass as a multiset
+    std::sort(v->begin(), v->begin() + half);
+    std::sort(v->begin() + half, v->end());
+  }
+  EXPECT_EQ(taken, sizes);
+  sorter.Wait();
 }
 
 // With pinned scratch, the runs write into it and the blocks read from it as memory pinned for
@@ -360,7 +347,7 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
   auto pinned = StagingPool::Create("test pinned scratch", memory.data(), memory.size(), nullptr);
   for (size_t n : {size_t{10007}, size_t{20011}}) {  // 120 KB of runs fit; 240 KB do not
     SCOPED_TRACE(::testing::Message() << "n " << n);
-    HandSorter hand(Staggered(), pinned);
+    HandSorter hand(OutOfCoreOptions{}, pinned);
     auto& [device, sorter] = hand;
     SortSpec spec;
     spec.key_type = KeyType::kInt64;
@@ -368,7 +355,7 @@ TEST(OutOfCoreSorterTest, RunsFittingThePinnedScratchMoveByDma) {
     spec.stable = true;
     BigJob run;
     sorter.Sort(run.Make(spec, n, Distribution::kFewUnique, n), 1000, /*window=*/3);
-    const int runs = static_cast<int>((n + 999) / 1000) + 2;  // staggered over 3 workers
+    const int runs = static_cast<int>((n + 999) / 1000);
     EXPECT_EQ(device.FinishUntilDone(run.done_calls), 2 * runs);
     EXPECT_TRUE(run.Sorted());
     const bool fits = n * 12 <= memory.size();

@@ -64,16 +64,9 @@ struct Pool {
 };
 
 // Two stand-in GPUs with two workers each, as sortd --test_stand_in_gpus=2 --workers_per_gpu=2.
-// `out_of_core` as sortd's defaults: merged on the devices, staggered, no pinned scratch.
-// Out-of-core options with the stagger on (it is off by default), which most tests here count on.
-OutOfCoreOptions Staggered() {
-  OutOfCoreOptions options;
-  options.stagger = true;
-  return options;
-}
-
+// `out_of_core` as sortd's defaults: merged on the devices, equal runs, no pinned scratch.
 Pool MakePool(EngineObserver* observer = nullptr, std::vector<CpuSortDeviceOptions> options = {},
-              OutOfCoreOptions out_of_core = Staggered()) {
+              OutOfCoreOptions out_of_core = OutOfCoreOptions()) {
   if (options.empty()) {
     options.resize(4);
     for (size_t i = 0; i < 4; ++i) options[i].name = absl::StrCat("cpu-device:", i / 2);
@@ -129,17 +122,16 @@ KeyType KeyTypeOf(double) { return KeyType::kFloat64; }
 
 // Every payload, order and stability; 2, 5 and 7 runs' worth of uneven sizes; duplicates (so
 // stability across runs shows), special floats (NaN payloads, signed zeros, infinities) and random
-// bits. Sorts alternate between a pool that staggers its runs and merges on the devices (blocks of
-// the output sorted again) and one with equal runs that merges on the host; jobs with values and
+// bits. Sorts alternate between a pool that merges on the devices (blocks of the output sorted
+// again) and one that merges on the host; jobs with values and
 // indices merge on the host in both.
 TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   const uint64_t seed = testing::TestSeed();
   CountingObserver observer;
-  OutOfCoreOptions staggered = Staggered(), equal;
+  OutOfCoreOptions on_devices_options, equal;
   // Pinned scratch of four runs' size: the 2-run jobs take it, the 5- and 7-run ones the heap.
-  staggered.pinned_scratch_bytes = 4 * kDevicePool;
+  on_devices_options.pinned_scratch_bytes = 4 * kDevicePool;
   equal.merge_on_devices = false;
-  equal.stagger = false;
   // The devices keep runs, so the blocks of jobs in pinned scratch read their shares of those from
   // there (SortJob::device_ranges).
   std::vector<CpuSortDeviceOptions> keeping(4);
@@ -148,7 +140,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
     keeping[i].gpu = static_cast<int>(i / 2);
     keeping[i].keep_runs = true;
   }
-  Pool on_devices = MakePool(&observer, keeping, staggered);
+  Pool on_devices = MakePool(&observer, keeping, on_devices_options);
   Pool on_host = MakePool(&observer, {}, equal);
   size_t sorts = 0, from_device = 0;
   for (uint32_t vw : {0u, 4u, 8u}) {
@@ -163,10 +155,9 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
           spec.stable = stable;
           spec.algorithm = Algorithm::kRadix;
           const size_t per_run = KeysPerRun(spec);
-          // Staggered over the pool's four workers: runs + min(4, runs) - 1.
           const struct {
-            size_t n, runs, staggered;
-          } sizes[] = {{per_run + 1, 2, 3}, {4 * per_run + 123, 5, 8}, {7 * per_run - 5, 7, 10}};
+            size_t n, runs;
+          } sizes[] = {{per_run + 1, 2}, {4 * per_run + 123, 5}, {7 * per_run - 5, 7}};
           for (const auto& size : sizes) {
             for (Distribution dist :
                  {Distribution::kFewUnique, Distribution::kSpecialFloats, Distribution::kRandom}) {
@@ -180,7 +171,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
               from_device += report.bytes_from_device;
               EXPECT_EQ(report.algorithm, Algorithm::kCpu);  // what the stand-ins ran
               EXPECT_THAT(report.device, ::testing::StartsWith("cpu-device:"));
-              EXPECT_EQ(observer.runs().back(), sorts % 2 == 0 ? size.staggered : size.runs);
+              EXPECT_EQ(observer.runs().back(), size.runs);
               ++sorts;
             }
           }
@@ -285,8 +276,8 @@ TEST(OutOfCoreTest, RunsSpreadOverDevicesAndTheReportNamesThem) {
   const SortReport& report = run.Result().second;
   EXPECT_EQ(report.device, "cpu-device:0+cpu-device:1");
   EXPECT_GT(report.compute, absl::ZeroDuration());
-  // Eight runs (seven staggered over two workers), then the merge's eight blocks.
-  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 16u);
+  // Seven runs, then the merge's seven blocks.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 14u);
 }
 
 // A run that fails on its device fails the job once, with the run's status; the sort's later runs
@@ -376,10 +367,9 @@ TEST(OutOfCoreTest, AShutdownDrainsSortsInFlightOrFailsThemOnce) {
       spec.return_indices = true;
       spec.stable = true;
       spec.algorithm = Algorithm::kRadix;
-      const size_t runs = 9;  // eight runs' worth staggered over the two workers
+      const size_t runs = 8;
       BigJob job;
-      pool.engine->Submit(
-          job.Make(spec, (runs - 1) * KeysPerRun(spec) - 7, Distribution::kFewUnique, 6));
+      pool.engine->Submit(job.Make(spec, runs * KeysPerRun(spec) - 7, Distribution::kFewUnique, 6));
       if (during_blocks) {
         // Each device takes one job per batch: a batch past the runs is a block.
         ASSERT_TRUE(testing::WaitFor([&] {
@@ -432,7 +422,7 @@ TEST(OutOfCoreTest, PinnedScratchOnlyForDevicesAndWithinTheMachinesMemory) {
 TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   std::vector<CpuSortDeviceOptions> options = TwoDevices(absl::ZeroDuration());
   for (CpuSortDeviceOptions& o : options) o.staging_pool_bytes = 1024;
-  OutOfCoreOptions out_of_core = Staggered();
+  OutOfCoreOptions out_of_core = OutOfCoreOptions();
   out_of_core.pinned_scratch_bytes = size_t{1} << 20;
   Pool pool = MakePool(nullptr, options, out_of_core);
   SortSpec spec;
@@ -451,8 +441,8 @@ TEST(OutOfCoreTest, BlocksNoDeviceTakesAreMergedOnTheHostNotOnTheCpuEngine) {
   ASSERT_TRUE(run.Sorted());
   EXPECT_EQ(run.Result().second.device, "cpu-device:0+cpu-device:1");
   EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
-  // The runs alone reached the devices: six runs' worth staggered over two workers.
-  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 7u);
+  // The runs alone reached the devices: six of them.
+  EXPECT_EQ(pool.devices[0]->batch_sizes().size() + pool.devices[1]->batch_sizes().size(), 6u);
 }
 
 // What the engine holds for its life, which the server's default memory budget leaves out: every
@@ -565,36 +555,30 @@ TEST(OutOfCoreTest, KeptRunsComeBackWhenTheirClientGoesAway) {
   pool.engine->Shutdown(absl::InfiniteFuture());
 }
 
-// Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives for its
-// workers (four: quarter steps), or equal with the stagger off, and sort like the reference either
-// way.
-TEST(OutOfCoreTest, RunsAndBlocksAreStaggeredOverThePoolsWorkers) {
-  for (bool stagger : {true, false}) {
-    SCOPED_TRACE(::testing::Message() << "stagger " << stagger);
-    CountingObserver observer;
-    OutOfCoreOptions out_of_core;
-    out_of_core.stagger = stagger;
-    Pool pool = MakePool(&observer, {}, out_of_core);
-    SortSpec spec;
-    spec.key_type = KeyType::kInt64;
-    spec.value_width = 4;
-    spec.stable = true;
-    spec.descending = true;
-    spec.algorithm = Algorithm::kRadix;
-    const size_t n = 6 * KeysPerRun(spec) + 5;
-    BigJob run;
-    pool.engine->Submit(run.Make(spec, n, Distribution::kFewUnique, testing::TestSeed()));
-    ASSERT_TRUE(run.Sorted());
-    const std::vector<size_t> starts = OutOfCoreTaskStarts(n, KeysPerRun(spec), 4, stagger);
-    ASSERT_EQ(starts.size() - 1, stagger ? 10u : 7u);
-    std::vector<size_t> expected;  // every run, then every block
-    for (int pass = 0; pass < 2; ++pass) {
-      for (size_t t = 0; t + 1 < starts.size(); ++t) expected.push_back(starts[t + 1] - starts[t]);
-    }
-    std::sort(expected.begin(), expected.end());
-    // Launches end before their jobs are answered, so every one is counted by now.
-    EXPECT_EQ(observer.launch_keys(), expected);
+// Through the pool, the runs and then the blocks are the sizes OutOfCoreTaskStarts gives (equal
+// tasks, as few as fit a device), and sort like the reference.
+TEST(OutOfCoreTest, RunsAndBlocksAreTheTasksOutOfCoreTaskStartsGives) {
+  CountingObserver observer;
+  Pool pool = MakePool(&observer);
+  SortSpec spec;
+  spec.key_type = KeyType::kInt64;
+  spec.value_width = 4;
+  spec.stable = true;
+  spec.descending = true;
+  spec.algorithm = Algorithm::kRadix;
+  const size_t n = 6 * KeysPerRun(spec) + 5;
+  BigJob run;
+  pool.engine->Submit(run.Make(spec, n, Distribution::kFewUnique, testing::TestSeed()));
+  ASSERT_TRUE(run.Sorted());
+  const std::vector<size_t> starts = OutOfCoreTaskStarts(n, KeysPerRun(spec));
+  ASSERT_EQ(starts.size() - 1, 7u);
+  std::vector<size_t> expected;  // every run, then every block
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t t = 0; t + 1 < starts.size(); ++t) expected.push_back(starts[t + 1] - starts[t]);
   }
+  std::sort(expected.begin(), expected.end());
+  // Launches end before their jobs are answered, so every one is counted by now.
+  EXPECT_EQ(observer.launch_keys(), expected);
 }
 
 }  // namespace
