@@ -6,7 +6,8 @@
 #     segmented  segmented_batch_bench: the batched sort at the server's batch shapes, both
 #                launch layouts, beside CUB's segmented sort            [segmented_batch_bench]
 #     stage      stage_bench 24 15: 16M u32 keys through CudaSortDevice, no gRPC: serial against
-#                chunked transfers, against the pinned rate                       [stage_bench]
+#                chunked transfers, against the pinned rate; POOL_STAGE_ARGS replaces its
+#                arguments (e.g. "24 9 sweep": the chunk sizes alone, 9 runs)    [stage_bench]
 #     batch      1K u32 keys, 64 in flight over 16 connections, BITONIC (the batched network
 #                path): batching on (--batch_max_delay of each of POOL_BATCH_DELAYS, default
 #                "0us 50us 200us") and off (--batch_max_requests=1), for each of
@@ -37,9 +38,11 @@ part_pool_segmented() {
 
 part_pool_stage() {
   needs "pool stage" stage_bench || return 0
-  echo "16M u32 keys through CudaSortDevice, no gRPC"
-  timeout 180 stage_bench 24 15 2>&1 | tee "$out/stage_bench.txt"
-  ran "stage_bench 24 15" "${PIPESTATUS[0]}"
+  local args
+  read -r -a args <<<"${POOL_STAGE_ARGS:-24 15}"
+  echo "u32 keys through CudaSortDevice, no gRPC: stage_bench ${args[*]}"
+  timeout 180 stage_bench "${args[@]}" 2>&1 | tee "$out/stage_bench.txt"
+  ran "stage_bench ${args[*]}" "${PIPESTATUS[0]}"
 }
 
 part_pool_batch() {
