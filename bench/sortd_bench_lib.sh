@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Sourced by the device scripts that drive sortd with sortctl bench (pool_device_run.sh,
-# two_gpu_device_run.sh). Needs $out (the log folder); sortd and sortctl on the PATH.
+# Sourced by bench/device_run.sh, whose sections drive sortd with sortctl bench. Needs $out (the
+# log folder); sortd and sortctl on the PATH.
 #   SORTD_BASE_FLAGS (array): flags every sortd gets before the caller's (the pool sizes).
 #   SORTD_FLAGS: more flags for every sortd, after SORTD_BASE_FLAGS (split on spaces).
 #   SORTD_UNIX_SOCKET: when set, sortd serves on this Unix domain socket instead of TCP loopback.
