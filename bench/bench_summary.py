@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What one `sortctl bench` run cost the server, for the device scripts (bench/sortd_bench_lib.sh).
+"""What one `sortctl bench` run cost the server, for bench/device_run.sh (bench/sortd_bench_lib.sh).
 
   bench_summary.py snapshot PID METRICS_PORT FILE before|after
       sortd's CPU time and /metrics text, as JSON

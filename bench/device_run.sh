@@ -5,47 +5,130 @@
 #             build/client/sortctl build/tests/gpu_tests build/bench/radix_bench \
 #             build/bench/cpu_sort_bench
 #   there:  bash bench/device_run.sh SECTION...      (device tool: carry .gpu)
-# Sections (each bounded by its own timeout, so one hang costs one section, not the call):
-#   tests       gpu_tests, then the device-loss test in its own process
-#   sanitizers  compute-sanitizer memcheck over the pool end to end and over a sortd serving the
-#               CUDA IPC tests; memcheck and racecheck over the kernels' *Sanitize* cases
-#   kernels     radix_bench: the radix sort against CUB in the same binary
+# Each step is bounded by its own timeout, so one hang costs one step, not the call. [Brackets]
+# name what a section needs in the bundle (build/server/sortd, build/client/sortctl,
+# build/tests/gpu_tests, the rest build/bench/NAME); the sections from bench/device_sections/ say
+# so and are skipped, without failing the call, when theirs is not there.
+#   tests       gpu_tests, then the device-loss test in its own process; GTEST_FILTER narrows it,
+#               GTEST_SHARDS=N runs N shards at once                                 [gpu_tests]
+#   sanitizers  compute-sanitizer memcheck over the pool end to end (SAN_POOL_FILTER) and over a
+#               sortd serving the CUDA IPC tests; memcheck and racecheck over the kernels' *Sanitize*
+#               cases (SAN_KERNEL_FILTER)                                     [gpu_tests, sortd]
+#   kernels     radix_bench: the radix sort against CUB in the same binary; RADIX_BENCH_FLAGS adds
+#               to its flags                                                       [radix_bench]
 #   e2e         sortd + sortctl bench: 16M u32 keys, one client over shared memory, and 1M keys
 #               with 8 clients, each beside echo of the same bytes (the transport's ceiling)
+#                                                                             [sortd, sortctl]
 #   cuda        CUDA IPC: sortctl bench --transport=cuda (16M u32 keys, one client; 1M with 8
 #               clients; unary calls and sessions, over a Unix socket) beside shared memory on the
-#               same sortd, and torch.sort of the same arrays on the device
+#               same sortd, and torch.sort of the same arrays on the device     [sortd, sortctl]
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
-#               (bench/python_client_bench.py, the bundle's Python)
-#   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)
-#   cpu         cpu_sort_bench ($CPU_BENCHES) on the host's cores, beside the host's own numpy
+#               (bench/python_client_bench.py, the bundle's Python)  [--python, sortd, sortctl]
+#   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)  [--python, sortd]
+#   cpu         cpu_sort_bench on the host's cores, beside the host's own numpy: CPU_BENCHES,
+#               CPU_SECTIONS, CPU_MIN_LOG2, CPU_MAX_LOG2, CPU_BENCH_FLAGS, CPU_TIMEOUT
+#                                                          [cpu_sort_bench, or CPU_BENCHES's]
+#   pool        the GPU worker pool: the batched sort's kernels, the transfer path alone, and
+#               sortd + sortctl bench with batching on and off, chunked against serial copies, and
+#               2 or 4 workers per GPU (POOL_PARTS; pool.sh)
+#                                   [sortd, sortctl, segmented_batch_bench, stage_bench]
+#   two-gpu     one GPU against two: the two-GPU pool test, sortd --gpus=0 against --gpus=0,1 with
+#               16M-key requests, echo, pool_bench; skipped on a machine with one GPU
+#               (TWO_GPU_BENCH_FLAGS, POOL_BENCH_VARIANTS; two_gpu.sh)
+#                                                    [gpu_tests, sortd, sortctl, pool_bench]
+#   shm         shared-memory regions against gRPC bytes on one sortd, 16M to 1K keys, and
+#               SortSession against SortKeys at 1K keys (SHM_PARTS; shm.sh)
+#                                                              [sortd, sortctl, stage_bench]
+#   ooc         2^28 u32 keys (1 GiB) in a region: in core, out of core over several workers
+#               (merge variants), the host merge alone, the link's two directions at once
+#               (OOC_PARTS, OOC_*, REGION_*, INCORE_*; stream.sh)
+#                                             [sortd, sortctl, run_merge_bench, stage_bench]
+#   stream      SortStream against SortKeys at 16M keys, and 2^31 keys (8 GiB) through SortStream
+#               (STREAM_PARTS, STREAM_*; stream.sh)                [sortd, sortctl, stream_bench]
+#   network     network_bench: the comparison networks and batched small sorts against their
+#               per-layer baselines and CUB; NETWORK_BENCH_FLAGS adds to its flags (network.sh)
+#                                                                                [network_bench]
+#   oem         ncu of odd-even merge's kernels (OEM_PARTS; network.sh)  [network_bench; ncu]
+#   radix-study radix_bench --study on every key distribution and network_bench --batch_only
+#               under a clock sampler; ncu of the radix passes and histograms, radix_tune,
+#               cub_digit_width (RADIX_STUDY_PARTS and the knobs in radix.sh)
+#                          [radix_bench, network_bench, radix_tune, cub_digit_width; ncu]
+# A section's *_PARTS picks its parts (words, run in the file's order; a word naming no part is a
+# failed step); its parts, knobs and defaults are in the header of the file named. SORTD_FLAGS adds
+# flags to every sortd the call starts (e.g. --gpus=0; --test_stand_in_gpus=1 tries a section
+# without a GPU); SORTD_UNIX_SOCKET=PATH serves and drives them over a Unix socket instead of TCP
+# loopback; SORTCTL_TIMEOUT (300 s) bounds each sortctl bench run (bench/sortd_bench_lib.sh).
 # With no section: tests sanitizers.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 out=${OUT:-/tmp/device-out}
 bundle_tar=${DEVICE_BUNDLE:-.gpu/bundle.tar.xz}
-mkdir -p "$out"
-bundle=$(mktemp -d)
-scripts/device-unbundle.sh "$bundle_tar" "$bundle" || { echo "FAIL: cannot unpack $bundle_tar"; exit 1; }
-# shellcheck source=/dev/null  # made by scripts/device-bundle.sh
-. "$bundle/env.sh"
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader |
-  tee "$out/device.txt"
-lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/cpu.txt"
-date -u +%FT%TZ | tee "$out/date.txt"
+bundle=""  # the unpacked bundle, once the sections asked for are known
 
 failed=0
 ran() {  # ran NAME RC: one line a step, and the call's status counts every failure
   echo "=== $1: rc=$2"
   if (($2 != 0)); then failed=$((failed + 1)); fi
 }
+needs() {  # needs WHAT EXE...: true when the bundle has every EXE; else says which it lacks
+  local exe missing=()
+  for exe in "${@:2}"; do
+    [[ -x $bundle/bin/$exe ]] || missing+=("$exe")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  echo "=== $1: skipped: not in the bundle: ${missing[*]}"
+  return 1
+}
+on_path() {  # on_path WHAT TOOL: true when this machine has TOOL (ncu); else says it has not
+  command -v "$2" >/dev/null && return 0
+  echo "=== $1: skipped: no $2 on this machine"
+  return 1
+}
+run_bench() {  # run_bench NAME [--devices=...] FLAGS...: one bench_sortd run, as a step
+  bench_sortd "$@"
+  ran "$1" $?
+}
+# run_parts SECTION CHOSEN PART...: runs part_SECTION_PART (a - in SECTION as _) for each PART, in
+# this order, that the words of CHOSEN name; a word that names no PART is a failed step.
+run_parts() {
+  local section=$1 chosen=$2 word part
+  shift 2
+  for word in $chosen; do
+    [[ " $* " == *" $word "* ]] && continue
+    echo "$section: no part '$word' (its parts: $*)"
+    ran "$section $word" 2
+  done
+  for part in "$@"; do
+    [[ " $chosen " == *" $part "* ]] || continue
+    echo "--- $section $part"
+    "part_${section//-/_}_$part"
+  done
+}
+# ncu's lines worth reading: each kernel's name, its time, throughput, occupancy and issue.
+ncu_lines='^  [A-Za-z_].*\(|^    (Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issued Warp|No Eligible)'
 
 section_tests() {
   # The whole suite takes 5-9 minutes on one H100: the limit leaves the rest of a call's 10.
-  timeout "${TESTS_TIMEOUT:-560}" gpu_tests ${GTEST_FILTER:+--gtest_filter="$GTEST_FILTER"} \
-    >"$out/gpu_tests.log" 2>&1
-  ran gpu_tests $?
+  local filter=() shards=${GTEST_SHARDS:-1} pids=() i
+  [[ -n ${GTEST_FILTER:-} ]] && filter=(--gtest_filter="$GTEST_FILTER")
+  if ((shards > 1)); then
+    # Shards at once (the CPU reference sorts dominate a narrowed run), each line-buffered so a
+    # shard cut by the timeout still shows how far it got.
+    for ((i = 0; i < shards; ++i)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${TESTS_TIMEOUT:-560}" \
+        stdbuf -oL gpu_tests "${filter[@]}" >"$out/gpu_tests_shard$i.log" 2>&1 &
+      pids+=($!)
+    done
+    for i in "${!pids[@]}"; do
+      wait "${pids[i]}"
+      ran "gpu_tests shard $i" $?
+    done
+    for ((i = 0; i < shards; ++i)); do cat "$out/gpu_tests_shard$i.log"; done >"$out/gpu_tests.log"
+  else
+    timeout "${TESTS_TIMEOUT:-560}" gpu_tests "${filter[@]}" >"$out/gpu_tests.log" 2>&1
+    ran gpu_tests $?
+  fi
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|^\[  FAILED  \]" "$out/gpu_tests.log" | tail -12
   # After a timeout, the test that was running:
   grep -E "^\[ RUN      \]" "$out/gpu_tests.log" | tail -1
@@ -68,11 +151,13 @@ section_sanitizers() {
   # The injected-fault test is left out: each fault is a deliberate invalid cudaMemcpyAsync, which
   # memcheck reports as an API error.
   timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-    gpu_tests --gtest_brief=1 --gtest_filter='GpuPoolTest.*-*InjectedCudaFaults*' >"$out/memcheck_pool.log" 2>&1
+    gpu_tests --gtest_brief=1 --gtest_filter="${SAN_POOL_FILTER:-GpuPoolTest.*-*InjectedCudaFaults*}" \
+    >"$out/memcheck_pool.log" 2>&1
   ran "memcheck, pool end to end" $?
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      gpu_tests --gtest_brief=1 --gtest_filter='*Sanitize*' >"$out/${tool}_kernels.log" 2>&1
+      gpu_tests --gtest_brief=1 --gtest_filter="${SAN_KERNEL_FILTER:-*Sanitize*}" \
+      >"$out/${tool}_kernels.log" 2>&1
     ran "$tool, kernels" $?
   done
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/memcheck_cuda_ipc.log "$out"/*_pool.log \
@@ -80,14 +165,13 @@ section_sanitizers() {
 }
 
 section_kernels() {
-  timeout 240 radix_bench --json "$out/radix_bench.json" >"$out/radix_bench.log" 2>&1
+  # shellcheck disable=SC2086  # RADIX_BENCH_FLAGS: flags, split on spaces (--dist all, --only u64)
+  timeout 240 radix_bench --json "$out/radix_bench.json" ${RADIX_BENCH_FLAGS:-} >"$out/radix_bench.log" 2>&1
   ran radix_bench $?
   sed -n '/^### /,$p' "$out/radix_bench.log"
 }
 
 section_e2e() {
-  # shellcheck source=sortd_bench_lib.sh
-  . "$root/bench/sortd_bench_lib.sh"
   SORTD_BASE_FLAGS=(--enable_echo --engine=gpu --shared_memory)
   start_sortd e2e || { ran "sortd start" 1; return; }
   local shm=(--transport=shm --concurrency=1 --sizes=fixed:16777216 --duration=10s)
@@ -104,8 +188,6 @@ section_e2e() {
 }
 
 section_cuda() {
-  # shellcheck source=sortd_bench_lib.sh
-  . "$root/bench/sortd_bench_lib.sh"
   # Over a Unix socket, where the README puts CUDA IPC (same host); each load as unary calls and
   # over a SortSession, whose requests skip a call's own setup.
   local SORTD_UNIX_SOCKET=/tmp/sortd-cuda-$$.sock
@@ -169,14 +251,24 @@ section_soak() {
 
 section_cpu() {
   # CPU_BENCHES: builds of cpu_sort_bench to compare in this one run (e.g. before and after a
-  # change), each with the same arguments; CPU_BENCH_FLAGS adds to them.
-  local bench
-  for bench in ${CPU_BENCHES:-cpu_sort_bench}; do
+  # change), each with the same arguments; with more than one, the first runs again last, so the
+  # shared machine's drift shows. CPU_SECTIONS (default single,all), CPU_MIN_LOG2 (16) and
+  # CPU_MAX_LOG2 (26) are its --sections and sizes; CPU_BENCH_FLAGS adds to them; CPU_TIMEOUT
+  # (400 s) bounds each run.
+  local benches names i
+  read -r -a benches <<<"${CPU_BENCHES:-cpu_sort_bench}"
+  names=("${benches[@]}")
+  if ((${#benches[@]} > 1)); then
+    benches+=("${benches[0]}")
+    names+=("${benches[0]}-again")
+  fi
+  for i in "${!benches[@]}"; do
     # shellcheck disable=SC2086  # flags, split on spaces
-    timeout 400 "$bench" --sections=single,all --min_log2=16 --max_log2=26 ${CPU_BENCH_FLAGS:-} \
-      --json="$out/$bench.json" >"$out/$bench.txt" 2>&1
-    ran "$bench" $?
-    grep '^|' "$out/$bench.txt" | grep -v -- '---'
+    timeout "${CPU_TIMEOUT:-400}" "${benches[i]}" --sections="${CPU_SECTIONS:-single,all}" \
+      --min_log2="${CPU_MIN_LOG2:-16}" --max_log2="${CPU_MAX_LOG2:-26}" ${CPU_BENCH_FLAGS:-} \
+      --json="$out/${names[i]}.json" >"$out/${names[i]}.txt" 2>&1
+    ran "${names[i]}" $?
+    grep '^|' "$out/${names[i]}.txt" | grep -v -- '---'
   done
   # The host's own numpy (2.x on the GPU machine), one core, on the same sizes: the anchor.
   timeout 120 python3 - <<'PY' 2>&1 | tee "$out/numpy_sort.txt"
@@ -193,18 +285,43 @@ for dtype in (np.uint32, np.int32, np.float32, np.uint64, np.int64, np.float64):
 PY
 }
 
+# shellcheck source=sortd_bench_lib.sh
+. "$root/bench/sortd_bench_lib.sh"
+# shellcheck source=device_sections/pool.sh
+. "$root/bench/device_sections/pool.sh"
+# shellcheck source=device_sections/two_gpu.sh
+. "$root/bench/device_sections/two_gpu.sh"
+# shellcheck source=device_sections/shm.sh
+. "$root/bench/device_sections/shm.sh"
+# shellcheck source=device_sections/stream.sh
+. "$root/bench/device_sections/stream.sh"
+# shellcheck source=device_sections/network.sh
+. "$root/bench/device_sections/network.sh"
+# shellcheck source=device_sections/radix.sh
+. "$root/bench/device_sections/radix.sh"
+
 sections=("$@")
 ((${#sections[@]})) || sections=(tests sanitizers)
 for s in "${sections[@]}"; do
-  if ! declare -F "section_$s" >/dev/null; then
+  if ! declare -F "section_${s//-/_}" >/dev/null; then
     echo "device_run.sh: no section '$s'" >&2
     exit 2
   fi
 done
+mkdir -p "$out"
+bundle=$(mktemp -d)
+scripts/device-unbundle.sh "$bundle_tar" "$bundle" || { echo "FAIL: cannot unpack $bundle_tar"; exit 1; }
+# shellcheck source=/dev/null  # made by scripts/device-bundle.sh
+. "$bundle/env.sh"
+trap stop_sortd EXIT  # a sortd left by a section cut short
+gpu_fields=name,memory.total,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw
+nvidia-smi --query-gpu="$gpu_fields" --format=csv,noheader | tee "$out/device.txt"
+lscpu | grep -E 'Model name|^CPU\(s\)|Thread|L2|L3|NUMA node\(s\)' | tee "$out/cpu.txt"
+date -u +%FT%TZ | tee "$out/date.txt"
 for s in "${sections[@]}"; do
   echo "### $s"
   start=$SECONDS
-  "section_$s"
+  "section_${s//-/_}"
   echo "### $s: $((SECONDS - start)) s"
 done
 rm -rf "$bundle"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # ncu of chosen kernels: throughput, occupancy, pipe use and stall reasons, one summary line per
-# kernel. Runs on the GPU machine from the checkout root with a bundle in $B (gpu-bundle's env.sh);
-# NCU_KERNELS is a regex on mangled kernel names, NCU_LAUNCH the launch of each such kernel taken,
-# and the command to profile follows (default: odd-even merge's window, row and head kernels at
-# 2^24, the 3rd launch of each that `network_bench --phases_only` times).
-#   B=.gpu-radix-study NCU_KERNELS='Onesweep' bash bench/ncu_stalls.sh radix_bench --dist random ...
+# kernel. Runs on the GPU machine from the checkout root with a bundle unpacked in $B (default
+# .gpu/b: scripts/device-unbundle.sh .gpu/bundle.tar.xz .gpu/b, the bundle from
+# scripts/device-bundle.sh); NCU_KERNELS is a regex on mangled kernel names, NCU_LAUNCH the launch
+# of each such kernel taken, and the command to profile follows (default: odd-even merge's window,
+# row and head kernels at 2^24, the 3rd launch of each that `network_bench --phases_only` times).
+#   NCU_KERNELS='Onesweep' bash bench/ncu_stalls.sh radix_bench --dist random ...
 set -uo pipefail
-B=${B:-.gpuoem3}
-# shellcheck source=/dev/null  # made by gpu-bundle
+B=${B:-.gpu/b}
+# shellcheck source=/dev/null  # made by scripts/device-bundle.sh
 . "$B/env.sh"
 out=${OUT:-/tmp/ncu-out}
 mkdir -p "$out"

@@ -1,12 +1,14 @@
 # shellcheck shell=bash
-# Sourced by the device scripts that drive sortd with sortctl bench (pool_device_run.sh,
-# two_gpu_device_run.sh). Needs $out (the log folder); sortd and sortctl on the PATH.
+# Sourced by bench/device_run.sh, whose sections drive sortd with sortctl bench. Needs $out (the
+# log folder); sortd and sortctl on the PATH.
 #   SORTD_BASE_FLAGS (array): flags every sortd gets before the caller's (the pool sizes).
+#   SORTD_FLAGS: more flags for every sortd, after SORTD_BASE_FLAGS (split on spaces).
 #   SORTD_UNIX_SOCKET: when set, sortd serves on this Unix domain socket instead of TCP loopback.
+#   SORTCTL_TIMEOUT: seconds one sortctl bench run may take (default 300).
 #   start_sortd NAME FLAGS...   starts sortd on free ports: sets $pid, $port, $mport and $target
 #                               (what sortctl's --target takes); logs to $out/sortd-NAME.log;
 #                               fails (and says why) when it does not start
-#   stop_sortd                  SIGTERM and wait (a drained shutdown)
+#   stop_sortd                  SIGTERM and wait (a drained shutdown); SIGKILL after 120 s
 #   bench_sortd NAME [--devices="cuda:0 cuda:1"] FLAGS...
 #                               one sortctl bench run against it: JSON to $out/NAME.json, a line
 #                               with the client's and the server's figures (bench_summary.py);
@@ -19,10 +21,12 @@ pid="" port="" mport="" target=""
 start_sortd() {
   local name=$1
   shift
-  local listen=()
+  local listen=() extra=()
   if [[ -n ${SORTD_UNIX_SOCKET:-} ]]; then listen=(--listen="unix:$SORTD_UNIX_SOCKET"); fi
+  read -r -a extra <<<"${SORTD_FLAGS:-}"
   # shellcheck disable=SC2154  # out: set by the sourcing script (see above)
-  if ! sortd_start "$out/sortd-$name.log" sortd "${listen[@]}" "${SORTD_BASE_FLAGS[@]}" "$@" 2>&1; then
+  if ! sortd_start "$out/sortd-$name.log" sortd "${listen[@]}" "${SORTD_BASE_FLAGS[@]}" \
+      "${extra[@]}" "$@" 2>&1; then
     echo "FAIL: sortd $name did not start"
     pid=""
     return 1
@@ -34,11 +38,20 @@ start_sortd() {
 }
 
 stop_sortd() {
-  if [[ -n $pid ]]; then
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid"
-    pid=""
+  [[ -n $pid ]] || return 0
+  kill -TERM "$pid" 2>/dev/null
+  local i state
+  for ((i = 0; i < 1200; ++i)); do  # until it exits (a zombie: state Z) or 120 s pass
+    state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null) || break
+    [[ $state == Z ]] && break
+    sleep 0.1
+  done
+  if ((i == 1200)); then
+    echo "sortd $pid did not drain within 120 s of SIGTERM: killed"
+    kill -KILL "$pid" 2>/dev/null
   fi
+  wait "$pid"
+  pid=""
 }
 
 bench_sortd() {
@@ -53,8 +66,8 @@ bench_sortd() {
     return 1
   fi
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.before" before
-  "${SORTCTL:-sortctl}" bench --target="$target" --progress=false --json "$@" >"$out/$name.json" \
-    2>"$out/$name.err"
+  timeout "${SORTCTL_TIMEOUT:-300}" "${SORTCTL:-sortctl}" bench --target="$target" --progress=false \
+    --json "$@" >"$out/$name.json" 2>"$out/$name.err"
   local rc=$?
   python3 "$bench_dir/bench_summary.py" snapshot "$pid" "$mport" "$out/$name.after" after
   # shellcheck disable=SC2086  # device names, split on spaces

@@ -25,7 +25,7 @@ struct CostModel {
   // above).
   double cpu_fixed_us = 1.0;
   // GPU request overhead inside the server: the H2D, sort and D2H launches and the stream
-  // synchronisation of a small request (pool_device_run.sh).
+  // synchronisation of a small request (bench/device_run.sh pool).
   double gpu_fixed_us = 40.0;
   // Effective host<->device bandwidth for one request's bytes, both directions together: through
   // pinned staging (a host copy, then the DMA) for bytes from gRPC, and by DMA alone for a
