@@ -15,9 +15,8 @@
 #     ooc          out of core: 2 GiB of device pools (OOC_POOL_TOTAL) over each of OOC_WORKERS
 #                  (default "2 4") workers (largest request 256 or 128 MiB: four or eight runs),
 #                  merged on the GPU; the requests of incore, on one sortd for each OOC_MERGES
-#                  variant (default "pinned pinned_noturns pinned_staggered
-#                  pinned_staggered_noturns"): pinned = runs in 1 GiB of pinned scratch,
-#                  staggered = --out_of_core_stagger=true, _noturns = --gpu_link_turns=false,
+#                  variant (default "pinned pinned_noturns"): pinned = runs in 1 GiB of
+#                  pinned scratch, _noturns = --gpu_link_turns=false,
 #                  _onecopy = --transfer_chunk_bytes=1 GiB (each array in one DMA), _nokeep =
 #                  --gpu_keep_runs=false; OOC_SLOW=1 adds "device" (runs in heap scratch) and
 #                  "host" (merged on the host)                                [sortd, sortctl]
@@ -102,10 +101,10 @@ part_ooc_ooc() {
   needs "ooc ooc" sortd sortctl || return 0
   # The same device pools over 2 workers (largest request 256 MiB: four runs) and then 4 (128
   # MiB: eight runs, each worker's copies a quarter of the link's time). The merge on the GPUs
-  # with the runs in pinned scratch (with and without turns on the link, equal runs, then
-  # staggered), then in heap scratch, then on the host.
+  # with the runs in pinned scratch (with and without turns on the link), then in heap scratch,
+  # then on the host.
   local workers pool merges merge flags
-  read -r -a merges <<<"${OOC_MERGES:-pinned pinned_noturns pinned_staggered pinned_staggered_noturns}"
+  read -r -a merges <<<"${OOC_MERGES:-pinned pinned_noturns}"
   [[ ${OOC_SLOW:-0} == 1 ]] && merges+=(device host)
   for workers in ${OOC_WORKERS:-2 4}; do
     pool=$((${OOC_POOL_TOTAL:-$((2 << 30))} / workers))
@@ -116,7 +115,6 @@ part_ooc_ooc() {
     for merge in "${merges[@]}"; do
       flags=(--out_of_core_device_merge=true)
       [[ $merge == pinned* ]] && flags+=(--out_of_core_pinned_bytes=$((1 << 30)))
-      [[ $merge == pinned_staggered* ]] && flags+=(--out_of_core_stagger=true)
       [[ $merge == *_noturns* ]] && flags+=(--gpu_link_turns=false)
       [[ $merge == *_onecopy* ]] && flags+=(--transfer_chunk_bytes=$((1 << 30)))
       [[ $merge == *_nokeep* ]] && flags+=(--gpu_keep_runs=false)
