@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "tests/support/sort_verify.h"
+#include "tests/support/spec_grid.h"
 #include "tests/support/test_data.h"
 #include "worker/cpu/cpu_sort.h"
 #include "worker/cpu/radix_words.h"
@@ -31,29 +32,29 @@ namespace {
 void CheckAll(CpuSorter& sorter, KeyType type, const std::string& keys, size_t offset = 0) {
   const size_t n = keys.size() / KeyWidth(type);
   auto place = [offset](const std::string& s) { return std::string(offset, '\0') + s; };
-  for (bool descending : {false, true}) {
-    const std::string expected = testing::ReferenceSortKeys(type, keys, descending);
-    for (bool stable : {false, true}) {
-      for (uint32_t vw : {0u, 4u, 8u}) {
-        const std::string values = vw ? testing::MakeValues(vw, n) : std::string();
-        for (bool indices : {false, true}) {
-          const SortSpec spec{type, vw, descending, stable, indices, Algorithm::kCpu};
-          const std::string in_keys = place(keys), in_values = place(values);
-          std::string out_keys = place(std::string(keys.size(), testing::kPoisonByte));
-          std::string out_values = place(std::string(n * vw, testing::kPoisonByte));
-          std::string out_indices = place(std::string(indices ? n * 4 : 0, testing::kPoisonByte));
-          sorter.Sort(
-              spec, SortInput{in_keys.data() + offset, vw ? in_values.data() + offset : nullptr, n},
-              SortOutput{out_keys.data() + offset, vw ? out_values.data() + offset : nullptr,
-                         indices ? out_indices.data() + offset : nullptr});
-          ASSERT_TRUE(testing::VerifySortResult(spec, keys, values, expected,
-                                                {absl::string_view(out_keys).substr(offset),
-                                                 absl::string_view(out_values).substr(offset),
-                                                 absl::string_view(out_indices).substr(offset)},
-                                                /*require_stable=*/stable));
-        }
-      }
-    }
+  const std::string expected[] = {testing::ReferenceSortKeys(type, keys, /*descending=*/false),
+                                  testing::ReferenceSortKeys(type, keys, /*descending=*/true)};
+  testing::SpecChoices shapes;
+  shapes.key_types = {type};
+  shapes.algorithm = Algorithm::kCpu;
+  for (const SortSpec& spec : testing::SpecGrid(shapes)) {
+    SCOPED_TRACE(testing::SpecName(spec));
+    const uint32_t vw = spec.value_width;
+    const bool indices = spec.return_indices;
+    const std::string values = vw ? testing::MakeValues(vw, n) : std::string();
+    const std::string in_keys = place(keys), in_values = place(values);
+    std::string out_keys = place(std::string(keys.size(), testing::kPoisonByte));
+    std::string out_values = place(std::string(n * vw, testing::kPoisonByte));
+    std::string out_indices = place(std::string(indices ? n * 4 : 0, testing::kPoisonByte));
+    sorter.Sort(spec,
+                SortInput{in_keys.data() + offset, vw ? in_values.data() + offset : nullptr, n},
+                SortOutput{out_keys.data() + offset, vw ? out_values.data() + offset : nullptr,
+                           indices ? out_indices.data() + offset : nullptr});
+    ASSERT_TRUE(testing::VerifySortResult(
+        spec, keys, values, expected[spec.descending],
+        {absl::string_view(out_keys).substr(offset), absl::string_view(out_values).substr(offset),
+         absl::string_view(out_indices).substr(offset)},
+        /*require_stable=*/spec.stable));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/big_job.h"
 #include "tests/support/hand_device.h"
+#include "tests/support/spec_grid.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
@@ -181,24 +182,21 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   });
   const uint64_t seed = testing::TestSeed();
   int sorts = 0;
-  for (KeyType type : {KeyType::kUint64, KeyType::kFloat32}) {
-    for (uint32_t vw : {0u, 4u}) {
-      for (bool indices : {false, true}) {
-        for (bool descending : {false, true}) {
-          const SortSpec spec{type, vw, descending, /*stable=*/true, indices, Algorithm::kAuto};
-          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " vw " << vw
-                                            << " indices " << indices << " desc " << descending);
-          const int refused_before = refused_blocks.load();
-          BigJob run;
-          sorter.Sort(run.Make(spec, 8 * 2730 - 3, Distribution::kFewUnique, seed + sorts++), 2730,
-                      /*window=*/8);
-          EXPECT_TRUE(run.Sorted());
-          // A job that merges on the devices (all but values with indices) has its first block
-          // refused, and takes no other: nothing of the blocks' pass runs yet.
-          EXPECT_EQ(refused_blocks.load() - refused_before, vw == 0 || !indices ? 1 : 0);
-        }
-      }
-    }
+  testing::SpecChoices shapes;
+  shapes.key_types = {KeyType::kUint64, KeyType::kFloat32};
+  shapes.value_widths = {0, 4};
+  shapes.stable = {true};
+  for (const SortSpec& spec : testing::SpecGrid(shapes)) {
+    SCOPED_TRACE(testing::SpecName(spec));
+    const int refused_before = refused_blocks.load();
+    BigJob run;
+    sorter.Sort(run.Make(spec, 8 * 2730 - 3, Distribution::kFewUnique, seed + sorts++), 2730,
+                /*window=*/8);
+    EXPECT_TRUE(run.Sorted());
+    // A job that merges on the devices (all but values with indices) has its first block
+    // refused, and takes no other: nothing of the blocks' pass runs yet.
+    EXPECT_EQ(refused_blocks.load() - refused_before,
+              spec.value_width == 0 || !spec.return_indices ? 1 : 0);
   }
   sorter.Wait();
   (*cpu)->Shutdown(absl::InfiniteFuture());

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/big_job.h"
+#include "tests/support/spec_grid.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
 #include "worker/cpu/cpu_engine.h"
@@ -143,39 +144,29 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   Pool on_devices = MakePool(&observer, keeping, on_devices_options);
   Pool on_host = MakePool(&observer, {}, equal);
   size_t sorts = 0, from_device = 0;
-  for (uint32_t vw : {0u, 4u, 8u}) {
-    for (bool indices : {false, true}) {
-      for (bool descending : {false, true}) {
-        for (bool stable : {false, true}) {
-          SortSpec spec;
-          spec.key_type = KeyTypeOf(TypeParam{});
-          spec.value_width = vw;
-          spec.return_indices = indices;
-          spec.descending = descending;
-          spec.stable = stable;
-          spec.algorithm = Algorithm::kRadix;
-          const size_t per_run = KeysPerRun(spec);
-          const struct {
-            size_t n, runs;
-          } sizes[] = {{per_run + 1, 2}, {4 * per_run + 123, 5}, {7 * per_run - 5, 7}};
-          for (const auto& size : sizes) {
-            for (Distribution dist :
-                 {Distribution::kFewUnique, Distribution::kSpecialFloats, Distribution::kRandom}) {
-              SCOPED_TRACE(::testing::Message()
-                           << "n=" << size.n << " " << testing::DistributionName(dist));
-              BigJob run;
-              Pool& pool = sorts % 2 == 0 ? on_devices : on_host;
-              pool.engine->Submit(run.Make(spec, size.n, dist, seed + sorts));
-              ASSERT_TRUE(run.Sorted());
-              const SortReport& report = run.Result().second;
-              from_device += report.bytes_from_device;
-              EXPECT_EQ(report.algorithm, Algorithm::kCpu);  // what the stand-ins ran
-              EXPECT_THAT(report.device, ::testing::StartsWith("cpu-device:"));
-              EXPECT_EQ(observer.runs().back(), size.runs);
-              ++sorts;
-            }
-          }
-        }
+  testing::SpecChoices shapes;
+  shapes.key_types = {KeyTypeOf(TypeParam{})};
+  shapes.algorithm = Algorithm::kRadix;
+  for (const SortSpec& spec : testing::SpecGrid(shapes)) {
+    const size_t per_run = KeysPerRun(spec);
+    const struct {
+      size_t n, runs;
+    } sizes[] = {{per_run + 1, 2}, {4 * per_run + 123, 5}, {7 * per_run - 5, 7}};
+    for (const auto& size : sizes) {
+      for (Distribution dist :
+           {Distribution::kFewUnique, Distribution::kSpecialFloats, Distribution::kRandom}) {
+        SCOPED_TRACE(::testing::Message() << testing::SpecName(spec) << " n=" << size.n << " "
+                                          << testing::DistributionName(dist));
+        BigJob run;
+        Pool& pool = sorts % 2 == 0 ? on_devices : on_host;
+        pool.engine->Submit(run.Make(spec, size.n, dist, seed + sorts));
+        ASSERT_TRUE(run.Sorted());
+        const SortReport& report = run.Result().second;
+        from_device += report.bytes_from_device;
+        EXPECT_EQ(report.algorithm, Algorithm::kCpu);  // what the stand-ins ran
+        EXPECT_THAT(report.device, ::testing::StartsWith("cpu-device:"));
+        EXPECT_EQ(observer.runs().back(), size.runs);
+        ++sorts;
       }
     }
   }
