@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/support/sort_verify.h"
+#include "tests/support/spec_grid.h"
 #include "tests/support/test_data.h"
 
 namespace sortd::testing {
@@ -73,28 +74,6 @@ void CheckOne(DeviceArena& arena, const NamedSort& sort, const SortSpec& spec, s
                                /*require_stable=*/true));
 }
 
-std::vector<SortSpec> AllSpecs() {
-  std::vector<SortSpec> specs;
-  for (KeyType type : kAllKeyTypes) {
-    for (bool desc : {false, true}) {
-      for (uint32_t vw : {0u, 4u, 8u}) {
-        for (bool idx : {false, true}) {
-          for (bool stable : {false, true}) {
-            SortSpec s;
-            s.key_type = type;
-            s.descending = desc;
-            s.value_width = vw;
-            s.return_indices = idx;
-            s.stable = stable;
-            specs.push_back(s);
-          }
-        }
-      }
-    }
-  }
-  return specs;
-}
-
 // Sizes around each power of two up to 2^13 (tiles are 2048, 4096 and 8192 elements; the odd-even
 // merge window keeps half a tile, with a quarter-tile halo).
 std::vector<size_t> SmallSizes() {
@@ -110,7 +89,7 @@ std::vector<size_t> SmallSizes() {
 void CrossProduct(const NamedSort& sort, const std::vector<size_t>& sizes) {
   DeviceArena arena;
   const uint64_t seed = TestSeed();
-  const std::vector<SortSpec> specs = AllSpecs();
+  const std::vector<SortSpec> specs = SpecGrid({});
   size_t c = 0;
   for (size_t n : sizes) {
     for (const SortSpec& spec : specs) {

@@ -23,6 +23,7 @@
 #include "kernels/library_sort.h"
 #include "kernels/radix_sort.h"
 #include "kernels/util/key_traits.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/radix_sort_variants.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
@@ -78,24 +79,6 @@ uint64_t KeyFromOrdered(KeyType type, uint64_t ordered) {
                                << cudaGetErrorString(e_);                      \
   } while (0)
 
-// Device buffers grown on demand and reused across cases.
-class Buffers {
- public:
-  void* Get(int slot, size_t bytes) {
-    if (bytes == 0) bytes = 1;
-    if (buffers_[slot].size() < bytes) {
-      buffers_[slot] = DeviceBuffer();  // free first: the 2^24 cases are large
-      auto b = DeviceBuffer::Create(bytes);
-      if (!b.ok()) return nullptr;
-      buffers_[slot] = std::move(*b);
-    }
-    return buffers_[slot].get();
-  }
-
- private:
-  DeviceBuffer buffers_[7];
-};
-
 class GpuSortTest : public ::testing::TestWithParam<Engine> {
  protected:
   void SetUp() override {
@@ -134,11 +117,11 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     }
 
     const size_t vbytes = n * shape.value_width;
-    void* d_keys_in = buffers_.Get(0, keys.size());
-    void* d_keys_out = buffers_.Get(1, keys.size());
-    void* d_values_in = buffers_.Get(2, vbytes);
-    void* d_values_out = buffers_.Get(3, vbytes);
-    void* d_indices = buffers_.Get(4, n * 4);
+    void* d_keys_in = arena_.Get(testing::DeviceArena::kKeysIn, keys.size());
+    void* d_keys_out = arena_.Get(testing::DeviceArena::kKeysOut, keys.size());
+    void* d_values_in = arena_.Get(testing::DeviceArena::kValuesIn, vbytes);
+    void* d_values_out = arena_.Get(testing::DeviceArena::kValuesOut, vbytes);
+    void* d_indices = arena_.Get(testing::DeviceArena::kIndices, n * 4);
     ASSERT_TRUE(d_keys_in && d_keys_out && d_values_in && d_values_out && d_indices)
         << "device allocation failed";
     cudaStream_t s = stream_.get();
@@ -164,7 +147,7 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     size_t temp_bytes = 0;
     ASSERT_CUDA_OK(GetParam().fn(nullptr, &temp_bytes, args, s));
     ASSERT_GT(temp_bytes, 0u);
-    void* d_temp = buffers_.Get(5, temp_bytes);
+    void* d_temp = arena_.Get(testing::DeviceArena::kTemp, temp_bytes);
     ASSERT_NE(d_temp, nullptr);
     ASSERT_CUDA_OK(cudaMemsetAsync(d_temp, testing::kPoisonByte, temp_bytes, s));
     ASSERT_CUDA_OK(GetParam().fn(d_temp, &temp_bytes, args, s));
@@ -216,7 +199,7 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
   ThreadPool pool_{static_cast<int>(std::thread::hardware_concurrency())};
   CpuSorter cpu_{&pool_};
   CudaStream stream_;
-  Buffers buffers_;
+  testing::DeviceArena arena_;
 };
 
 TEST_P(GpuSortTest, SmallSizes) {
@@ -435,7 +418,7 @@ TEST_P(GpuSortTest, QueryAndArgumentErrors) {
   EXPECT_EQ(GetParam().fn(nullptr, &bytes, args, stream_.get()), cudaErrorInvalidValue);
   args.value_width = 0;
   ASSERT_CUDA_OK(GetParam().fn(nullptr, &bytes, args, stream_.get()));
-  void* temp = buffers_.Get(5, bytes);
+  void* temp = arena_.Get(testing::DeviceArena::kTemp, bytes);
   size_t too_small = bytes - 1;
   EXPECT_EQ(GetParam().fn(temp, &too_small, args, stream_.get()), cudaErrorInvalidValue);
 }
