@@ -68,9 +68,11 @@ check "a wrong order fails verification with a non-zero exit" bash -c \
 # 200 ms per sort on one worker: 5/s served, 50/s due. See bench_test.cc for the arithmetic.
 start_sortd --cpu_threads=1 --test_delay_per_job=200ms
 "${bench[@]}" --target="127.0.0.1:$port" --requests=12 --rate=50 --concurrency=1 --json >"$work/stall.json"
-check "stalled server: corrected p99 >= 3x uncorrected p99" json_check "$work/stall.json" \
-  "r['latency_ms']['p99_ms'] >= 2000 and
-   r['latency_ms']['p99_ms'] >= 3 * r['uncorrected_latency_ms']['p99_ms']"
+# Medians compared: of 12 requests the p99 is the slowest one, which one hiccup of a loaded
+# machine (a sanitizer build, the first call's connection) can lift on the uncorrected side too.
+check "stalled server: corrected p99 >= 2 s, corrected p50 >= 3x uncorrected p50" \
+  json_check "$work/stall.json" "r['latency_ms']['p99_ms'] >= 2000 and
+   r['latency_ms']['p50_ms'] >= 3 * r['uncorrected_latency_ms']['p50_ms']"
 
 echo "$passed passed, $failed failed"
 ((failed == 0))
