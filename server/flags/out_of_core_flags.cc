@@ -27,6 +27,10 @@ ABSL_FLAG(bool, gpu_keep_runs, sortd::CudaSortDeviceOptions().keep_runs,
           "Each GPU worker keeps an out-of-core run on the device, in space of a quarter of its "
           "pool beside it, so the merge's blocks copy their shares of it there instead of over "
           "the link");
+// Retired: out-of-core runs and blocks are always equal. A deployment that still passes it starts,
+// with Abseil's warning, rather than failing on an unknown flag.
+ABSL_RETIRED_FLAG(bool, out_of_core_stagger, false, "retired: runs and blocks are always equal");
+
 namespace sortd {
 
 absl::Status ApplyOutOfCoreFlags(GpuPoolOptions& gpu) {

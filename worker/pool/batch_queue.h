@@ -23,7 +23,8 @@ struct BatchPolicy {
   size_t max_batch_requests = 4096;
   // How long the oldest queued small request may wait for others to join it. Zero takes what is
   // queued and never waits.
-  absl::Duration max_delay = absl::Microseconds(50);  // see --batch_max_delay in server/main.cc
+  absl::Duration max_delay =
+      absl::Microseconds(50);  // see --batch_max_delay in server/flags/engine_gpu_flags.cc
   // A job beyond this is refused (RESOURCE_EXHAUSTED): memory never grows without bound.
   size_t max_queued_jobs = 1024;
   // Helper threads per worker that answer a large batch's jobs while the worker runs its next
