@@ -49,8 +49,10 @@ class SortStreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
  public:
   SortStreamCall(SortStreamContext* shared, grpc::CallbackServerContext* context)
       : shared_(shared), context_(context), arrival_(absl::Now()) {
-    shared_->calls->Started();
+    // Counted among the streams before it shows as a live call: whoever sees it live (a test,
+    // a drain) also sees its place taken, so a stream opened after it is the one refused.
     const int open = shared_->open_streams.fetch_add(1) + 1;
+    shared_->calls->Started();
     if (shared_->draining->load()) {
       Fail(ShuttingDownError());
     } else if (open > shared_->options.max_streams) {
