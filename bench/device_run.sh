@@ -234,7 +234,15 @@ for n, label in ((1 << 24, "16M"), (1 << 20, "1M")):
 PY
 }
 
+# has_python WHAT: true when the bundle was made with --python; else says it was not.
+has_python() {
+  [[ -n ${SORTD_PYTHON:-} ]] && return 0
+  echo "=== $1: skipped: the bundle has no Python (scripts/device-bundle.sh --python)"
+  return 1
+}
+
 section_python() {
+  has_python "python client bench" && needs "python client bench" sortd sortctl || return 0
   # shellcheck disable=SC2086  # PYTHON_BENCH_FLAGS: flags, split on spaces (--quick: 1M only)
   PYTHONPATH=$SORTD_PYTHONPATH timeout "${PYTHON_TIMEOUT:-420}" "$SORTD_PYTHON" \
     bench/python_client_bench.py --sortd "$(command -v sortd)" --sortctl "$(command -v sortctl)" \
@@ -243,6 +251,7 @@ section_python() {
 }
 
 section_soak() {
+  has_python "chaos soak (gpu)" && needs "chaos soak (gpu)" sortd || return 0
   "$SORTD_PYTHON" bench/chaos_soak.py --mode=gpu --sortd "$(command -v sortd)" \
     --python "$SORTD_PYTHON" --pythonpath "$SORTD_PYTHONPATH" --duration="${SOAK_DURATION:-9m}" --workers=8 --max_log2=24 \
     --out="$out/soak" --progress=60 2>&1 | tail -60
