@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -339,15 +340,17 @@ StageTimes TimeRequests(SortDevice& device, const ByteSource& source, size_t n,
                         const uint32_t* expected, int runs, const char* what) {
   std::vector<double> total, in, sort, out;
   for (int i = 0; i < runs + 3; ++i) {
-    SortJob job;
+    PoolJob task(std::make_unique<SortJob>());
+    SortJob& job = *task;
     job.spec.key_type = KeyType::kUint32;
     job.spec.algorithm = Algorithm::kRadix;
     job.n = n;
     job.keys = source;
-    SortJob* batch[] = {&job};
+    PoolJob* batch[] = {&task};
     SortReport report;
     const absl::Time start = absl::Now();
-    absl::Status status = device.RunBatch(absl::MakeSpan(batch), absl::MakeSpan(&report, 1));
+    const absl::Status status =
+        device.RunBatch(absl::MakeSpan(batch), absl::MakeSpan(&report, 1)).status();
     const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
     if (!status.ok()) {
       std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());

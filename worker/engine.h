@@ -33,20 +33,11 @@ struct SortReport {
   absl::Duration compute;
   absl::Duration device_to_host;  // zero on the CPU engine
   // Input bytes copied from copies already on the device (an out-of-core block's shares of runs
-  // kept there, SortJob::device_ranges) instead of over the link.
+  // kept there, PoolJob::device_ranges in worker/device/pool_job.h) instead of over the link.
   size_t bytes_from_device = 0;
   // Sorted within the least host scratch, as the memory budget held no more
   // (SortJob::host_scratch_least): slower than the engine could.
   bool least_scratch = false;
-};
-
-// A run's sorted arrays kept on a GPU after its copy out (SortJob::keep), read there by the
-// blocks of the same sort. The worker that kept it holds the space until the last reference to
-// this goes.
-struct DeviceCopy {
-  int gpu = -1;  // the GPU (a CUDA ordinal, or a stand-in's number): its workers may read it
-  const char* keys = nullptr;    // device addresses, the run's keys from its first on
-  const char* values = nullptr;  // its values (or null: none kept)
 };
 
 // Memory of a GPU that another process exported for CUDA IPC, opened in this one
@@ -124,13 +115,6 @@ struct SortJob {
            (!spec.return_indices || out_indices.dma_ready);
   }
 
-  // False for a task of a larger job that must not fall back to the CPU engine: an out-of-core
-  // merge's block, whose input lies in pieces (shares of the runs) that engine would gather into
-  // memory of its own, where the host merge reads them in place. Where the pool would send it
-  // there it fails UNAVAILABLE instead, and the job's owner does the work its own way (the host
-  // merge, reading the runs).
-  bool cpu_fallback = true;
-
   // The host scratch the server's memory budget already holds for this job (what
   // SortEngine::HostScratchBytes, or LeastHostScratchBytes, said at admission), and a way to take
   // more of that budget. The CPU engine, as it starts a job, takes its fastest sort's scratch
@@ -144,30 +128,6 @@ struct SortJob {
   // The budget holds only the least scratch for the job: the engine sorts it within
   // LeastHostScratchBytes, giving up what only makes it faster.
   bool host_scratch_least = false;
-
-  // An out-of-core sort's run or block: its large transfers take turns on the GPU's link with the
-  // sort's other runs and blocks (LinkTurns, worker/gpu/link_turns.h), so the workers sorting
-  // them run as a pipeline rather than all copying in, then all copying out, at once.
-  bool link_turns = false;
-
-  // An out-of-core run (merged on the devices): once its outputs are written, a worker with room
-  // keeps a copy of its keys (and values, when it has them) on its GPU and hands it here before
-  // done. May be empty.
-  std::function<void(std::shared_ptr<const DeviceCopy>)> keep;
-  // An out-of-core block: input keys [first, first + count) also lie at `copy` (shares of runs
-  // kept on a GPU), in order and not overlapping. A worker on that GPU whose input is pinned for
-  // DMA copies them device to device, and the rest over the link; any other reads the input.
-  // `copy.values` null: the values of the range come from the input.
-  struct DeviceRange {
-    size_t first = 0;
-    size_t count = 0;
-    DeviceCopy copy;
-  };
-  std::vector<DeviceRange> device_ranges;
-
-  // Times a GPU worker handed the job back (its device lost, its pools full); the pool engine sends
-  // a job handed back twice to the CPU engine, so no job circles between workers.
-  int reroutes = 0;
 
   absl::Time arrival = absl::Now();
   absl::Time deadline = absl::InfiniteFuture();

@@ -19,7 +19,7 @@ namespace sortd::testing {
 
 class HandDevice {
  public:
-  absl::Status Submit(std::unique_ptr<SortJob>& run) {
+  absl::Status Submit(PoolJob& run) {
     absl::MutexLock lock(&mu_);
     ++submits_;
     if (held_.size() >= capacity_) {
@@ -34,7 +34,7 @@ class HandDevice {
   }
   // Sorts the oldest held run on the CPU and answers it; false when none is held.
   bool FinishOne(absl::Status status = absl::OkStatus()) {
-    std::unique_ptr<SortJob> run;
+    PoolJob run;
     {
       absl::MutexLock lock(&mu_);
       if (held_.empty()) return false;
@@ -100,7 +100,7 @@ class HandDevice {
   CpuSorter sorter_;
   absl::Mutex mu_;
   size_t capacity_ ABSL_GUARDED_BY(mu_) = 2;
-  std::deque<std::unique_ptr<SortJob>> held_ ABSL_GUARDED_BY(mu_);
+  std::deque<PoolJob> held_ ABSL_GUARDED_BY(mu_);
   int submits_ ABSL_GUARDED_BY(mu_) = 0;
   int multi_piece_ ABSL_GUARDED_BY(mu_) = 0;
   int pinned_inputs_ ABSL_GUARDED_BY(mu_) = 0;
@@ -113,7 +113,7 @@ struct HandSorter {
   explicit HandSorter(const OutOfCoreOptions& options = {},
                       std::shared_ptr<StagingPool> pinned = nullptr)
       : sorter(
-            options, nullptr, [this](std::unique_ptr<SortJob>& run) { return device.Submit(run); },
+            options, nullptr, [this](PoolJob& run) { return device.Submit(run); },
             std::move(pinned)) {}
   HandDevice device;
   OutOfCoreSorter sorter;  // last: it waits for its sorts before the device goes

@@ -70,9 +70,9 @@ class IpcStandIn : public SortDevice {
 
   std::string name() const override { return inner_.name(); }
   size_t max_request_bytes() const override { return inner_.max_request_bytes(); }
-  absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override {
-    for (SortJob* job : batch) {
-      if (job->on_gpu >= 0) {
+  BatchOutcome RunBatch(absl::Span<PoolJob* const> batch, absl::Span<SortReport> reports) override {
+    for (const PoolJob* job : batch) {
+      if ((*job)->on_gpu >= 0) {
         on_gpu_jobs_.fetch_add(1);
         if (batch.size() > 1) on_gpu_batched_.fetch_add(1);
       }

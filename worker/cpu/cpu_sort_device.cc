@@ -64,7 +64,8 @@ absl::Status CpuSortDevice::RunGrowing(SortJob& job, SortReport& report) {
   return absl::OkStatus();
 }
 
-void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
+void CpuSortDevice::RunWithKeptRanges(const PoolJob& task, SortReport& report) {
+  SortJob& job = *task;
   const ByteSource keys = job.keys, values = job.values;
   const size_t kw = KeyWidth(job.spec.key_type), vw = job.spec.value_width;
   size_t from_device = 0;
@@ -73,7 +74,7 @@ void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
     gathered.set_dma_ready(src.dma_ready());
     gathered.set_shared(src.shared());
     ForEachInputPart(
-        job, options_.gpu, of_values,
+        task, options_.gpu, of_values,
         [&](size_t first, size_t count) {
           const ByteSource part = src.Slice(first * width, count * width);
           for (absl::string_view piece : part.pieces()) gathered.Append(piece);
@@ -95,17 +96,18 @@ void CpuSortDevice::RunWithKeptRanges(SortJob& job, SortReport& report) {
   job.values = values;
 }
 
-void CpuSortDevice::KeepRun(SortJob& job) {
+void CpuSortDevice::KeepRun(const PoolJob& task) {
+  const SortJob& job = *task;
   const size_t keys = job.out_keys.size;
   const size_t values = job.spec.return_indices ? 0 : job.out_values.size;
   char* const space = kept_space_ == nullptr ? nullptr : kept_space_->Take(keys + values);
   if (space == nullptr) return;
   std::memcpy(space, job.out_keys.data, keys);
   if (values != 0) std::memcpy(space + keys, job.out_values.data, values);
-  job.keep(kept_space_->Hand(DeviceCopy{options_.gpu, space, values ? space + keys : nullptr}));
+  task.keep(kept_space_->Hand(DeviceCopy{options_.gpu, space, values ? space + keys : nullptr}));
 }
 
-absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
+BatchOutcome CpuSortDevice::RunBatch(absl::Span<PoolJob* const> batch,
                                      absl::Span<SortReport> reports) {
   int number;
   {
@@ -116,30 +118,33 @@ absl::Status CpuSortDevice::RunBatch(absl::Span<SortJob* const> batch,
   if (options_.delay_per_batch > absl::ZeroDuration()) absl::SleepFor(options_.delay_per_batch);
   if (number == options_.lose_at_batch) {
     healthy_.store(false);
-    return absl::InternalError(
-        absl::StrCat(options_.name, ": injected device loss at batch ", number));
+    return BatchOutcome::Failed(absl::InternalError(
+        absl::StrCat(options_.name, ": injected device loss at batch ", number)));
   }
   if (options_.fail_batches.count(number) > 0 ||
       (options_.fail_every > 0 && number % options_.fail_every == 0)) {
-    return absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number));
+    return BatchOutcome::Failed(
+        absl::InternalError(absl::StrCat(options_.name, ": injected fault in batch ", number)));
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    SortJob& job = *batch[i];
+    const PoolJob& task = *batch[i];
+    SortJob& job = *task;
     if (job.growing != nullptr) {
-      if (absl::Status s = RunGrowing(job, reports[i]); !s.ok()) return s;
-    } else if (kept_space_ != nullptr && !job.device_ranges.empty() && job.InputsPinnedForDma()) {
-      RunWithKeptRanges(job, reports[i]);
+      if (absl::Status s = RunGrowing(job, reports[i]); !s.ok()) return BatchOutcome::FromSteps(s);
+    } else if (kept_space_ != nullptr && !task.device_ranges.empty() && job.InputsPinnedForDma()) {
+      RunWithKeptRanges(task, reports[i]);
     } else {
       RunJobOnCpu(sorter_, job, reports[i]);
     }
-    if (job.keep) KeepRun(job);
+    if (task.keep) KeepRun(task);
     reports[i].device = options_.name;
     // Region-backed outputs are written where the caller asked; a GPU's are DMAed there too.
-    if (staging_ != nullptr && !batch[i]->outputs_preset) {
-      if (absl::Status s = MoveOutputsToStaging(*batch[i]); !s.ok()) return s;
+    if (staging_ != nullptr && !job.outputs_preset) {
+      // Its staging full (RESOURCE_EXHAUSTED): not taken, as a GPU's would be.
+      if (absl::Status s = MoveOutputsToStaging(job); !s.ok()) return BatchOutcome::FromSteps(s);
     }
   }
-  return absl::OkStatus();
+  return BatchOutcome::Sorted();
 }
 
 std::vector<size_t> CpuSortDevice::batch_sizes() const {

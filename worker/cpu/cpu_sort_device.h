@@ -44,7 +44,7 @@ class CpuSortDevice : public SortDevice {
 
   std::string name() const override { return options_.name; }
   size_t max_request_bytes() const override { return options_.max_request_bytes; }
-  absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
+  BatchOutcome RunBatch(absl::Span<PoolJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
   bool TakesGrowingInput() const override { return options_.growing_input_piece_bytes != 0; }
   size_t staging_free_bytes() const override {
@@ -60,9 +60,9 @@ class CpuSortDevice : public SortDevice {
   // Sorts a job whose input is still arriving, once it has gathered all of it.
   absl::Status RunGrowing(SortJob& job, SortReport& report);
   // Sorts a lone job, reading the ranges of its input kept on this stand-in GPU from there.
-  void RunWithKeptRanges(SortJob& job, SortReport& report);
-  // Keeps a sorted run (SortJob::keep) when the space is free.
-  void KeepRun(SortJob& job);
+  void RunWithKeptRanges(const PoolJob& task, SortReport& report);
+  // Keeps a sorted run (PoolJob::keep) when the space is free.
+  void KeepRun(const PoolJob& task);
 
   const CpuSortDeviceOptions options_;
   CpuSorter sorter_;                          // only the worker thread calls RunBatch

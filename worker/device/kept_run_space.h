@@ -1,4 +1,4 @@
-// Memory in which a device worker keeps one out-of-core run after copying it out (SortJob::keep),
+// Memory in which a device worker keeps one out-of-core run after copying it out (PoolJob::keep),
 // so that the blocks of the same sort, on any worker of the GPU, copy their shares of it device to
 // device instead of over the link (CudaSortDeviceOptions::keep_runs). It holds one run at a time,
 // and comes back when the last reference to the copy handed out goes, which is when the sort
@@ -9,19 +9,19 @@
 #include <memory>
 
 #include "absl/status/status.h"
-#include "worker/engine.h"
+#include "worker/device/pool_job.h"
 
 namespace sortd {
 
 // Walks a job's input keys [0, job.n) in order, as a worker of `gpu` reads one of its arrays (the
 // values' when `values`, else the keys'): from_input(first, count) for each part read from the
 // input, from_copy(first, count, copy) for each range that a run kept on that GPU holds
-// (SortJob::device_ranges). Both return a status; the first error ends the walk.
+// (PoolJob::device_ranges). Both return a status; the first error ends the walk.
 template <typename FromInput, typename FromCopy>
-absl::Status ForEachInputPart(const SortJob& job, int gpu, bool values, FromInput&& from_input,
+absl::Status ForEachInputPart(const PoolJob& job, int gpu, bool values, FromInput&& from_input,
                               FromCopy&& from_copy) {
   size_t at = 0;  // keys before `at` are visited
-  for (const SortJob::DeviceRange& range : job.device_ranges) {
+  for (const DeviceRange& range : job.device_ranges) {
     const char* copy = values ? range.copy.values : range.copy.keys;
     if (range.copy.gpu != gpu || copy == nullptr || range.count == 0) continue;
     if (range.first > at) {
@@ -30,7 +30,7 @@ absl::Status ForEachInputPart(const SortJob& job, int gpu, bool values, FromInpu
     if (absl::Status s = from_copy(range.first, range.count, copy); !s.ok()) return s;
     at = range.first + range.count;
   }
-  return job.n > at ? from_input(at, job.n - at) : absl::OkStatus();
+  return job->n > at ? from_input(at, job->n - at) : absl::OkStatus();
 }
 
 class KeptRunSpace : public std::enable_shared_from_this<KeptRunSpace> {

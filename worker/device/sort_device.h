@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -13,9 +14,45 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "worker/device/pool_job.h"
 #include "worker/engine.h"
 
 namespace sortd {
+
+// What became of a batch a device was given (SortDevice::RunBatch).
+class BatchOutcome {
+ public:
+  // Every job's outputs and report are filled.
+  static BatchOutcome Sorted() { return BatchOutcome(Kind::kSorted, absl::OkStatus()); }
+  // The device's pools could not take the batch now, `why`: nothing of it ran on the device, and
+  // its jobs may run elsewhere (their outputs are to be ignored).
+  static BatchOutcome NotTaken(absl::Status why) {
+    return BatchOutcome(Kind::kNotTaken, std::move(why));
+  }
+  // The whole batch failed, and its jobs are answered with `status` (not OK).
+  static BatchOutcome Failed(absl::Status status) {
+    return BatchOutcome(Kind::kFailed, std::move(status));
+  }
+  // A device's own steps report a pool that could not take the batch as RESOURCE_EXHAUSTED
+  // (worker/device/staging_pool.h, a device arena): NotTaken; any other error: Failed.
+  static BatchOutcome FromSteps(absl::Status status) {
+    if (status.ok()) return Sorted();
+    if (status.code() == absl::StatusCode::kResourceExhausted) return NotTaken(std::move(status));
+    return Failed(std::move(status));
+  }
+
+  bool sorted() const { return kind_ == Kind::kSorted; }
+  bool taken() const { return kind_ != Kind::kNotTaken; }
+  // OK when sorted; else why not.
+  const absl::Status& status() const { return status_; }
+
+ private:
+  enum class Kind { kSorted, kNotTaken, kFailed };
+  BatchOutcome(Kind kind, absl::Status status) : kind_(kind), status_(std::move(status)) {}
+
+  Kind kind_;
+  absl::Status status_;
+};
 
 class SortDevice {
  public:
@@ -29,11 +66,9 @@ class SortDevice {
 
   // Sorts every job in `batch` and fills its outputs and `reports[i]` (algorithm, device, stage
   // times; queue time is the caller's). Jobs in one batch share key type, value width, order and
-  // stability. A non-OK status fails the whole batch; afterwards the device has recovered its
-  // streams and buffers, unless healthy() now returns false (the device is lost).
-  // RESOURCE_EXHAUSTED means the device's pools could not take the batch now; nothing of it ran
-  // on the device, and the caller may run its jobs elsewhere (their outputs are to be ignored).
-  virtual absl::Status RunBatch(absl::Span<SortJob* const> batch,
+  // stability. After a batch that failed or was not taken the device has recovered its streams
+  // and buffers, unless healthy() now returns false (the device is lost).
+  virtual BatchOutcome RunBatch(absl::Span<PoolJob* const> batch,
                                 absl::Span<SortReport> reports) = 0;
 
   virtual bool healthy() const = 0;

@@ -273,22 +273,26 @@ void CudaSortDevice::Recover() {
   if (!alive) healthy_.store(false);
 }
 
-absl::Status CudaSortDevice::RunBatch(absl::Span<SortJob* const> batch,
+BatchOutcome CudaSortDevice::RunBatch(absl::Span<PoolJob* const> batch,
                                       absl::Span<SortReport> reports) {
-  if (!healthy_.load()) return absl::UnavailableError(absl::StrCat(name_, " is lost"));
-  SORTD_RETURN_IF_CUDA_ERROR(cudaSetDevice(options_.device),
-                             absl::StrCat(name_, ": cudaSetDevice"));
+  if (!healthy_.load()) {
+    return BatchOutcome::Failed(absl::UnavailableError(absl::StrCat(name_, " is lost")));
+  }
+  if (const cudaError_t err = cudaSetDevice(options_.device); err != cudaSuccess) {
+    return BatchOutcome::FromSteps(CudaStatus(err, absl::StrCat(name_, ": cudaSetDevice")));
+  }
   device_arena_.used = 0;
   absl::Status status = InjectFaults();
   if (status.ok()) {
-    status = batch.size() > 1        ? RunSegmented(batch, reports)
-             : batch[0]->on_gpu >= 0 ? RunOnDevice(*batch[0], reports[0])
-                                     : RunSingle(*batch[0], reports[0]);
+    const PoolJob& first = *batch[0];
+    status = batch.size() > 1     ? RunSegmented(batch, reports)
+             : first->on_gpu >= 0 ? RunOnDevice(*first, reports[0])
+                                  : RunSingle(first, reports[0]);
   }
   device_in_use_.store(0);
   if (!status.ok() && status.code() == absl::StatusCode::kInternal) Recover();
   batch_staging_.reset();  // the responses hold their own references
-  return status;
+  return BatchOutcome::FromSteps(std::move(status));
 }
 
 CudaSortDevice::LaunchArrays::LaunchArrays(const LaunchShape& shape)
@@ -443,7 +447,7 @@ absl::Status CudaSortDevice::DmaIn(const ByteSource& src, char* dst, bool whole)
   return absl::OkStatus();
 }
 
-size_t CudaSortDevice::KeptBytesHere(const SortJob& job, size_t kw, size_t vw) const {
+size_t CudaSortDevice::KeptBytesHere(const PoolJob& job, size_t kw, size_t vw) const {
   size_t bytes = 0;
   for (const bool values : {false, true}) {
     const size_t width = values ? vw : kw;
@@ -458,7 +462,7 @@ size_t CudaSortDevice::KeptBytesHere(const SortJob& job, size_t kw, size_t vw) c
   return bytes;
 }
 
-absl::Status CudaSortDevice::CopyIn(const SortJob& job, const ByteSource& src, size_t width,
+absl::Status CudaSortDevice::CopyIn(const PoolJob& job, const ByteSource& src, size_t width,
                                     bool values, char* dst, bool whole, size_t& from_device) {
   if (job.device_ranges.empty()) return DmaIn(src, dst, whole);
   return ForEachInputPart(
@@ -476,9 +480,9 @@ absl::Status CudaSortDevice::CopyIn(const SortJob& job, const ByteSource& src, s
 }
 
 absl::Status CudaSortDevice::KeepRun(const LaunchShape& shape, const LaunchArrays& a,
-                                     SortJob& job) {
+                                     const PoolJob& job) {
   const size_t keys = shape.n * shape.key_width;
-  const size_t values = job.spec.return_indices ? 0 : shape.n * shape.value_width;
+  const size_t values = job->spec.return_indices ? 0 : shape.n * shape.value_width;
   char* const space = kept_space_ == nullptr ? nullptr : kept_space_->Take(keys + values);
   if (space == nullptr) return absl::OkStatus();
   const auto copy = [&](char* dst, const char* src, size_t bytes) -> absl::Status {
@@ -504,7 +508,8 @@ absl::Status CudaSortDevice::KeepRun(const LaunchShape& shape, const LaunchArray
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
+absl::Status CudaSortDevice::RunSingle(const PoolJob& task, SortReport& report) {
+  SortJob& job = *task;
   const SortSpec& spec = job.spec;
   const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
@@ -524,10 +529,10 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   const bool direct_out = job.OutputsPinnedForDma();
   absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
   if (!s.ok()) return s;
-  const bool turns = options_.link != nullptr && job.link_turns;
+  const bool turns = options_.link != nullptr && task.link_turns;
   // What comes over the link: the input less the ranges that kept runs hold on this GPU.
   const bool turn_in = turns && direct_in &&
-                       n * (kw + vw) - KeptBytesHere(job, kw, vw) >= options_.link_turn_min_bytes;
+                       n * (kw + vw) - KeptBytesHere(task, kw, vw) >= options_.link_turn_min_bytes;
   const bool turn_out =
       turns && n * (kw + vw + (spec.return_indices ? 4 : 0)) >= options_.link_turn_min_bytes;
 
@@ -535,9 +540,9 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
   if (direct_in) {
-    s = CopyIn(job, job.keys, kw, false, a.in_keys, turn_in, report.bytes_from_device);
+    s = CopyIn(task, job.keys, kw, false, a.in_keys, turn_in, report.bytes_from_device);
     if (s.ok() && vw) {
-      s = CopyIn(job, job.values, vw, true, a.in_values, turn_in, report.bytes_from_device);
+      s = CopyIn(task, job.values, vw, true, a.in_values, turn_in, report.bytes_from_device);
     }
   } else {
     // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
@@ -563,7 +568,7 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
       sort(a.temp, &temp_bytes, args, compute_.get()),
       absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
   s = CopyOutputs(shape, a, direct_out ? &job : nullptr, turn_out);
-  if (s.ok() && job.keep) s = KeepRun(shape, a, job);
+  if (s.ok() && task.keep) s = KeepRun(shape, a, task);
   if (!s.ok()) return s;
   if (!job.outputs_preset) {
     ShareOutputs(shape, a, 0, job);
@@ -578,15 +583,15 @@ absl::Status CudaSortDevice::RunSingle(SortJob& job, SortReport& report) {
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
+absl::Status CudaSortDevice::RunSegmented(absl::Span<PoolJob* const> batch,
                                           absl::Span<SortReport> reports) {
-  const SortSpec& spec = batch[0]->spec;
+  const SortSpec& spec = (*batch[0])->spec;
   LaunchShape shape{0, KeyWidth(spec.key_type), spec.value_width, false, batch.size()};
   size_t longest = 0;
-  for (const SortJob* job : batch) {
-    shape.n += job->n;
-    shape.indices |= job->spec.return_indices;
-    longest = std::max(longest, job->n);
+  for (const PoolJob* job : batch) {
+    shape.n += (*job)->n;
+    shape.indices |= (*job)->spec.return_indices;
+    longest = std::max(longest, (*job)->n);
   }
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width, segments = shape.segments;
   // One block for the whole batch: each response sends its own range of it, and the block returns
@@ -614,7 +619,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
   auto* offset_array = reinterpret_cast<uint32_t*>(a.staging(LaunchArrays::kOffsets));
   size_t at = 0;
   for (size_t s = 0; s < segments; ++s) {
-    const SortJob& job = *batch[s];
+    const SortJob& job = **batch[s];
     offset_array[s] = static_cast<uint32_t>(at);
     job.keys.CopyTo(0, job.n * kw, staging_keys + at * kw);
     if (vw) job.values.CopyTo(0, job.n * vw, staging_values + at * vw);
@@ -633,7 +638,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<SortJob* const> batch,
   const absl::Duration d2h = EventGap(phase_[4].get(), phase_[3].get());
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
-    SortJob& job = *batch[s];
+    SortJob& job = **batch[s];
     if (job.outputs_preset) {
       CopyOutputsToPreset(shape, a, at, job);
     } else {

@@ -32,7 +32,7 @@ class CudaSortDevice : public SortDevice {
 
   std::string name() const override { return name_; }
   size_t max_request_bytes() const override;
-  absl::Status RunBatch(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports) override;
+  BatchOutcome RunBatch(absl::Span<PoolJob* const> batch, absl::Span<SortReport> reports) override;
   bool healthy() const override { return healthy_.load(); }
   bool TakesGrowingInput() const override { return true; }
   size_t staging_free_bytes() const override { return staging_->largest_free(); }
@@ -107,7 +107,7 @@ class CudaSortDevice : public SortDevice {
                                   SortJob& job);
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
-  absl::Status RunSingle(SortJob& job, SortReport& report);
+  absl::Status RunSingle(const PoolJob& task, SortReport& report);
   // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
   // device to device into the pool's arrays, sorted, copied back; no staging, nothing over the
   // link. The pool's arrays, not the caller's, take the sort's passes: the caller can write its
@@ -116,7 +116,7 @@ class CudaSortDevice : public SortDevice {
   // memory would let it steer writes and reads outside its arrays. It also keeps an input sorted
   // in place whole when a launch fails.
   absl::Status RunOnDevice(SortJob& job, SortReport& report);
-  absl::Status RunSegmented(absl::Span<SortJob* const> batch, absl::Span<SortReport> reports);
+  absl::Status RunSegmented(absl::Span<PoolJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
   // A small sort checked on the host, before the device takes requests (device_self_test.h).
   absl::Status SelfTest();
@@ -145,15 +145,15 @@ class CudaSortDevice : public SortDevice {
   // to back from dst.
   absl::Status DmaIn(const ByteSource& src, char* dst, bool whole);
   // One input array of `width` bytes a key (`values`: the values, else the keys) of a job pinned
-  // for DMA: the ranges that lie on this GPU (SortJob::device_ranges) device to device, the rest
+  // for DMA: the ranges that lie on this GPU (PoolJob::device_ranges) device to device, the rest
   // by DmaIn. Adds the bytes copied on the device to `from_device`.
-  absl::Status CopyIn(const SortJob& job, const ByteSource& src, size_t width, bool values,
+  absl::Status CopyIn(const PoolJob& job, const ByteSource& src, size_t width, bool values,
                       char* dst, bool whole, size_t& from_device);
   // Bytes of the job's input (keys, values `vw` wide) that kept runs hold on this GPU.
-  size_t KeptBytesHere(const SortJob& job, size_t kw, size_t vw) const;
+  size_t KeptBytesHere(const PoolJob& job, size_t kw, size_t vw) const;
   // Keeps the sorted run's keys (and values) in kept_space_ and hands them to job.keep, when the
   // space is free and large enough; waits for the copy.
-  absl::Status KeepRun(const LaunchShape& shape, const LaunchArrays& arrays, SortJob& job);
+  absl::Status KeepRun(const LaunchShape& shape, const LaunchArrays& arrays, const PoolJob& job);
   // The compute stream waits for everything queued on the copy streams so far.
   absl::Status ComputeWaitsForCopies();
 

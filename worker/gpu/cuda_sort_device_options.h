@@ -25,7 +25,7 @@ struct CudaSortDeviceOptions {
   size_t transfer_chunk_bytes = TransferPolicy::kChunkBytes;
   int copy_threads = TransferPolicy::kCopyThreads;
   // Workers of one GPU take its link's directions in turn for the large transfers of out-of-core
-  // sorts (LinkTurns, SortJob::link_turns): a run's or block's copy in from memory pinned for DMA,
+  // sorts (LinkTurns, PoolJob::link_turns): a run's or block's copy in from memory pinned for DMA,
   // or its copy out, of at least link_turn_min_bytes. Smaller ones, copies in through staging
   // (which the host copy paces) and other requests' go at once: independent requests from
   // several clients fill the link better sharing it (1 GiB in core from 3 clients on an H200:
@@ -37,7 +37,7 @@ struct CudaSortDeviceOptions {
   std::shared_ptr<LinkTurns> link;
   // Each worker keeps the first run of an out-of-core sort that it sorts on the device, in space of
   // its own (a quarter of its device pool, beside it), until the sort ends, so that the sort's
-  // blocks copy their shares of it device to device instead of over the link (SortJob::keep):
+  // blocks copy their shares of it device to device instead of over the link (PoolJob::keep):
   // with four workers and eight runs, half of the blocks' bytes, a quarter of all in. Only runs in
   // pinned scratch merged on the devices keep, so the engine factory allocates the space only
   // where the out-of-core options make such runs.

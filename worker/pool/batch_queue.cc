@@ -17,7 +17,7 @@ bool BatchQueue::Batchable(const SortJob& job) const {
          (job.spec.algorithm == Algorithm::kAuto || job.spec.algorithm == Algorithm::kBitonic);
 }
 
-BatchQueue::PushResult BatchQueue::Push(std::unique_ptr<SortJob>& job) {
+BatchQueue::PushResult BatchQueue::Push(PoolJob& job) {
   absl::MutexLock lock(&mu_);
   if (closed_) return PushResult::kClosed;
   if (queue_.size() >= policy_.max_queued_jobs) return PushResult::kFull;
@@ -43,7 +43,7 @@ bool BatchQueue::BatchDue() const {
   return false;
 }
 
-std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
+std::vector<PoolJob> BatchQueue::NextBatch() {
   absl::MutexLock lock(&mu_);
   while (!BatchDue()) {
     // The timeout covers the oldest job's waiting time, which changes without anyone touching
@@ -65,7 +65,7 @@ std::vector<std::unique_ptr<SortJob>> BatchQueue::NextBatch() {
     mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
     --waiting_;
   }
-  std::vector<std::unique_ptr<SortJob>> batch;
+  std::vector<PoolJob> batch;
   if (queue_.empty()) return batch;
   const SortSpec front = queue_.front()->spec;
   const bool alone = !Batchable(*queue_.front());
@@ -94,9 +94,9 @@ void BatchQueue::Close() {
   closed_ = true;
 }
 
-std::vector<std::unique_ptr<SortJob>> BatchQueue::TakeAll() {
+std::vector<PoolJob> BatchQueue::TakeAll() {
   absl::MutexLock lock(&mu_);
-  std::vector<std::unique_ptr<SortJob>> all;
+  std::vector<PoolJob> all;
   size_t keys = 0;
   for (auto& job : queue_) {
     keys += job->n;

@@ -11,6 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "worker/device/pool_job.h"
 #include "worker/engine.h"
 
 namespace sortd {
@@ -38,16 +39,16 @@ class BatchQueue {
 
   enum class PushResult { kQueued, kFull, kClosed };
   // Anything but kQueued leaves the job with the caller.
-  PushResult Push(std::unique_ptr<SortJob>& job);
+  PushResult Push(PoolJob& job);
 
   // Blocks until a batch is due under the policy and returns it (oldest job first). Returns an
   // empty batch once the queue is closed and drained.
-  std::vector<std::unique_ptr<SortJob>> NextBatch();
+  std::vector<PoolJob> NextBatch();
 
   // Stops accepting; NextBatch drains what is queued, then returns empty.
   void Close();
   // Removes and returns every queued job (used when a worker is lost).
-  std::vector<std::unique_ptr<SortJob>> TakeAll();
+  std::vector<PoolJob> TakeAll();
 
   size_t queued_jobs() const;
   // NextBatch calls waiting now for a batch to come due: what a test waits for before it pushes,
@@ -68,7 +69,7 @@ class BatchQueue {
 
   const BatchPolicy policy_;
   mutable absl::Mutex mu_;
-  std::deque<std::unique_ptr<SortJob>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<PoolJob> queue_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> load_keys_{0};
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;

@@ -23,7 +23,7 @@ DeviceWorker::DeviceWorker(std::unique_ptr<SortDevice> device, std::string name,
 
 DeviceWorker::~DeviceWorker() { Shutdown(absl::InfinitePast()); }
 
-DeviceWorker::SubmitResult DeviceWorker::Submit(std::unique_ptr<SortJob>& job) {
+DeviceWorker::SubmitResult DeviceWorker::Submit(PoolJob& job) {
   if (!healthy_.load()) return SubmitResult::kUnhealthy;
   switch (queue_.Push(job)) {
     case BatchQueue::PushResult::kQueued: return SubmitResult::kQueued;
@@ -64,13 +64,13 @@ WorkerStats DeviceWorker::Stats() const {
 
 void DeviceWorker::Loop() {
   for (;;) {
-    std::vector<std::unique_ptr<SortJob>> batch = queue_.NextBatch();
+    std::vector<PoolJob> batch = queue_.NextBatch();
     if (batch.empty()) return;
     RunBatch(batch);
   }
 }
 
-void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
+void DeviceWorker::RunBatch(std::vector<PoolJob>& batch) {
   size_t taken_keys = 0;
   for (const auto& job : batch) taken_keys += job->n;
   // The batch counts as this worker's load until every job in it has been answered or passed on
@@ -83,7 +83,7 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
     drain_deadline = drain_deadline_;
   }
   // Drop what is no longer wanted before it touches the device.
-  std::vector<std::unique_ptr<SortJob>> run;
+  std::vector<PoolJob> run;
   std::vector<SortReport> reports;
   for (auto& job : batch) {
     SortReport report;
@@ -104,20 +104,20 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
   if (run.empty()) return;
 
   size_t keys = 0;
-  std::vector<SortJob*> jobs;
-  for (auto& job : run) {
+  std::vector<PoolJob*> jobs;
+  for (PoolJob& job : run) {
     keys += job->n;
-    jobs.push_back(job.get());
+    jobs.push_back(&job);
   }
   running_jobs_.fetch_add(run.size());
-  const absl::Status status = device_->RunBatch(jobs, absl::MakeSpan(reports));
+  const BatchOutcome outcome = device_->RunBatch(jobs, absl::MakeSpan(reports));
   running_jobs_.fetch_sub(run.size());
-  if (status.code() == absl::StatusCode::kResourceExhausted && device_->healthy()) {
-    // The device's pools could not take this batch now (see SortDevice::RunBatch): the jobs run
-    // elsewhere rather than fail.
+  if (!outcome.taken() && device_->healthy()) {
+    // The device's pools could not take this batch now: the jobs run elsewhere rather than fail.
     for (auto& job : run) reroute_(std::move(job));
     return;
   }
+  const absl::Status& status = outcome.status();
   if (status.ok() && observer_ != nullptr) observer_->OnLaunch(name_, run.size(), keys);
   // A lost device's queued jobs move on before this batch's answers, which may wait for helpers.
   if (!device_->healthy() && healthy_.exchange(false)) {
@@ -130,7 +130,7 @@ void DeviceWorker::RunBatch(std::vector<std::unique_ptr<SortJob>>& batch) {
 }
 
 struct DeviceWorker::Answering {
-  std::vector<std::unique_ptr<SortJob>> jobs;
+  std::vector<PoolJob> jobs;
   absl::Status status;
   std::vector<SortReport> reports;
   size_t taken_keys = 0;
@@ -138,7 +138,7 @@ struct DeviceWorker::Answering {
   std::atomic<int> tasks_left{0};
 };
 
-void DeviceWorker::Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
+void DeviceWorker::Answer(std::vector<PoolJob> jobs, const absl::Status& status,
                           std::vector<SortReport> reports, size_t taken_keys) {
   if (answer_pool_.size() == 0 || jobs.size() < 2 * kAnswersPerTask) {
     for (size_t i = 0; i < jobs.size(); ++i) jobs[i]->done(status, reports[i]);

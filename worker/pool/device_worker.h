@@ -19,7 +19,7 @@ namespace sortd {
 
 class DeviceWorker {
  public:
-  using Reroute = std::function<void(std::unique_ptr<SortJob>)>;
+  using Reroute = std::function<void(PoolJob)>;
   // `name` labels the worker in stats and logs; `reroute` receives the jobs this worker can no
   // longer run; `observer` may be null.
   DeviceWorker(std::unique_ptr<SortDevice> device, std::string name, const BatchPolicy& batching,
@@ -30,7 +30,7 @@ class DeviceWorker {
 
   enum class SubmitResult { kQueued, kFull, kClosed, kUnhealthy };
   // Anything but kQueued leaves the job with the caller.
-  SubmitResult Submit(std::unique_ptr<SortJob>& job);
+  SubmitResult Submit(PoolJob& job);
   // Shutdown in two steps, so a pool can tell every worker its deadline before waiting for any:
   // BeginShutdown closes the queue and sets the drain deadline (jobs taken after it fail
   // UNAVAILABLE); Join waits for the thread.
@@ -60,10 +60,10 @@ class DeviceWorker {
   struct Answering;
 
   void Loop();
-  void RunBatch(std::vector<std::unique_ptr<SortJob>>& batch);
+  void RunBatch(std::vector<PoolJob>& batch);
   // Answers `jobs` and then calls queue_.Finished(taken_keys): inline for a few jobs, otherwise
   // on the helper threads, returning once they have the work.
-  void Answer(std::vector<std::unique_ptr<SortJob>> jobs, const absl::Status& status,
+  void Answer(std::vector<PoolJob> jobs, const absl::Status& status,
               std::vector<SortReport> reports, size_t taken_keys);
 
   const std::unique_ptr<SortDevice> device_;

@@ -40,7 +40,7 @@ struct OutOfCoreSorter::Job {
   // Summed over the runs and blocks sorted so far; queued is the first run's wait.
   SortReport report ABSL_GUARDED_BY(mu);
   std::set<std::string> devices ABSL_GUARDED_BY(mu);
-  // Copies of runs that their workers kept on a GPU (SortJob::keep), for the blocks to read there;
+  // Copies of runs that their workers kept on a GPU (PoolJob::keep), for the blocks to read there;
   // the workers' space returns when ReleaseKeptRuns drops them (at Finish, or before a host merge).
   std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
   // What the runs that go to the CPU engine took of the job's memory budget: the job's one share
@@ -262,11 +262,11 @@ void OutOfCoreSorter::Start(std::unique_ptr<SortJob> job, size_t run_keys, size_
   Pump(state);
 }
 
-std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& job, size_t run) {
+PoolJob OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& job, size_t run) {
   const SortJob& parent = *job->job;
   const size_t begin = job->starts[run], n = job->starts[run + 1] - begin;
   const size_t kw = KeyWidth(parent.spec.key_type), vw = parent.spec.value_width;
-  auto sub = std::make_unique<SortJob>();
+  PoolJob sub(std::make_unique<SortJob>());
   sub->spec = parent.spec;
   sub->n = n;
   sub->keys = parent.keys.Slice(begin * kw, n * kw);
@@ -281,7 +281,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   }
   // Only blocks moved by DMA alone read kept runs, and only blocks read them.
   if (job->keys.dma_ready && MergesOnDevices(parent.spec)) {
-    sub->keep = [job, run](std::shared_ptr<const DeviceCopy> copy) {
+    sub.keep = [job, run](std::shared_ptr<const DeviceCopy> copy) {
       absl::MutexLock lock(&job->mu);
       job->kept[run] = std::move(copy);
     };
@@ -289,7 +289,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& jo
   return Delegate(job, run, std::move(sub));
 }
 
-std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& job, size_t block) {
+PoolJob OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& job, size_t block) {
   const SortJob& parent = *job->job;
   const std::vector<size_t>& from = job->cuts[block];
   const std::vector<size_t>& to = job->cuts[block + 1];
@@ -299,7 +299,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   const bool indices_as_values = parent.spec.return_indices;
   const size_t vw = indices_as_values ? sizeof(uint32_t) : parent.spec.value_width;
   const char* values = indices_as_values ? job->indices.data : job->values.data;
-  auto sub = std::make_unique<SortJob>();
+  PoolJob sub(std::make_unique<SortJob>());
   sub->spec = parent.spec;
   sub->spec.value_width = static_cast<uint32_t>(vw);
   sub->spec.return_indices = false;
@@ -320,7 +320,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
       // Kept values are the run's own; indices were made global on the host since.
       const size_t at = from[r] - job->starts[r];
       const DeviceCopy& copy = *kept[r];
-      sub->device_ranges.push_back(SortJob::DeviceRange{
+      sub.device_ranges.push_back(DeviceRange{
           sub->n, count,
           DeviceCopy{
               copy.gpu, copy.keys + at * kw,
@@ -332,7 +332,7 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   sub->values.set_dma_ready(job->keys.dma_ready);
   // The CPU engine would gather the shares into memory outside the budget; the host merge of a
   // block nobody else takes reads the runs where they lie.
-  sub->cpu_fallback = false;
+  sub.cpu_fallback = false;
   sub->outputs_preset = true;
   sub->out_keys = parent.out_keys.Part(first * kw, sub->n * kw);
   if (indices_as_values) {
@@ -343,14 +343,13 @@ std::unique_ptr<SortJob> OutOfCoreSorter::MakeBlock(const std::shared_ptr<Job>& 
   return Delegate(job, block, std::move(sub));
 }
 
-std::unique_ptr<SortJob> OutOfCoreSorter::Delegate(const std::shared_ptr<Job>& job, size_t task,
-                                                   std::unique_ptr<SortJob> sub) {
+PoolJob OutOfCoreSorter::Delegate(const std::shared_ptr<Job>& job, size_t task, PoolJob sub) {
   const SortJob& parent = *job->job;
   // The parent's arrival, so a run's queue time (and a deadline's message) counts from the request.
   sub->arrival = parent.arrival;
   sub->deadline = parent.deadline;
   sub->is_cancelled = parent.is_cancelled;
-  sub->link_turns = true;
+  sub.link_turns = true;
   sub->done = [this, job, task](const absl::Status& status, const SortReport& report) {
     TaskDone(job, task, status, report);
   };
@@ -396,8 +395,7 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job, std::optional<Pass> 
         break;
       }
     }
-    std::unique_ptr<SortJob> sub =
-        *pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
+    PoolJob sub = *pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
     const absl::Status status = submit_run_(sub);
     if (status.ok()) continue;
     absl::MutexLock lock(&job->mu);

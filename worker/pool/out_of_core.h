@@ -8,7 +8,7 @@
 // order, so the result is the stable merge. Blocks carry one payload: a job with both values and
 // indices has its runs merged on the host instead (or every job, when the options say so), as does
 // one caught by a drain or one whose blocks fail (its runs are intact until it finishes). A block
-// never falls back to the CPU engine (SortJob::cpu_fallback): that engine would gather its pieces
+// never falls back to the CPU engine (PoolJob::cpu_fallback): that engine would gather its pieces
 // into memory of its own, where the host merge reads the runs in place. A run may: it then takes
 // that engine's scratch from the job's memory budget (SortJob::reserve_host; the job's share is the
 // sum of its runs'), and one refused room there waits for the job's other runs in flight to give
@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "worker/device/pool_job.h"
 #include "worker/device/staging_pool.h"
 #include "worker/engine.h"
 #include "worker/thread_pool.h"
@@ -78,7 +79,7 @@ class OutOfCoreSorter {
   // taken, and its done will be called. RESOURCE_EXHAUSTED: every queue that could take it is full;
   // the run stays with the caller, who retries it when one of its other runs finishes. Anything
   // else: it cannot run at all (the run stays with the caller, and the sort fails with it).
-  using SubmitRun = std::function<absl::Status(std::unique_ptr<SortJob>& run)>;
+  using SubmitRun = std::function<absl::Status(PoolJob& run)>;
 
   // `observer` may be null; so may `pinned`, the pinned scratch (options.pinned_scratch_bytes)
   // that its owner registered for the devices.
@@ -136,11 +137,10 @@ class OutOfCoreSorter {
   void Pump(const std::shared_ptr<Job>& job, std::optional<Pass> of_pass = std::nullopt);
   void TaskDone(const std::shared_ptr<Job>& job, size_t task, const absl::Status& status,
                 const SortReport& report);
-  std::unique_ptr<SortJob> MakeRun(const std::shared_ptr<Job>& job, size_t run);
-  std::unique_ptr<SortJob> MakeBlock(const std::shared_ptr<Job>& job, size_t block);
+  PoolJob MakeRun(const std::shared_ptr<Job>& job, size_t run);
+  PoolJob MakeBlock(const std::shared_ptr<Job>& job, size_t block);
   // Gives a run or block the parent's deadline and cancellation, and its done back to TaskDone.
-  std::unique_ptr<SortJob> Delegate(const std::shared_ptr<Job>& job, size_t task,
-                                    std::unique_ptr<SortJob> sub);
+  PoolJob Delegate(const std::shared_ptr<Job>& job, size_t task, PoolJob sub);
   // Whether the job's runs are merged by the devices (see above).
   bool MergesOnDevices(const SortSpec& spec) const;
   // On a merge thread: cuts the output into blocks and hands them to the devices.
@@ -149,7 +149,7 @@ class OutOfCoreSorter {
   // threads.
   void SetGlobalIndices(Job& job, bool global);
   void Merge(Job& job);
-  // Gives the workers back the space of the job's runs kept on their GPUs (SortJob::keep), once no
+  // Gives the workers back the space of the job's runs kept on their GPUs (PoolJob::keep), once no
   // block will read them.
   void ReleaseKeptRuns(Job& job);
   // Calls the job's done, frees what it holds, and counts it out of sorts_in_flight.

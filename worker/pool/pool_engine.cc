@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
     std::string name = index == 0 ? device->name() : absl::StrCat(device->name(), "#", index);
     engine->workers_.push_back(std::make_unique<DeviceWorker>(
         std::move(device), std::move(name), options.batching, options.observer,
-        [self](std::unique_ptr<SortJob> job) { self->Reroute(std::move(job)); }));
+        [self](PoolJob job) { self->Reroute(std::move(job)); }));
   }
   engine->gpu_count_ = gpus.size();
   std::shared_ptr<StagingPool> pinned;
@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<PoolEngine>> PoolEngine::Create(
   engine->pinned_scratch_bytes_ = pinned != nullptr ? pinned->capacity() : 0;
   PoolEngine* self = engine.get();
   engine->out_of_core_ = std::make_unique<OutOfCoreSorter>(
-      options.out_of_core, options.observer,
-      [self](std::unique_ptr<SortJob>& run) { return self->SubmitRun(run); }, std::move(pinned));
+      options.out_of_core, options.observer, [self](PoolJob& run) { return self->SubmitRun(run); },
+      std::move(pinned));
   return engine;
 }
 
@@ -147,8 +147,8 @@ absl::StatusOr<OpenedDeviceMemory> PoolEngine::OpenDeviceMemory(absl::string_vie
                                           known.empty() ? "none" : known, ")"));
 }
 
-void PoolEngine::SubmitOnGpu(std::unique_ptr<SortJob> job) {
-  job->cpu_fallback = false;
+void PoolEngine::SubmitOnGpu(PoolJob job) {
+  job.cpu_fallback = false;
   const size_t gpu = static_cast<size_t>(job->on_gpu);
   std::string name;
   size_t pool_bytes = 0;
@@ -208,7 +208,9 @@ bool PoolEngine::TakesGrowingInput(const SortSpec& spec, size_t n) const {
   return worker != nullptr && worker->device().TakesGrowingInput();
 }
 
-void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
+void PoolEngine::Submit(std::unique_ptr<SortJob> job) { SubmitPoolJob(PoolJob(std::move(job))); }
+
+void PoolEngine::SubmitPoolJob(PoolJob job) {
   if (job->on_gpu >= 0) return SubmitOnGpu(std::move(job));
   const Algorithm hint = job->spec.algorithm;
   const bool wants_device = WantsDevice(job->spec, job->n, PinnedForDma(*job));
@@ -216,13 +218,13 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
   if (job->growing != nullptr && (worker == nullptr || !worker->device().TakesGrowingInput())) {
     // Out of core, on the CPU engine, or on a device that needs the whole input: it starts when
     // the upload ends.
-    return HandBackGrowingJob(std::move(job), "no GPU worker can read it while it arrives");
+    return HandBackGrowingJob(std::move(job.sort), "no GPU worker can read it while it arrives");
   }
   if (worker == nullptr) {
     if (const size_t run_keys = wants_device ? OutOfCoreRunKeys(job->spec, job->n) : 0;
         run_keys > 0) {
       // Too large for any device: sorted in runs that fit one, then merged.
-      out_of_core_->Sort(std::move(job), run_keys, healthy_workers());
+      out_of_core_->Sort(std::move(job.sort), run_keys, healthy_workers());
       return;
     }
     // No device wanted, none healthy, or none with staging free now: the CPU engine serves, and
@@ -234,7 +236,7 @@ void PoolEngine::Submit(std::unique_ptr<SortJob> job) {
     case DeviceWorker::SubmitResult::kQueued: return;
     case DeviceWorker::SubmitResult::kFull:
       if (job->growing != nullptr) {
-        return HandBackGrowingJob(std::move(job), QueueFullMessage(*worker));
+        return HandBackGrowingJob(std::move(job.sort), QueueFullMessage(*worker));
       }
       job->done(absl::ResourceExhaustedError(QueueFullMessage(*worker)),
                 SortReport{hint, worker->device().name(), {}, {}, {}, {}});
@@ -292,7 +294,7 @@ size_t PoolEngine::HostScratch(const SortSpec& spec, size_t n, bool outputs_shar
                : cpu_->HostScratchBytes(spec, n, outputs_shared);
 }
 
-absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
+absl::Status PoolEngine::SubmitRun(PoolJob& run) {
   DeviceWorker* worker = PickWorker(*run);
   if (worker == nullptr) {
     // Every device lost since the sort began, or their staging held by responses being sent: the
@@ -315,19 +317,19 @@ absl::Status PoolEngine::SubmitRun(std::unique_ptr<SortJob>& run) {
   return absl::OkStatus();
 }
 
-void PoolEngine::Reroute(std::unique_ptr<SortJob> job) {
+void PoolEngine::Reroute(PoolJob job) {
   if (job->growing != nullptr) {
     // Its worker was lost or its pools were full: another worker would wait on the upload all
     // over again, and the CPU engine needs the whole input anyway.
-    return HandBackGrowingJob(std::move(job), "its GPU worker handed it back");
+    return HandBackGrowingJob(std::move(job.sort), "its GPU worker handed it back");
   }
-  DeviceWorker* worker = ++job->reroutes < 2 ? PickWorker(*job) : nullptr;
+  DeviceWorker* worker = ++job.reroutes < 2 ? PickWorker(*job) : nullptr;
   if (worker != nullptr && worker->Submit(job) == DeviceWorker::SubmitResult::kQueued) return;
   FallBackToCpu(std::move(job), "handed back by its device, and no other took it");
 }
 
-void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why) {
-  if (job->cpu_fallback) {
+void PoolEngine::FallBackToCpu(PoolJob job, absl::string_view why) {
+  if (job.cpu_fallback) {
     // That engine takes its scratch from the budget as it starts the job (SortJob::reserve_host);
     // a refusal for room, there or in its queue, says why the job went there.
     job->done = [why = std::string(why), done = std::move(job->done)](const absl::Status& status,
@@ -335,7 +337,7 @@ void PoolEngine::FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view w
       if (status.code() != absl::StatusCode::kResourceExhausted) return done(status, report);
       done(absl::Status(status.code(), absl::StrCat(why, "; ", status.message())), report);
     };
-    cpu_->Submit(std::move(job));
+    cpu_->Submit(std::move(job.sort));
     return;
   }
   job->done(absl::UnavailableError(absl::StrCat(why, "; it may not fall back to the CPU engine")),

@@ -34,6 +34,9 @@ class PoolEngine : public SortEngine {
   ~PoolEngine() override;
 
   void Submit(std::unique_ptr<SortJob> job) override;
+  // Submit for a job that carries the pool's own notes (worker/device/pool_job.h); a server's job
+  // carries their defaults.
+  void SubmitPoolJob(PoolJob job);
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
@@ -56,13 +59,13 @@ class PoolEngine : public SortEngine {
   PoolEngine(std::unique_ptr<SortEngine> cpu, const PoolEngineOptions& options);
   // A healthy worker that can hold the job on the least-loaded GPU, or null.
   DeviceWorker* PickWorker(const SortJob& job) const;
-  void Reroute(std::unique_ptr<SortJob> job);
+  void Reroute(PoolJob job);
   // A job whose arrays lie on one GPU (SortJob::on_gpu): to a worker of that GPU that can hold it,
   // or failed, naming why; never to the CPU engine or another GPU.
-  void SubmitOnGpu(std::unique_ptr<SortJob> job);
+  void SubmitOnGpu(PoolJob job);
   // What no device takes goes to the CPU engine, unless the job may not fall back to it
-  // (SortJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
-  void FallBackToCpu(std::unique_ptr<SortJob> job, absl::string_view why);
+  // (PoolJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
+  void FallBackToCpu(PoolJob job, absl::string_view why);
   size_t HostScratch(const SortSpec& spec, size_t n, bool outputs_shared, bool least) const;
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).
@@ -75,7 +78,7 @@ class PoolEngine : public SortEngine {
   // healthy device. INVALID_ARGUMENT beyond the machine's memory.
   absl::StatusOr<std::shared_ptr<StagingPool>> MakePinnedScratch(size_t bytes);
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
-  absl::Status SubmitRun(std::unique_ptr<SortJob>& run);
+  absl::Status SubmitRun(PoolJob& run);
   std::string QueueFullMessage(const DeviceWorker& worker) const;
 
   const PoolEngineOptions options_;

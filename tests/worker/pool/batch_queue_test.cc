@@ -15,9 +15,8 @@ namespace {
 
 using testing::WaitFor;
 
-std::unique_ptr<SortJob> Job(size_t n, KeyType type = KeyType::kUint32,
-                             Algorithm algo = Algorithm::kAuto) {
-  auto job = std::make_unique<SortJob>();
+PoolJob Job(size_t n, KeyType type = KeyType::kUint32, Algorithm algo = Algorithm::kAuto) {
+  PoolJob job(std::make_unique<SortJob>());
   job->spec.key_type = type;
   job->spec.algorithm = algo;
   job->n = n;
@@ -97,7 +96,7 @@ TEST(BatchQueueTest, FullQueueRefusesAndClosedQueueDrainsThenEnds) {
   }
   auto extra = Job(1);
   EXPECT_EQ(queue.Push(extra), BatchQueue::PushResult::kFull);
-  ASSERT_NE(extra, nullptr) << "a refused job stays with the caller";
+  ASSERT_NE(extra.sort, nullptr) << "a refused job stays with the caller";
   queue.Close();
   auto late = Job(1);
   EXPECT_EQ(queue.Push(late), BatchQueue::PushResult::kClosed);
@@ -112,7 +111,7 @@ TEST(BatchQueueTest, APushEndsTheWaitOfAWorkerIdleOnTheEmptyQueue) {
   BatchPolicy policy = Policy();
   policy.max_delay = absl::Milliseconds(100);
   BatchQueue queue(policy);
-  std::vector<std::unique_ptr<SortJob>> batch;
+  std::vector<PoolJob> batch;
   absl::Notification taken;
   std::thread worker([&] {
     batch = queue.NextBatch();

@@ -86,7 +86,7 @@ TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
   testing::HandDevice device;
   device.set_capacity(1);
   int calls = 0;
-  OutOfCoreSorter sorter(HostMerge(), nullptr, [&](std::unique_ptr<SortJob>& run) {
+  OutOfCoreSorter sorter(HostMerge(), nullptr, [&](PoolJob& run) {
     switch (++calls) {
       case 2:  // the queue is full when asked, and its one run finishes before the answer is read
         EXPECT_TRUE(device.FinishOne());
@@ -166,18 +166,18 @@ TEST(OutOfCoreSorterTest, IndicesMergeOnDevicesAndFailedBlocksLeaveTheMergeToThe
 }
 
 // With every device lost or busy, as the pool does: runs go to the CPU engine, and blocks, which
-// may not (SortJob::cpu_fallback), are refused, so the runs are merged on the host. Every payload
+// may not (PoolJob::cpu_fallback), are refused, so the runs are merged on the host. Every payload
 // shape, both orders.
 TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
   std::atomic<int> refused_blocks{0};
-  OutOfCoreSorter sorter(OutOfCoreOptions{}, nullptr, [&](std::unique_ptr<SortJob>& run) {
-    if (!run->cpu_fallback) {
+  OutOfCoreSorter sorter(OutOfCoreOptions{}, nullptr, [&](PoolJob& run) {
+    if (!run.cpu_fallback) {
       ++refused_blocks;
       return absl::UnavailableError("no device");
     }
-    (*cpu)->Submit(std::move(run));
+    (*cpu)->Submit(std::move(run.sort));
     return absl::OkStatus();
   });
   const uint64_t seed = testing::TestSeed();
@@ -217,8 +217,8 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
   ASSERT_TRUE(cpu.ok());
   OutOfCoreOptions options;  // equal runs, merged on the host
   options.merge_on_devices = false;
-  OutOfCoreSorter sorter(options, nullptr, [&](std::unique_ptr<SortJob>& run) {
-    (*cpu)->Submit(std::move(run));
+  OutOfCoreSorter sorter(options, nullptr, [&](PoolJob& run) {
+    (*cpu)->Submit(std::move(run.sort));
     return absl::OkStatus();
   });
   const SortSpec spec{KeyType::kUint32, 4, false, /*stable=*/true, false, Algorithm::kAuto};

@@ -134,7 +134,7 @@ TYPED_TEST(OutOfCoreTypedTest, SortsInRunsAndMergesLikeTheReference) {
   on_devices_options.pinned_scratch_bytes = 4 * kDevicePool;
   equal.merge_on_devices = false;
   // The devices keep runs, so the blocks of jobs in pinned scratch read their shares of those from
-  // there (SortJob::device_ranges).
+  // there (PoolJob::device_ranges).
   std::vector<CpuSortDeviceOptions> keeping(4);
   for (size_t i = 0; i < 4; ++i) {
     keeping[i].name = absl::StrCat("cpu-device:", i / 2);

@@ -455,18 +455,18 @@ TEST(PoolEngineTest, JobsThatMayNotFallBackToTheCpuEngineFailUnavailableInstead)
   Pool pool = MakePool({device}, batching);
   Probe first, handed_back, refused;
   pool.engine->Submit(first.Make(KeyType::kUint32, 1000));
-  std::unique_ptr<SortJob> job = handed_back.Make(KeyType::kUint32, 1000);
-  job->cpu_fallback = false;
-  pool.engine->Submit(std::move(job));
+  PoolJob job(handed_back.Make(KeyType::kUint32, 1000));
+  job.cpu_fallback = false;
+  pool.engine->SubmitPoolJob(std::move(job));
   ASSERT_TRUE(first.status().ok());  // its response holds the staging
   const absl::Status status = handed_back.status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
   EXPECT_THAT(std::string(status.message()),
               ::testing::StartsWith("handed back by its device, and no other took it; it may not "
                                     "fall back to the CPU engine"));
-  job = refused.Make(KeyType::kUint32, 1000);
-  job->cpu_fallback = false;
-  pool.engine->Submit(std::move(job));
+  job = PoolJob(refused.Make(KeyType::kUint32, 1000));
+  job.cpu_fallback = false;
+  pool.engine->SubmitPoolJob(std::move(job));
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(pool.cpu->jobs_taken(), 0u);
   EXPECT_EQ(pool.devices[0]->batch_sizes().size(), 2u);
