@@ -121,10 +121,22 @@ size_t MemoryBudget::TakePeak() {
   return std::exchange(peak_, in_use_);
 }
 
-std::function<absl::Status(size_t)> MemoryBudget::LaterShares(std::string what) {
-  auto share = std::make_shared<Reservation>();
-  return
-      [this, share, what = std::move(what)](size_t bytes) { return Resize(*share, bytes, what); };
+// One share of the budget, set by SetExtra and given back with the allowance.
+class MemoryBudget::Share final : public ScratchAllowance {
+ public:
+  Share(MemoryBudget* budget, size_t admitted, bool least, std::string what)
+      : ScratchAllowance(admitted, least), budget_(budget), what_(std::move(what)) {}
+  absl::Status SetExtra(size_t bytes) override { return budget_->Resize(share_, bytes, what_); }
+
+ private:
+  MemoryBudget* const budget_;
+  const std::string what_;
+  Reservation share_;
+};
+
+std::unique_ptr<ScratchAllowance> MemoryBudget::Allowance(size_t admitted, bool least,
+                                                          std::string what) {
+  return std::make_unique<Share>(this, admitted, least, std::move(what));
 }
 
 void MemoryBudget::Return(size_t bytes) {

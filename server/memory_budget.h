@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "worker/host_scratch.h"
 
 namespace sortd {
 
@@ -48,11 +49,12 @@ class MemoryBudget {
   // bytes are (e.g. "request 4096 + response 4096 bytes").
   absl::StatusOr<Reservation> Reserve(size_t bytes, const std::string& what);
 
-  // A job's way to take more of the budget after its admission (SortJob::reserve_host), each time
-  // for `what`: each call sets its one share to `bytes`, in one step, so a share that does not fit
+  // A job's scratch allowance (SortJob::scratch): `admitted` bytes of scratch its admission
+  // reserved (`least`: only the least the engine can sort in), and one share of this budget
+  // beyond them, for `what`, which each SetExtra sets in one step, so a share that does not fit
   // (RESOURCE_EXHAUSTED) leaves the last one held, and a smaller one always fits. The share is
-  // given back when the function goes (with its job). The budget must outlive it.
-  std::function<absl::Status(size_t bytes)> LaterShares(std::string what);
+  // given back when the allowance goes (with its job). The budget must outlive it.
+  std::unique_ptr<ScratchAllowance> Allowance(size_t admitted, bool least, std::string what);
 
   // Runs `retry` on the budget's own thread once `bytes` (at most the limit) may fit: soon when
   // they fit now, else once enough has been given back, in the order the waits began. Nothing is
@@ -68,6 +70,7 @@ class MemoryBudget {
   size_t TakePeak();
 
  private:
+  class Share;
   void Return(size_t bytes);
   // Moves the waiters that fit beside what is in flight, oldest first, to the waker's queue.
   void WakeFitting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

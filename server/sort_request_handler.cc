@@ -18,27 +18,25 @@ absl::Status ShuttingDownError() {
 absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
                                       const SortSpec& spec, size_t n, bool outputs_shared,
                                       size_t bytes, absl::string_view what, bool engine_scratch) {
-  const size_t fastest = engine_scratch ? engine.HostScratchBytes(spec, n, outputs_shared) : 0;
+  const ScratchSizes sizes =
+      engine_scratch ? engine.HostScratch(spec, n, outputs_shared) : ScratchSizes{};
   auto admit = [&](size_t scratch) -> absl::StatusOr<JobAdmission> {
     absl::StatusOr<MemoryBudget::Reservation> reservation =
         budget.Reserve(bytes + scratch, absl::StrCat(what, " + sort scratch ", scratch, " bytes"));
     if (!reservation.ok()) return reservation.status();
-    return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < fastest}};
+    return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < sizes.fastest}};
   };
-  absl::StatusOr<JobAdmission> admitted = admit(fastest);
-  const size_t least = engine_scratch ? engine.LeastHostScratchBytes(spec, n, outputs_shared) : 0;
-  if (admitted.ok() || least >= fastest) return admitted;
-  return admit(least);
+  absl::StatusOr<JobAdmission> admitted = admit(sizes.fastest);
+  if (admitted.ok() || sizes.least >= sizes.fastest) return admitted;
+  return admit(sizes.least);
 }
 
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted) {
-  job.host_scratch_budgeted = admitted.bytes;
-  job.host_scratch_least = admitted.least;
-  job.reserve_host = budget.LaterShares("sort scratch of the CPU engine");
+  job.scratch = budget.Allowance(admitted.bytes, admitted.least, "sort scratch of the CPU engine");
 }
 
 void GiveBackLaterScratch(SortJob& job) {
-  if (job.reserve_host) job.reserve_host(0).IgnoreError();  // a smaller share always fits
+  if (job.scratch != nullptr) job.scratch->SetExtra(0).IgnoreError();  // a smaller share fits
 }
 
 namespace {
@@ -135,10 +133,11 @@ void SortRequestHandler::Admit(ParsedRequest& parsed, SortExchange* exchange) {
                absl::StrCat("request ", request_bytes, " + response ", response_bytes), !on_gpu);
   if (!admission.ok()) {
     // Room that is in flight comes back; a request larger than the whole budget never fits.
-    const size_t least = request_bytes + response_bytes +
-                         (on_gpu ? 0
-                                 : engine_->LeastHostScratchBytes(validated->spec, validated->n,
-                                                                  validated->shared_memory));
+    const size_t least =
+        request_bytes + response_bytes +
+        (on_gpu
+             ? 0
+             : engine_->HostScratch(validated->spec, validated->n, validated->shared_memory).least);
     // Only a request that waits is moved to the heap; `parsed` is not used after wait() runs.
     auto wait = [&] {
       budget_->WhenRoom(

@@ -36,7 +36,7 @@ struct JobAdmission {
 };
 // Reserves `bytes` (described by `what`, e.g. "request A + response B") and beside them the
 // engine's host scratch for n keys of `spec`: the fastest sort's where the budget has room for it,
-// else the least the engine can sort them in (SortEngine::LeastHostScratchBytes), so a speed-up
+// else the least the engine can sort them in (SortEngine::HostScratch), so a speed-up
 // that takes memory never costs a request its answer. A refusal names the least.
 // `engine_scratch` false: the engine takes no host memory for the job (its arrays lie on a GPU).
 absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& engine,
@@ -45,7 +45,7 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
                                       bool engine_scratch = true);
 
 // Tells a job what host scratch its admission holds, and lets it take more from `budget` should it
-// need more where it runs (SortJob::reserve_host): the CPU engine's scratch, when a sort admitted
+// need more where it runs (SortJob::scratch): the CPU engine's scratch, when a sort admitted
 // for a GPU falls back there or its out-of-core runs do, or the fastest sort's, when a sort
 // admitted with the least starts once memory has come free.
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted);

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "worker/growing_input.h"
+#include "worker/host_scratch.h"
 #include "worker/job_bytes.h"
 #include "worker/sort_spec.h"
 
@@ -35,8 +36,8 @@ struct SortReport {
   // Input bytes copied from copies already on the device (an out-of-core block's shares of runs
   // kept there, PoolJob::device_ranges in worker/device/pool_job.h) instead of over the link.
   size_t bytes_from_device = 0;
-  // Sorted within the least host scratch, as the memory budget held no more
-  // (SortJob::host_scratch_least): slower than the engine could.
+  // Sorted within the least host scratch, as the memory budget held no more (SortJob::scratch):
+  // slower than the engine could.
   bool least_scratch = false;
 };
 
@@ -115,19 +116,13 @@ struct SortJob {
            (!spec.return_indices || out_indices.dma_ready);
   }
 
-  // The host scratch the server's memory budget already holds for this job (what
-  // SortEngine::HostScratchBytes, or LeastHostScratchBytes, said at admission), and a way to take
-  // more of that budget. The CPU engine, as it starts a job, takes its fastest sort's scratch
-  // beside what admission held where the budget has room, else the least, and fails the job
-  // RESOURCE_EXHAUSTED when neither fits: so a job admitted for a GPU that the pool sends there,
-  // or an out-of-core sort's run, is counted, and one admitted with the least sorts faster when
-  // memory has come free since. Each call sets the one share (a refused call keeps the last).
-  // Null where no budget applies; what it takes is given back when the job goes.
-  size_t host_scratch_budgeted = 0;
-  std::function<absl::Status(size_t bytes)> reserve_host;
-  // The budget holds only the least scratch for the job: the engine sorts it within
-  // LeastHostScratchBytes, giving up what only makes it faster.
-  bool host_scratch_least = false;
+  // The host scratch the server's memory budget holds for this job, and the way to take more of
+  // that budget (worker/host_scratch.h). The CPU engine, as it starts a job, takes its fastest
+  // sort's scratch beside what admission held where the budget has room, else the least, and
+  // fails the job RESOURCE_EXHAUSTED when neither fits: so a job admitted for a GPU that the pool
+  // sends there, or an out-of-core sort's run, is counted, and one admitted with the least sorts
+  // faster when memory has come free since. Null where no budget applies.
+  std::unique_ptr<ScratchAllowance> scratch;
 
   absl::Time arrival = absl::Now();
   absl::Time deadline = absl::InfiniteFuture();
@@ -175,15 +170,11 @@ class SortEngine {
   // Host memory the engine takes beside a job's own input and output while it sorts a job of `n`
   // keys (the GPU pool's out-of-core runs, the CPU engine's gathered input and sort words, and its
   // own copy of the results when the outputs are shared, OutputBytes::shared), decided as Submit
-  // would decide it now; the server's memory budget counts it with the request.
-  virtual size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-    return 0;
-  }
-  // The least host memory of that kind the job can be sorted in, giving up what only makes it
-  // faster (the CPU engine's carried records). A budget with no room for HostScratchBytes admits
-  // the job with this, and the engine then sorts it within it (SortJob::host_scratch_least).
-  virtual size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-    return HostScratchBytes(spec, n, outputs_shared);
+  // would decide it now: the fastest sort's, and the least it can be sorted in. The server's
+  // memory budget admits the job with the fastest where it has room, else the least, and the
+  // engine then sorts it within that (SortJob::scratch).
+  virtual ScratchSizes HostScratch(const SortSpec& spec, size_t n, bool outputs_shared) const {
+    return {};
   }
 
   // Host memory the engine holds for its whole life, whatever it sorts (the GPU workers' pinned

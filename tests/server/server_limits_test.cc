@@ -72,15 +72,18 @@ TEST(MemoryBudgetTest, ReservesWithinTheLimitAndNamesTheNumbersBeyondIt) {
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
-// A job's later shares (SortJob::reserve_host): each sets the one share in one step, a refusal
-// names the numbers and keeps the share held before, a smaller share fits however full the
-// budget is, and the last share goes with the function.
-TEST(MemoryBudgetTest, LaterSharesSetOneShareThatARefusalKeepsAndGoWithTheirJob) {
+// A job's scratch allowance (SortJob::scratch): each SetExtra sets the one share in one step, a
+// refusal names the numbers and keeps the share held before, a smaller share fits however full
+// the budget is, and the last share goes with the allowance.
+TEST(MemoryBudgetTest, AnAllowanceSetsOneShareThatARefusalKeepsAndGoesWithItsJob) {
   MemoryBudget budget(1000, "--max_inflight_bytes");
   auto held = budget.Reserve(300, "request");
   ASSERT_TRUE(held.ok());
   {
-    std::function<absl::Status(size_t)> share = budget.LaterShares("cpu scratch");
+    std::unique_ptr<ScratchAllowance> allowance = budget.Allowance(64, true, "cpu scratch");
+    EXPECT_EQ(allowance->admitted(), 64u);
+    EXPECT_TRUE(allowance->least());
+    const auto share = [&](size_t bytes) { return allowance->SetExtra(bytes); };
     ASSERT_TRUE(share(500).ok());
     EXPECT_EQ(budget.in_use(), 800u);
     ASSERT_TRUE(share(600).ok());  // replaces the 500
@@ -164,8 +167,7 @@ TEST(ServerLimitsTest, ASortThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLea
   engine.sort.carry_min_keys = 0;  // carried at any size
   auto probe = CpuEngine::Create(engine);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  const size_t fastest = (*probe)->HostScratchBytes(spec, kN, false);
-  const size_t least = (*probe)->LeastHostScratchBytes(spec, kN, false);
+  const auto [fastest, least] = (*probe)->HostScratch(spec, kN, false);
   ASSERT_LT(least, fastest);
   const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, engine.sort, CpuScratch::kLeast);
   const std::string expected =

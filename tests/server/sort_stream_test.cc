@@ -113,8 +113,7 @@ TEST(SortStreamTest, AStreamThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLea
   engine.sort.carry_min_keys = 0;  // carried at any size
   auto probe = CpuEngine::Create(engine);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  const size_t fastest = (*probe)->HostScratchBytes(spec, s.n, false);
-  const size_t least = (*probe)->LeastHostScratchBytes(spec, s.n, false);
+  const auto [fastest, least] = (*probe)->HostScratch(spec, s.n, false);
   ASSERT_LT(least, fastest);
   for (const size_t budget : {input + result + least, input + result + least - 1}) {
     SCOPED_TRACE(::testing::Message() << "budget " << budget);

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/job_probe.h"
 #include "tests/support/key_scribbler.h"
+#include "tests/support/scratch_by_hand.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -87,7 +88,7 @@ TEST(CpuEngineTest, AnIdleWorkerGivesBackTheScratchOfALargeRequest) {
 }
 
 // A job whose admission held only the least scratch asks the budget for the fastest sort's as it
-// starts (SortJob::reserve_host): granted, it is sorted carrying records; refused, it keeps the
+// starts (SortJob::scratch): granted, it is sorted carrying records; refused, it keeps the
 // least and is sorted within it. Either way it is sorted, and the report says which.
 TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeFree) {
   constexpr size_t kN = 4000;
@@ -101,18 +102,15 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
     SCOPED_TRACE(room ? "the budget has room" : "the budget is full");
     auto engine = CpuEngine::Create(options);  // a fresh sorter: its scratch says what it took
     ASSERT_TRUE(engine.ok()) << engine.status();
-    const size_t fastest = (*engine)->HostScratchBytes(spec, kN, false);
-    const size_t least = (*engine)->LeastHostScratchBytes(spec, kN, false);
+    const auto [fastest, least] = (*engine)->HostScratch(spec, kN, false);
     ASSERT_LT(least, fastest);
     JobProbe probe;
     std::unique_ptr<SortJob> job = probe.Make(spec, kN);
-    job->host_scratch_budgeted = least;
-    job->host_scratch_least = true;
     std::vector<size_t> asked;
-    job->reserve_host = [&asked, room](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(least, true, [&asked, room](size_t bytes) {
       asked.push_back(bytes);
       return room ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
-    };
+    });
     (*engine)->Submit(std::move(job));
     const auto [status, report] = probe.result.get();
     ASSERT_TRUE(status.ok()) << status;

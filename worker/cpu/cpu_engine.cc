@@ -132,30 +132,25 @@ size_t CpuEngine::ScratchBytesFor(const SortSpec& spec, size_t n, bool outputs_s
          (outputs_shared ? n * ResultBytesPerKey(spec) : 0);
 }
 
-size_t CpuEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-  return ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kFastest);
+ScratchSizes CpuEngine::HostScratch(const SortSpec& spec, size_t n, bool outputs_shared) const {
+  return {ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kFastest),
+          ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kLeast)};
 }
 
-size_t CpuEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-  return ScratchBytesFor(spec, n, outputs_shared, CpuScratch::kLeast);
-}
-
-absl::Status CpuEngine::TakeBudgetedScratch(SortJob& job) const {
-  if (job.reserve_host == nullptr) return absl::OkStatus();  // no budget applies
+absl::StatusOr<CpuScratch> CpuEngine::TakeBudgetedScratch(const SortJob& job) const {
+  ScratchAllowance* const allowance = job.scratch.get();
+  if (allowance == nullptr) return CpuScratch::kFastest;  // no budget applies
   // A share replaces the last and a refused one keeps it, so each is what the sort takes beyond
   // what admission counted: the fastest sort's, else the least.
-  const size_t budgeted = job.host_scratch_budgeted;
-  const size_t fastest = HostScratchBytes(job.spec, job.n, job.out_keys.shared);
+  const size_t admitted = allowance->admitted();
+  const ScratchSizes sizes = HostScratch(job.spec, job.n, job.out_keys.shared);
   absl::Status status;
-  if (budgeted >= fastest || (status = job.reserve_host(fastest - budgeted)).ok()) {
-    job.host_scratch_least = false;
-    return absl::OkStatus();
+  if (admitted >= sizes.fastest || (status = allowance->SetExtra(sizes.fastest - admitted)).ok()) {
+    return CpuScratch::kFastest;
   }
-  const size_t least = LeastHostScratchBytes(job.spec, job.n, job.out_keys.shared);
-  if (least < fastest &&
-      (budgeted >= least || (status = job.reserve_host(least - budgeted)).ok())) {
-    job.host_scratch_least = true;
-    return absl::OkStatus();
+  if (sizes.least < sizes.fastest &&
+      (admitted >= sizes.least || (status = allowance->SetExtra(sizes.least - admitted)).ok())) {
+    return CpuScratch::kLeast;
   }
   return absl::Status(status.code(), absl::StrCat("the CPU engine has no room for the sort's "
                                                   "scratch: ",
@@ -234,15 +229,18 @@ void CpuEngine::Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time dra
   const absl::Time now = absl::Now();
   report.queued = now - job->arrival;
   absl::Status status = CheckJobStillWanted(*job, now, drain_deadline);
-  if (status.ok()) status = TakeBudgetedScratch(*job);
+  absl::StatusOr<CpuScratch> scratch = CpuScratch::kFastest;
+  if (status.ok()) {
+    scratch = TakeBudgetedScratch(*job);
+    status = scratch.status();
+  }
   if (status.ok()) {
     if (options_.test_delay_per_job > absl::ZeroDuration()) {
       absl::SleepFor(options_.test_delay_per_job);
     }
     in_flight_.fetch_add(1);
-    report.least_scratch = job->host_scratch_least;
-    RunJobOnCpu(*sorter.sorter, *job, report,
-                job->host_scratch_least ? CpuScratch::kLeast : CpuScratch::kFastest);
+    report.least_scratch = *scratch == CpuScratch::kLeast;
+    RunJobOnCpu(*sorter.sorter, *job, report, *scratch);
     ReportScratch(sorter);
     in_flight_.fetch_sub(1);
     if (options_.test_corrupt_output) CorruptKeys(*job);

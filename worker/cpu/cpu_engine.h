@@ -57,11 +57,9 @@ class CpuEngine : public SortEngine {
   std::string Describe() const override;
   std::vector<WorkerStats> Stats() const override;
   // A job's input gathered into one array (it arrives in gRPC's slices, or lies in shared
-  // memory), the sorter's words, and with shared outputs the results before they are copied there.
-  size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
-  // The same with nothing carried (CpuScratch::kLeast), as a job is sorted whose budget holds
-  // no more (SortJob::host_scratch_least).
-  size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
+  // memory), the sorter's words, and with shared outputs the results before they are copied there;
+  // the least carries nothing (CpuScratch::kLeast), as a job is sorted whose budget holds no more.
+  ScratchSizes HostScratch(const SortSpec& spec, size_t n, bool outputs_shared) const override;
 
   // Jobs queued and not yet taken by a worker.
   size_t queued() const;
@@ -82,10 +80,10 @@ class CpuEngine : public SortEngine {
     size_t reported_scratch = 0;
   };
   // Takes the job's sort scratch from the server's memory budget as the job starts, beyond what
-  // its admission counted (SortJob::reserve_host): the fastest sort's where the budget has room,
-  // else the least, which the job is then sorted within (SortJob::host_scratch_least).
-  // RESOURCE_EXHAUSTED when neither fits.
-  absl::Status TakeBudgetedScratch(SortJob& job) const;
+  // its admission counted (SortJob::scratch): the fastest sort's where the budget has room, else
+  // the least; returns which, for the job to be sorted within. RESOURCE_EXHAUSTED when neither
+  // fits.
+  absl::StatusOr<CpuScratch> TakeBudgetedScratch(const SortJob& job) const;
   // Runs a taken job (unless it is no longer wanted) and answers it.
   void Run(Sorter& sorter, std::unique_ptr<SortJob> job, absl::Time drain_deadline);
   void ReportScratch(Sorter& sorter);

@@ -44,7 +44,7 @@ struct OutOfCoreSorter::Job {
   // the workers' space returns when ReleaseKeptRuns drops them (at Finish, or before a host merge).
   std::vector<std::shared_ptr<const DeviceCopy>> kept ABSL_GUARDED_BY(mu);
   // What the runs that go to the CPU engine took of the job's memory budget: the job's one share
-  // (its SortJob::reserve_host) is the sum of theirs.
+  // beyond its admission (SortJob::scratch) is the sum of theirs (RunScratch).
   std::vector<size_t> run_shares ABSL_GUARDED_BY(mu);
   size_t runs_share ABSL_GUARDED_BY(mu) = 0;
 
@@ -57,7 +57,7 @@ struct OutOfCoreSorter::Job {
   }
   absl::Status SetRunShareLocked(size_t run, size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const size_t sum = runs_share - run_shares[run] + bytes;
-    if (absl::Status s = job->reserve_host(sum); !s.ok()) return s;
+    if (absl::Status s = job->scratch->SetExtra(sum); !s.ok()) return s;
     run_shares[run] = bytes;
     runs_share = sum;
     return absl::OkStatus();
@@ -80,6 +80,19 @@ struct OutOfCoreSorter::Job {
     return absl::StrCat("run ", task + 1, " of ", runs(), " (keys ", starts[task], "..",
                         starts[task + 1], ")");
   }
+};
+
+// A run's scratch allowance, drawn from its job's: a run's admission holds nothing, and its share
+// is its part of the job's one share (Job::SetRunShare).
+class OutOfCoreSorter::RunScratch final : public ScratchAllowance {
+ public:
+  RunScratch(std::shared_ptr<Job> job, size_t run)
+      : ScratchAllowance(0, false), job_(std::move(job)), run_(run) {}
+  absl::Status SetExtra(size_t bytes) override { return job_->SetRunShare(run_, bytes); }
+
+ private:
+  const std::shared_ptr<Job> job_;
+  const size_t run_;
 };
 
 std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys) {
@@ -276,9 +289,7 @@ PoolJob OutOfCoreSorter::MakeRun(const std::shared_ptr<Job>& job, size_t run) {
   sub->out_keys = job->keys.Part(begin * kw, n * kw);
   if (vw != 0) sub->out_values = job->values.Part(begin * vw, n * vw);
   if (parent.spec.return_indices) sub->out_indices = job->indices.Part(begin * 4, n * 4);
-  if (parent.reserve_host != nullptr) {
-    sub->reserve_host = [job, run](size_t bytes) { return job->SetRunShare(run, bytes); };
-  }
+  if (parent.scratch != nullptr) sub->scratch = std::make_unique<RunScratch>(job, run);
   // Only blocks moved by DMA alone read kept runs, and only blocks read them.
   if (job->keys.dma_ready && MergesOnDevices(parent.spec)) {
     sub.keep = [job, run](std::shared_ptr<const DeviceCopy> copy) {

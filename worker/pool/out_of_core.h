@@ -10,7 +10,7 @@
 // one caught by a drain or one whose blocks fail (its runs are intact until it finishes). A block
 // never falls back to the CPU engine (PoolJob::cpu_fallback): that engine would gather its pieces
 // into memory of its own, where the host merge reads the runs in place. A run may: it then takes
-// that engine's scratch from the job's memory budget (SortJob::reserve_host; the job's share is the
+// that engine's scratch from the job's memory budget (SortJob::scratch; the job's share is the
 // sum of its runs'), and one refused room there waits for the job's other runs in flight to give
 // theirs back.
 //
@@ -112,6 +112,7 @@ class OutOfCoreSorter {
   // A job's first pass sorts its runs; the second, when the merge runs on the devices, its blocks.
   enum class Pass { kRuns, kBlocks };
   struct Job;
+  class RunScratch;
 
   // A job that waits for pinned scratch (OutOfCoreOptions::pinned_scratch_bytes).
   struct Waiting {

@@ -271,27 +271,17 @@ size_t PoolEngine::OutOfCoreRunKeys(const SortSpec& spec, size_t n) const {
   return largest / ResultBytesPerKey(spec);
 }
 
-size_t PoolEngine::HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const {
-  return HostScratch(spec, n, outputs_shared, /*least=*/false);
-}
-
-size_t PoolEngine::LeastHostScratchBytes(const SortSpec& spec, size_t n,
-                                         bool outputs_shared) const {
-  return HostScratch(spec, n, outputs_shared, /*least=*/true);
-}
-
-size_t PoolEngine::HostScratch(const SortSpec& spec, size_t n, bool outputs_shared,
-                               bool least) const {
+ScratchSizes PoolEngine::HostScratch(const SortSpec& spec, size_t n, bool outputs_shared) const {
   // The runs are counted whenever the job is too large for every device, unless it asks for the
   // CPU: whether AUTO would pick a device for it is a guess at admission, and the budget errs
   // towards more. A job that goes to the CPU engine takes what that engine takes; one that a GPU
   // sorts is staged in the workers' pinned pools, outside the budget.
   if (spec.algorithm != Algorithm::kCpu && OutOfCoreRunKeys(spec, n) != 0) {
-    return n * ResultBytesPerKey(spec);
+    const size_t runs = n * ResultBytesPerKey(spec);
+    return {runs, runs};
   }
-  if (WantsDevice(spec, n, /*pinned=*/false)) return 0;
-  return least ? cpu_->LeastHostScratchBytes(spec, n, outputs_shared)
-               : cpu_->HostScratchBytes(spec, n, outputs_shared);
+  if (WantsDevice(spec, n, /*pinned=*/false)) return {};
+  return cpu_->HostScratch(spec, n, outputs_shared);
 }
 
 absl::Status PoolEngine::SubmitRun(PoolJob& run) {
@@ -330,7 +320,7 @@ void PoolEngine::Reroute(PoolJob job) {
 
 void PoolEngine::FallBackToCpu(PoolJob job, absl::string_view why) {
   if (job.cpu_fallback) {
-    // That engine takes its scratch from the budget as it starts the job (SortJob::reserve_host);
+    // That engine takes its scratch from the budget as it starts the job (SortJob::scratch);
     // a refusal for room, there or in its queue, says why the job went there.
     job->done = [why = std::string(why), done = std::move(job->done)](const absl::Status& status,
                                                                       const SortReport& report) {

@@ -40,8 +40,7 @@ class PoolEngine : public SortEngine {
   void Shutdown(absl::Time deadline) override;
   std::string Describe() const override;
   // An out-of-core job's sorted runs: n * ResultBytesPerKey(spec), while its runs are merged.
-  size_t HostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
-  size_t LeastHostScratchBytes(const SortSpec& spec, size_t n, bool outputs_shared) const override;
+  ScratchSizes HostScratch(const SortSpec& spec, size_t n, bool outputs_shared) const override;
   // The workers' pinned staging, the out-of-core pinned scratch and the CPU engine's.
   size_t HostBytesHeld() const override;
   // A job a device would sort in core now, on a worker whose device reads a growing input.
@@ -66,7 +65,6 @@ class PoolEngine : public SortEngine {
   // What no device takes goes to the CPU engine, unless the job may not fall back to it
   // (PoolJob::cpu_fallback): that fails UNAVAILABLE, saying `why` no device took it.
   void FallBackToCpu(PoolJob job, absl::string_view why);
-  size_t HostScratch(const SortSpec& spec, size_t n, bool outputs_shared, bool least) const;
   // Whether a job asks for a GPU: any hint but CPU, and AUTO when the cost model prefers one
   // (`pinned`: its arrays are pinned for DMA).
   bool WantsDevice(const SortSpec& spec, size_t n, bool pinned) const;

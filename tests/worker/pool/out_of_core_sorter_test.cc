@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/big_job.h"
 #include "tests/support/hand_device.h"
+#include "tests/support/scratch_by_hand.h"
 #include "tests/support/spec_grid.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -204,7 +205,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
 }
 
 // An out-of-core sort's runs that go to the CPU engine take that engine's scratch from the job's
-// memory budget (SortJob::reserve_host) as each starts: the job's one share is the sum of the runs
+// memory budget (SortJob::scratch) as each starts: the job's one share is the sum of the runs
 // being sorted and comes back to nothing as they finish. A run refused room while another holds
 // it waits for that one to finish; one refused with nothing else in flight fails the job
 // RESOURCE_EXHAUSTED once, naming the run.
@@ -223,7 +224,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
   });
   const SortSpec spec{KeyType::kUint32, 4, false, /*stable=*/true, false, Algorithm::kAuto};
   constexpr size_t kRunKeys = 2730, kRuns = 4;
-  const size_t run_scratch = (*cpu)->HostScratchBytes(spec, kRunKeys, false);
+  const size_t run_scratch = (*cpu)->HostScratch(spec, kRunKeys, false).fastest;
   ASSERT_GT(run_scratch, 0u);
   const uint64_t seed = testing::TestSeed();
   for (const size_t limit : {SIZE_MAX, run_scratch, run_scratch - 1}) {
@@ -233,7 +234,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
     size_t refusals = 0;
     BigJob run;
     std::unique_ptr<SortJob> job = run.Make(spec, kRuns * kRunKeys, Distribution::kRandom, seed);
-    job->reserve_host = [&, limit](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(0, false, [&, limit](size_t bytes) {
       absl::MutexLock lock(&mu);
       if (bytes > limit) {
         ++refusals;
@@ -241,7 +242,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
       }
       shares.push_back(bytes);
       return absl::OkStatus();
-    };
+    });
     sorter.Sort(std::move(job), kRunKeys, /*window=*/8);
     if (limit < run_scratch) {
       EXPECT_EQ(run.status().code(), absl::StatusCode::kResourceExhausted) << run.status();

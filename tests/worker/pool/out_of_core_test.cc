@@ -233,25 +233,25 @@ TEST(OutOfCoreTest, HostScratchIsTheRunsOfJobsTooLargeForEveryDeviceOrTheCpuEngi
   spec.algorithm = Algorithm::kRadix;
   const size_t fits = KeysPerRun(spec);
   const size_t cpu_per_key = 8 + 4 + 8;
-  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits, false), 0u);
-  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1, false), (fits + 1) * 16);
+  EXPECT_EQ(pool.engine->HostScratch(spec, fits, false).fastest, 0u);
+  EXPECT_EQ(pool.engine->HostScratch(spec, fits + 1, false).fastest, (fits + 1) * 16);
   spec.algorithm = Algorithm::kCpu;
-  EXPECT_EQ(pool.engine->HostScratchBytes(spec, fits + 1, false), (fits + 1) * cpu_per_key);
+  EXPECT_EQ(pool.engine->HostScratch(spec, fits + 1, false).fastest, (fits + 1) * cpu_per_key);
   spec.algorithm = Algorithm::kAuto;  // this pool's cost model sends every AUTO job to a device
-  EXPECT_EQ(pool.engine->HostScratchBytes(spec, 1000, false), 0u);
+  EXPECT_EQ(pool.engine->HostScratch(spec, 1000, false).fastest, 0u);
   auto cpu = CpuEngine::Create({});
   ASSERT_TRUE(cpu.ok());
   // From 2^23 keys a partition carries the value, the key and the input position too.
-  EXPECT_EQ((*cpu)->HostScratchBytes(spec, size_t{1} << 30, false),
+  EXPECT_EQ((*cpu)->HostScratch(spec, size_t{1} << 30, false).fastest,
             (size_t{1} << 30) * (cpu_per_key + 4 + 8 + 4));
   SortSpec u32_keys;
   u32_keys.key_type = KeyType::kUint32;
-  EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000, false),
+  EXPECT_EQ((*cpu)->HostScratch(u32_keys, 1000, false).fastest,
             1000u * 4);  // sorted in the output array
   u32_keys.return_indices = true;
-  EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000, false), 1000u * (4 + 8));
+  EXPECT_EQ((*cpu)->HostScratch(u32_keys, 1000, false).fastest, 1000u * (4 + 8));
   // Shared outputs (a region): the results are written in arrays of its own first, then copied.
-  EXPECT_EQ((*cpu)->HostScratchBytes(u32_keys, 1000, true), 1000u * (4 + 8) + 1000u * (4 + 4));
+  EXPECT_EQ((*cpu)->HostScratch(u32_keys, 1000, true).fastest, 1000u * (4 + 8) + 1000u * (4 + 4));
 }
 
 // Both stand-in GPUs take runs: each run holds its device long enough that the next goes to the

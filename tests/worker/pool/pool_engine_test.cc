@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/job_probe.h"
+#include "tests/support/scratch_by_hand.h"
 #include "tests/support/sort_verify.h"
 #include "tests/support/test_data.h"
 #include "tests/support/wait_for.h"
@@ -311,7 +312,7 @@ TEST(PoolEngineTest, StagingHeldByResponsesSendsWorkElsewhereUntilReleased) {
 }
 
 // A job admitted for a GPU (its budget counted no CPU scratch) that the pool sends to the CPU
-// engine takes that engine's scratch from the budget as it starts (SortJob::reserve_host): beyond
+// engine takes that engine's scratch from the budget as it starts (SortJob::scratch): beyond
 // what admission counted, and not at all when the device takes it; a refused share fails the job
 // RESOURCE_EXHAUSTED, saying why no device took it, and the CPU engine sorts none of it.
 TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudget) {
@@ -323,15 +324,14 @@ TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudget) {
   SortSpec spec;  // as Probe::Make's
   spec.key_type = KeyType::kUint32;
   spec.algorithm = Algorithm::kBitonic;
-  const size_t scratch = pool.cpu->HostScratchBytes(spec, 1000, false);
+  const size_t scratch = pool.cpu->HostScratch(spec, 1000, false).fastest;
   std::vector<size_t> asked;
   const auto with_budget = [&asked](std::unique_ptr<SortJob> job, size_t budgeted,
                                     absl::Status answer) {
-    job->host_scratch_budgeted = budgeted;
-    job->reserve_host = [&asked, answer](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(budgeted, false, [&asked, answer](size_t bytes) {
       asked.push_back(bytes);
       return answer;
-    };
+    });
     return job;
   };
   Probe on_device, granted, covered, refused;
@@ -381,19 +381,17 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
                         Case{"no room", false, false, false}}) {
     SCOPED_TRACE(c.name);
     Pool pool = MakePool({{}}, {}, nullptr, cpu);  // a fresh sorter: its scratch says what it took
-    const size_t fastest = pool.cpu->HostScratchBytes(spec, kN, false);
-    const size_t least = pool.cpu->LeastHostScratchBytes(spec, kN, false);
+    const auto [fastest, least] = pool.cpu->HostScratch(spec, kN, false);
     ASSERT_LT(least, fastest);
     Probe p;
     std::unique_ptr<SortJob> job = p.Make(spec, kN);
-    job->host_scratch_budgeted = c.admitted_with_least ? least : 0;
-    job->host_scratch_least = c.admitted_with_least;
     std::vector<size_t> asked;
-    job->reserve_host = [&, c](size_t bytes) {
-      asked.push_back(bytes);
-      const bool fits = bytes == fastest ? c.fastest_fits : bytes == least && c.least_fits;
-      return fits ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
-    };
+    job->scratch = testing::MakeScratchByHand(
+        c.admitted_with_least ? least : 0, c.admitted_with_least, [&, c](size_t bytes) {
+          asked.push_back(bytes);
+          const bool fits = bytes == fastest ? c.fastest_fits : bytes == least && c.least_fits;
+          return fits ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
+        });
     pool.engine->Submit(std::move(job));
     const absl::Status status = p.status();
     if (c.admitted_with_least) {
