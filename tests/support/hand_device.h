@@ -19,18 +19,19 @@ namespace sortd::testing {
 
 class HandDevice {
  public:
-  absl::Status Submit(PoolJob& run) {
+  OutOfCoreSorter::Handoff Submit(PoolJob& run) {
     absl::MutexLock lock(&mu_);
     ++submits_;
     if (held_.size() >= capacity_) {
-      return absl::ResourceExhaustedError(absl::StrCat("hand device full (", held_.size(), ")"));
+      return OutOfCoreSorter::Handoff::QueuesFull(
+          absl::ResourceExhaustedError(absl::StrCat("hand device full (", held_.size(), ")")));
     }
     if (run->keys.pieces().size() > 1) ++multi_piece_;
     if (run->InputsPinnedForDma()) ++pinned_inputs_;
     if (run->OutputsPinnedForDma()) ++pinned_outputs_;
     sizes_.push_back(run->n);
     held_.push_back(std::move(run));
-    return absl::OkStatus();
+    return OutOfCoreSorter::Handoff::Taken();
   }
   // Sorts the oldest held run on the CPU and answers it; false when none is held.
   bool FinishOne(absl::Status status = absl::OkStatus()) {

@@ -407,12 +407,12 @@ void OutOfCoreSorter::Pump(const std::shared_ptr<Job>& job, std::optional<Pass> 
       }
     }
     PoolJob sub = *pass == Job::Pass::kRuns ? MakeRun(job, task) : MakeBlock(job, task);
-    const absl::Status status = submit_run_(sub);
-    if (status.ok()) continue;
+    const Handoff handoff = submit_run_(sub);
+    if (handoff.taken()) continue;
+    const absl::Status& status = handoff.why();
     absl::MutexLock lock(&job->mu);
     --job->running;
-    if (status.code() == absl::StatusCode::kResourceExhausted &&
-        (job->running > 0 || job->completions != completions)) {
+    if (handoff.queues_full() && (job->running > 0 || job->completions != completions)) {
       // A task of this job still in flight will call Pump again when it finishes; one that
       // finished since this one was refused may have left room, so it is tried again now.
       job->refused.push_back(task);

@@ -75,11 +75,31 @@ std::vector<size_t> OutOfCoreTaskStarts(size_t n, size_t run_keys);
 
 class OutOfCoreSorter {
  public:
-  // Hands one run to a device (or the CPU engine) as the pool would any job. OK: the run was
-  // taken, and its done will be called. RESOURCE_EXHAUSTED: every queue that could take it is full;
-  // the run stays with the caller, who retries it when one of its other runs finishes. Anything
-  // else: it cannot run at all (the run stays with the caller, and the sort fails with it).
-  using SubmitRun = std::function<absl::Status(PoolJob& run)>;
+  // What became of a run (or block) handed to the devices.
+  class Handoff {
+   public:
+    // Taken: its done will be called.
+    static Handoff Taken() { return Handoff(Kind::kTaken, absl::OkStatus()); }
+    // Every queue that could take it is full (`why`): the run stays with the sorter, which
+    // retries it when one of the job's other runs finishes.
+    static Handoff QueuesFull(absl::Status why) {
+      return Handoff(Kind::kQueuesFull, std::move(why));
+    }
+    // It cannot run at all (`why`, not OK): the run stays with the sorter, and the sort fails.
+    static Handoff Refused(absl::Status why) { return Handoff(Kind::kRefused, std::move(why)); }
+
+    bool taken() const { return kind_ == Kind::kTaken; }
+    bool queues_full() const { return kind_ == Kind::kQueuesFull; }
+    const absl::Status& why() const { return why_; }
+
+   private:
+    enum class Kind { kTaken, kQueuesFull, kRefused };
+    Handoff(Kind kind, absl::Status why) : kind_(kind), why_(std::move(why)) {}
+    Kind kind_;
+    absl::Status why_;
+  };
+  // Hands one run to a device (or the CPU engine) as the pool would any job.
+  using SubmitRun = std::function<Handoff(PoolJob& run)>;
 
   // `observer` may be null; so may `pinned`, the pinned scratch (options.pinned_scratch_bytes)
   // that its owner registered for the devices.

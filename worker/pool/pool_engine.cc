@@ -284,27 +284,28 @@ ScratchSizes PoolEngine::HostScratch(const SortSpec& spec, size_t n, bool output
   return cpu_->HostScratch(spec, n, outputs_shared);
 }
 
-absl::Status PoolEngine::SubmitRun(PoolJob& run) {
+OutOfCoreSorter::Handoff PoolEngine::SubmitRun(PoolJob& run) {
+  using Handoff = OutOfCoreSorter::Handoff;
   DeviceWorker* worker = PickWorker(*run);
   if (worker == nullptr) {
     // Every device lost since the sort began, or their staging held by responses being sent: the
     // run goes where any job would, so the sort still finishes.
     FallBackToCpu(std::move(run), "no healthy device with staging free");
-    return absl::OkStatus();
+    return Handoff::Taken();
   }
   switch (worker->Submit(run)) {
-    case DeviceWorker::SubmitResult::kQueued: return absl::OkStatus();
+    case DeviceWorker::SubmitResult::kQueued: return Handoff::Taken();
     case DeviceWorker::SubmitResult::kFull:
-      return absl::ResourceExhaustedError(QueueFullMessage(*worker));
+      return Handoff::QueuesFull(absl::ResourceExhaustedError(QueueFullMessage(*worker)));
     case DeviceWorker::SubmitResult::kClosed:
       // Draining: the run belongs to a job already taken, and the CPU engine takes work until
       // the workers are done (it refuses UNAVAILABLE after).
       FallBackToCpu(std::move(run), "the devices' queues are closed (draining)");
-      return absl::OkStatus();
+      return Handoff::Taken();
     case DeviceWorker::SubmitResult::kUnhealthy: break;
   }
   Reroute(std::move(run));  // lost between the pick and the submit
-  return absl::OkStatus();
+  return Handoff::Taken();
 }
 
 void PoolEngine::Reroute(PoolJob job) {

@@ -76,7 +76,7 @@ class PoolEngine : public SortEngine {
   // healthy device. INVALID_ARGUMENT beyond the machine's memory.
   absl::StatusOr<std::shared_ptr<StagingPool>> MakePinnedScratch(size_t bytes);
   // An out-of-core sort's run to the devices (OutOfCoreSorter::SubmitRun).
-  absl::Status SubmitRun(PoolJob& run);
+  OutOfCoreSorter::Handoff SubmitRun(PoolJob& run);
   std::string QueueFullMessage(const DeviceWorker& worker) const;
 
   const PoolEngineOptions options_;

@@ -91,9 +91,10 @@ TEST(OutOfCoreSorterTest, ARefusalWhileTheLastTaskInFlightFinishesIsRetried) {
     switch (++calls) {
       case 2:  // the queue is full when asked, and its one run finishes before the answer is read
         EXPECT_TRUE(device.FinishOne());
-        return absl::ResourceExhaustedError("full a moment ago");
+        return OutOfCoreSorter::Handoff::QueuesFull(
+            absl::ResourceExhaustedError("full a moment ago"));
       case 3:  // asked again from that run's completion: still full
-        return absl::ResourceExhaustedError("still full");
+        return OutOfCoreSorter::Handoff::QueuesFull(absl::ResourceExhaustedError("still full"));
       default: return device.Submit(run);
     }
   });
@@ -176,10 +177,10 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineAndBlocksNoDeviceTakes) {
   OutOfCoreSorter sorter(OutOfCoreOptions{}, nullptr, [&](PoolJob& run) {
     if (!run.cpu_fallback) {
       ++refused_blocks;
-      return absl::UnavailableError("no device");
+      return OutOfCoreSorter::Handoff::Refused(absl::UnavailableError("no device"));
     }
     (*cpu)->Submit(std::move(run.sort));
-    return absl::OkStatus();
+    return OutOfCoreSorter::Handoff::Taken();
   });
   const uint64_t seed = testing::TestSeed();
   int sorts = 0;
@@ -220,7 +221,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
   options.merge_on_devices = false;
   OutOfCoreSorter sorter(options, nullptr, [&](PoolJob& run) {
     (*cpu)->Submit(std::move(run.sort));
-    return absl::OkStatus();
+    return OutOfCoreSorter::Handoff::Taken();
   });
   const SortSpec spec{KeyType::kUint32, 4, false, /*stable=*/true, false, Algorithm::kAuto};
   constexpr size_t kRunKeys = 2730, kRuns = 4;
