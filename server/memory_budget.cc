@@ -124,8 +124,8 @@ size_t MemoryBudget::TakePeak() {
 // One share of the budget, set by SetExtra and given back with the allowance.
 class MemoryBudget::Share final : public ScratchAllowance {
  public:
-  Share(MemoryBudget* budget, size_t admitted, bool least, std::string what)
-      : ScratchAllowance(admitted, least), budget_(budget), what_(std::move(what)) {}
+  Share(MemoryBudget* budget, size_t admitted, std::string what)
+      : ScratchAllowance(admitted), budget_(budget), what_(std::move(what)) {}
   absl::Status SetExtra(size_t bytes) override { return budget_->Resize(share_, bytes, what_); }
 
  private:
@@ -134,9 +134,8 @@ class MemoryBudget::Share final : public ScratchAllowance {
   Reservation share_;
 };
 
-std::unique_ptr<ScratchAllowance> MemoryBudget::Allowance(size_t admitted, bool least,
-                                                          std::string what) {
-  return std::make_unique<Share>(this, admitted, least, std::move(what));
+std::unique_ptr<ScratchAllowance> MemoryBudget::Allowance(size_t admitted, std::string what) {
+  return std::make_unique<Share>(this, admitted, std::move(what));
 }
 
 void MemoryBudget::Return(size_t bytes) {

@@ -24,7 +24,7 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
     absl::StatusOr<MemoryBudget::Reservation> reservation =
         budget.Reserve(bytes + scratch, absl::StrCat(what, " + sort scratch ", scratch, " bytes"));
     if (!reservation.ok()) return reservation.status();
-    return JobAdmission{*std::move(reservation), AdmittedScratch{scratch, scratch < sizes.fastest}};
+    return JobAdmission{*std::move(reservation), AdmittedScratch{scratch}};
   };
   absl::StatusOr<JobAdmission> admitted = admit(sizes.fastest);
   if (admitted.ok() || sizes.least >= sizes.fastest) return admitted;
@@ -32,7 +32,7 @@ absl::StatusOr<JobAdmission> AdmitJob(MemoryBudget& budget, const SortEngine& en
 }
 
 void AllowLaterScratch(MemoryBudget& budget, SortJob& job, const AdmittedScratch& admitted) {
-  job.scratch = budget.Allowance(admitted.bytes, admitted.least, "sort scratch of the CPU engine");
+  job.scratch = budget.Allowance(admitted.bytes, "sort scratch of the CPU engine");
 }
 
 void GiveBackLaterScratch(SortJob& job) {

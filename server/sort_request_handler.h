@@ -24,10 +24,9 @@ namespace sortd {
 // UNAVAILABLE for work that arrives once the server has begun to drain.
 absl::Status ShuttingDownError();
 
-// The engine's host scratch a job's admission reserved, and whether that is only the least.
+// The engine's host scratch a job's admission reserved: its fastest sort's, or the least.
 struct AdmittedScratch {
   size_t bytes = 0;
-  bool least = false;
 };
 // A job's admission in the memory budget: what it reserved, the scratch among it.
 struct JobAdmission {

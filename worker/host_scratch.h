@@ -25,14 +25,14 @@ struct ScratchSizes {
 // (worker/pool/out_of_core.h).
 class ScratchAllowance {
  public:
-  ScratchAllowance(size_t admitted, bool least) : admitted_(admitted), least_(least) {}
-  virtual ~ScratchAllowance() = default;  // gives the share back
+  explicit ScratchAllowance(size_t admitted) : admitted_(admitted) {}
+  // What becomes of a share still held is the subclass's: the budget's goes back with it.
+  virtual ~ScratchAllowance() = default;
   ScratchAllowance(const ScratchAllowance&) = delete;
   ScratchAllowance& operator=(const ScratchAllowance&) = delete;
 
-  // Bytes of scratch the admission holds, and whether they are only the least (ScratchSizes).
+  // Bytes of scratch the admission holds: the engine's fastest or least (ScratchSizes), or none.
   size_t admitted() const { return admitted_; }
-  bool least() const { return least_; }
 
   // Sets the one share beyond admission to `bytes`, in one step: RESOURCE_EXHAUSTED, naming the
   // numbers, when it does not fit (the share last set stays held); a smaller share always fits.
@@ -41,7 +41,6 @@ class ScratchAllowance {
 
  private:
   const size_t admitted_;
-  const bool least_;
 };
 
 }  // namespace sortd

@@ -80,9 +80,8 @@ TEST(MemoryBudgetTest, AnAllowanceSetsOneShareThatARefusalKeepsAndGoesWithItsJob
   auto held = budget.Reserve(300, "request");
   ASSERT_TRUE(held.ok());
   {
-    std::unique_ptr<ScratchAllowance> allowance = budget.Allowance(64, true, "cpu scratch");
+    std::unique_ptr<ScratchAllowance> allowance = budget.Allowance(64, "cpu scratch");
     EXPECT_EQ(allowance->admitted(), 64u);
-    EXPECT_TRUE(allowance->least());
     const auto share = [&](size_t bytes) { return allowance->SetExtra(bytes); };
     ASSERT_TRUE(share(500).ok());
     EXPECT_EQ(budget.in_use(), 800u);

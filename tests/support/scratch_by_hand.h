@@ -13,8 +13,8 @@ namespace sortd::testing {
 
 class ScratchByHand final : public ScratchAllowance {
  public:
-  ScratchByHand(size_t admitted, bool least, std::function<absl::Status(size_t bytes)> answer)
-      : ScratchAllowance(admitted, least), answer_(std::move(answer)) {}
+  ScratchByHand(size_t admitted, std::function<absl::Status(size_t bytes)> answer)
+      : ScratchAllowance(admitted), answer_(std::move(answer)) {}
   absl::Status SetExtra(size_t bytes) override { return answer_(bytes); }
 
  private:
@@ -22,8 +22,8 @@ class ScratchByHand final : public ScratchAllowance {
 };
 
 inline std::unique_ptr<ScratchAllowance> MakeScratchByHand(
-    size_t admitted, bool least, std::function<absl::Status(size_t bytes)> answer) {
-  return std::make_unique<ScratchByHand>(admitted, least, std::move(answer));
+    size_t admitted, std::function<absl::Status(size_t bytes)> answer) {
+  return std::make_unique<ScratchByHand>(admitted, std::move(answer));
 }
 
 }  // namespace sortd::testing

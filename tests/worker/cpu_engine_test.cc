@@ -107,7 +107,7 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
     JobProbe probe;
     std::unique_ptr<SortJob> job = probe.Make(spec, kN);
     std::vector<size_t> asked;
-    job->scratch = testing::MakeScratchByHand(least, true, [&asked, room](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(least, [&asked, room](size_t bytes) {
       asked.push_back(bytes);
       return room ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
     });

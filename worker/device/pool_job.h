@@ -31,7 +31,7 @@ struct DeviceRange {
 };
 
 // Moves like the SortJob pointer it holds; `->` and `*` reach the sort. The SortJob itself never
-// moves, so a job's done may keep its address (the stream's and the out-of-core sorter's do).
+// moves, so a job's done may keep its address (the request handler's and SortStream's do).
 struct PoolJob {
   PoolJob() = default;
   explicit PoolJob(std::unique_ptr<SortJob> job) : sort(std::move(job)) {}

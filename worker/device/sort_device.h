@@ -24,8 +24,9 @@ class BatchOutcome {
  public:
   // Every job's outputs and report are filled.
   static BatchOutcome Sorted() { return BatchOutcome(Kind::kSorted, absl::OkStatus()); }
-  // The device's pools could not take the batch now, `why`: nothing of it ran on the device, and
-  // its jobs may run elsewhere (their outputs are to be ignored).
+  // The device's pools could not take the batch now, `why`: its jobs may run elsewhere, and their
+  // outputs are to be ignored (a GPU ran nothing of it; a stand-in may have sorted before its
+  // staging refused the outputs).
   static BatchOutcome NotTaken(absl::Status why) {
     return BatchOutcome(Kind::kNotTaken, std::move(why));
   }

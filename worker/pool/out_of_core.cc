@@ -83,11 +83,12 @@ struct OutOfCoreSorter::Job {
 };
 
 // A run's scratch allowance, drawn from its job's: a run's admission holds nothing, and its share
-// is its part of the job's one share (Job::SetRunShare).
+// is its part of the job's one share (Job::SetRunShare), given back as the run finishes
+// (TaskDone).
 class OutOfCoreSorter::RunScratch final : public ScratchAllowance {
  public:
   RunScratch(std::shared_ptr<Job> job, size_t run)
-      : ScratchAllowance(0, false), job_(std::move(job)), run_(run) {}
+      : ScratchAllowance(0), job_(std::move(job)), run_(run) {}
   absl::Status SetExtra(size_t bytes) override { return job_->SetRunShare(run_, bytes); }
 
  private:

@@ -235,7 +235,7 @@ TEST(OutOfCoreSorterTest, RunsOnTheCpuEngineTakeTheirScratchFromTheJobsBudget) {
     size_t refusals = 0;
     BigJob run;
     std::unique_ptr<SortJob> job = run.Make(spec, kRuns * kRunKeys, Distribution::kRandom, seed);
-    job->scratch = testing::MakeScratchByHand(0, false, [&, limit](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(0, [&, limit](size_t bytes) {
       absl::MutexLock lock(&mu);
       if (bytes > limit) {
         ++refusals;

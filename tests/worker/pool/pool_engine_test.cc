@@ -328,7 +328,7 @@ TEST(PoolEngineTest, AFallBackToTheCpuEngineTakesItsScratchFromTheBudget) {
   std::vector<size_t> asked;
   const auto with_budget = [&asked](std::unique_ptr<SortJob> job, size_t budgeted,
                                     absl::Status answer) {
-    job->scratch = testing::MakeScratchByHand(budgeted, false, [&asked, answer](size_t bytes) {
+    job->scratch = testing::MakeScratchByHand(budgeted, [&asked, answer](size_t bytes) {
       asked.push_back(bytes);
       return answer;
     });
@@ -386,8 +386,8 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
     Probe p;
     std::unique_ptr<SortJob> job = p.Make(spec, kN);
     std::vector<size_t> asked;
-    job->scratch = testing::MakeScratchByHand(
-        c.admitted_with_least ? least : 0, c.admitted_with_least, [&, c](size_t bytes) {
+    job->scratch =
+        testing::MakeScratchByHand(c.admitted_with_least ? least : 0, [&, c](size_t bytes) {
           asked.push_back(bytes);
           const bool fits = bytes == fastest ? c.fastest_fits : bytes == least && c.least_fits;
           return fits ? absl::OkStatus() : absl::ResourceExhaustedError("memory budget: no room");
