@@ -166,7 +166,8 @@ TEST(ServerLimitsTest, ASortThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLea
   engine.sort.carry_min_keys = 0;  // carried at any size
   auto probe = CpuEngine::Create(engine);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  const auto [fastest, least] = (*probe)->HostScratch(spec, kN, false);
+  const ScratchSizes sizes = (*probe)->HostScratch(spec, kN, false);
+  const size_t fastest = sizes.fastest, least = sizes.least;
   ASSERT_LT(least, fastest);
   const size_t sorter_least = CpuSorter::ScratchBytes(spec, kN, 0, engine.sort, CpuScratch::kLeast);
   const std::string expected =

@@ -113,7 +113,8 @@ TEST(SortStreamTest, AStreamThatFitsOnlyWithoutItsFastestScratchRunsWithinTheLea
   engine.sort.carry_min_keys = 0;  // carried at any size
   auto probe = CpuEngine::Create(engine);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  const auto [fastest, least] = (*probe)->HostScratch(spec, s.n, false);
+  const ScratchSizes sizes = (*probe)->HostScratch(spec, s.n, false);
+  const size_t fastest = sizes.fastest, least = sizes.least;
   ASSERT_LT(least, fastest);
   for (const size_t budget : {input + result + least, input + result + least - 1}) {
     SCOPED_TRACE(::testing::Message() << "budget " << budget);

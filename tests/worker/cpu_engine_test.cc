@@ -102,7 +102,8 @@ TEST(CpuEngineTest, AJobAdmittedWithTheLeastScratchTakesTheFastestWhenItHasComeF
     SCOPED_TRACE(room ? "the budget has room" : "the budget is full");
     auto engine = CpuEngine::Create(options);  // a fresh sorter: its scratch says what it took
     ASSERT_TRUE(engine.ok()) << engine.status();
-    const auto [fastest, least] = (*engine)->HostScratch(spec, kN, false);
+    const ScratchSizes sizes = (*engine)->HostScratch(spec, kN, false);
+    const size_t fastest = sizes.fastest, least = sizes.least;
     ASSERT_LT(least, fastest);
     JobProbe probe;
     std::unique_ptr<SortJob> job = probe.Make(spec, kN);

@@ -381,7 +381,8 @@ TEST(PoolEngineTest, AFallBackTakesTheLeastScratchWhereTheFastestDoesNotFit) {
                         Case{"no room", false, false, false}}) {
     SCOPED_TRACE(c.name);
     Pool pool = MakePool({{}}, {}, nullptr, cpu);  // a fresh sorter: its scratch says what it took
-    const auto [fastest, least] = pool.cpu->HostScratch(spec, kN, false);
+    const ScratchSizes sizes = pool.cpu->HostScratch(spec, kN, false);
+    const size_t fastest = sizes.fastest, least = sizes.least;
     ASSERT_LT(least, fastest);
     Probe p;
     std::unique_ptr<SortJob> job = p.Make(spec, kN);
