@@ -51,6 +51,8 @@ class GrowingInput {
   // Bytes consumers had copied when the last byte arrived: how much of the copy in went ahead of
   // the upload's end.
   size_t bytes_copied_before_complete() const;
+  // Bytes consumers have copied so far: what a test waits for before it appends the last byte.
+  size_t bytes_copied() const { return copied_.load(std::memory_order_relaxed); }
 
  private:
   bool CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -55,11 +55,12 @@ struct GrowingProbe : JobProbe {
     job->growing = input;
     return job;
   }
-  // Appends keys and values in chunks of `chunk_keys`, pausing between them; `upto` keys in all.
-  // The pause paces the uploader (a trickle the device can run ahead of); nothing waits on it.
-  void Upload(size_t chunk_keys, absl::Duration pause, size_t upto = SIZE_MAX) {
+  // Appends keys and values from key `from` on in chunks of `chunk_keys`, pausing between them;
+  // up to key `upto`. The pause paces the uploader (a trickle the device can run ahead of);
+  // nothing waits on it.
+  void Upload(size_t chunk_keys, absl::Duration pause, size_t upto = SIZE_MAX, size_t from = 0) {
     const size_t kw = keys.size() / std::max<size_t>(1, n()), vw = values.size() / n();
-    for (size_t at = 0; at < std::min(upto, n()); at += chunk_keys) {
+    for (size_t at = from; at < std::min(upto, n()); at += chunk_keys) {
       const size_t count = std::min({chunk_keys, n() - at, upto - at});
       input->Append(ByteSource(absl::string_view(keys).substr(at * kw, count * kw)),
                     ByteSource(absl::string_view(values).substr(at * vw, count * vw)));
@@ -86,10 +87,12 @@ TEST(GrowingJobTest, ADeviceSortsTheInputAsItArrives) {
     ASSERT_TRUE(pool->TakesGrowingInput(spec, p.n_));
     const size_t batches = device->batch_sizes().size();
     pool->Submit(std::move(job));
-    // The device waits for the first piece before any is sent, so it copies some early however
-    // slowly its thread is scheduled.
     ASSERT_TRUE(WaitFor([&] { return device->batch_sizes().size() > batches; }));
-    p.Upload(7919, absl::Milliseconds(1));
+    // All but the last key, and the last only once the device has copied some: it copies ahead
+    // of the upload's end however slowly its thread is scheduled.
+    p.Upload(7919, absl::Milliseconds(1), p.n_ - 1);
+    ASSERT_TRUE(WaitFor([&] { return p.input->bytes_copied() > 0; }));
+    p.Upload(1, absl::ZeroDuration(), p.n_, p.n_ - 1);
     auto [status, report] = p.result.get();
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_EQ(report.device, "cpu-device:0");
