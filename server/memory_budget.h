@@ -50,10 +50,10 @@ class MemoryBudget {
   absl::StatusOr<Reservation> Reserve(size_t bytes, const std::string& what);
 
   // A job's scratch allowance (SortJob::scratch): `admitted` bytes of scratch its admission
-  // reserved, and one share of this budget
-  // beyond them, for `what`, which each SetExtra sets in one step, so a share that does not fit
-  // (RESOURCE_EXHAUSTED) leaves the last one held, and a smaller one always fits. The share is
-  // given back when the allowance goes (with its job). The budget must outlive it.
+  // reserved, and one share of this budget beyond them, for `what`, which each SetExtra sets in
+  // one step, so a share that does not fit (RESOURCE_EXHAUSTED) leaves the last one held, and a
+  // smaller one always fits. The share is given back when the allowance goes (with its job). The
+  // budget must outlive it.
   std::unique_ptr<ScratchAllowance> Allowance(size_t admitted, std::string what);
 
   // Runs `retry` on the budget's own thread once `bytes` (at most the limit) may fit: soon when

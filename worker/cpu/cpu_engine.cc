@@ -142,14 +142,17 @@ absl::StatusOr<CpuScratch> CpuEngine::TakeBudgetedScratch(const SortJob& job) co
   if (allowance == nullptr) return CpuScratch::kFastest;  // no budget applies
   // A share replaces the last and a refused one keeps it, so each is what the sort takes beyond
   // what admission counted: the fastest sort's, else the least.
+  // The least is sized only when the fastest does not fit: this runs for every job.
   const size_t admitted = allowance->admitted();
-  const ScratchSizes sizes = HostScratch(job.spec, job.n, job.out_keys.shared);
+  const size_t fastest =
+      ScratchBytesFor(job.spec, job.n, job.out_keys.shared, CpuScratch::kFastest);
   absl::Status status;
-  if (admitted >= sizes.fastest || (status = allowance->SetExtra(sizes.fastest - admitted)).ok()) {
+  if (admitted >= fastest || (status = allowance->SetExtra(fastest - admitted)).ok()) {
     return CpuScratch::kFastest;
   }
-  if (sizes.least < sizes.fastest &&
-      (admitted >= sizes.least || (status = allowance->SetExtra(sizes.least - admitted)).ok())) {
+  const size_t least = ScratchBytesFor(job.spec, job.n, job.out_keys.shared, CpuScratch::kLeast);
+  if (least < fastest &&
+      (admitted >= least || (status = allowance->SetExtra(least - admitted)).ok())) {
     return CpuScratch::kLeast;
   }
   return absl::Status(status.code(), absl::StrCat("the CPU engine has no room for the sort's "

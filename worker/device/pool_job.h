@@ -38,7 +38,6 @@ struct PoolJob {
 
   SortJob* operator->() const { return sort.get(); }
   SortJob& operator*() const { return *sort; }
-  explicit operator bool() const { return sort != nullptr; }
 
   std::unique_ptr<SortJob> sort;
 

@@ -42,7 +42,6 @@ class BatchOutcome {
     return Failed(std::move(status));
   }
 
-  bool sorted() const { return kind_ == Kind::kSorted; }
   bool taken() const { return kind_ != Kind::kNotTaken; }
   // OK when sorted; else why not.
   const absl::Status& status() const { return status_; }
