@@ -30,6 +30,11 @@ struct DeviceSortArgs {
   uint32_t* indices_out = nullptr;  // argsort: input position of each output element, or null
   bool descending = false;
   bool stable = false;  // equal keys keep input order (descending too)
+  // The sort may overwrite keys_in and values_in, and in exchange writes keys_out and values_out
+  // once, at its end, and never reads them: they may then be memory that someone else can write
+  // while the sort runs (a client's, over CUDA IPC). Only the radix sort takes it, and not with
+  // indices_out (its argsort carries the indices through the passes in indices_out).
+  bool inputs_are_scratch = false;
 };
 
 // Checks every entry point makes before sizing scratch (both arg structs share these fields).

@@ -85,6 +85,8 @@ cudaError_t LibrarySortTyped(void* temp, size_t* temp_bytes, const DeviceSortArg
 
 cudaError_t LibrarySort(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                         cudaStream_t stream) {
+  // CUB's passes alternate between its scratch and the outputs.
+  if (args.inputs_are_scratch) return cudaErrorInvalidValue;
   return VisitKeyType(args.key_type, [&](auto key) {
     return LibrarySortTyped<decltype(key)>(temp, temp_bytes, args, stream);
   });

@@ -223,7 +223,8 @@ template <Network kNet>
 cudaError_t NetworkSortEntry(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                              cudaStream_t stream) {
   if (temp_bytes == nullptr || !ValueWidthSupported(args.value_width)) return cudaErrorInvalidValue;
-  if (args.n > UINT32_MAX) return cudaErrorInvalidValue;  // positions are uint32
+  if (args.n > UINT32_MAX) return cudaErrorInvalidValue;      // positions are uint32
+  if (args.inputs_are_scratch) return cudaErrorInvalidValue;  // the network sorts in keys_out
   const bool with_index = args.value_width != 0 || args.indices_out != nullptr;
   return VisitKeyType(args.key_type, [&](auto key) {
     using Key = decltype(key);

@@ -148,7 +148,11 @@ struct AgentHistogram {
         plan.first = i == 0;
         plan.last = i == active - 1;
         plan.src = src;
-        plan.dst = (active - 1 - i) % 2 == 0 ? kSelOut : kSelAlt;
+        if (b.inputs_are_scratch) {
+          plan.dst = plan.last ? kSelOut : i % 2 == 0 ? kSelAlt : kSelInput;
+        } else {
+          plan.dst = (active - 1 - i) % 2 == 0 ? kSelOut : kSelAlt;
+        }
         plan.narrow_src = narrow && i != 0;
         plan.narrow_dst = narrow && i != active - 1;
         src = plan.dst;

@@ -211,8 +211,10 @@ template <typename Key, typename Policy>
 cudaError_t DispatchRadixSortSchedule(void* temp, size_t* temp_bytes, const DeviceSortArgs& args,
                                       cudaStream_t stream) {
   using Bits = typename KeyTraits<Key>::Bits;
-  if (temp_bytes == nullptr || !ShapeSupported(args)) return cudaErrorInvalidValue;
   const bool argsort = args.indices_out != nullptr;
+  if (temp_bytes == nullptr || !ShapeSupported(args) || (argsort && args.inputs_are_scratch)) {
+    return cudaErrorInvalidValue;
+  }
   // Argsort carries 4-byte indices through the passes (values follow by one gather at the end).
   const uint32_t carried = argsort ? 4 : args.value_width;
   const bool single = args.n <= static_cast<size_t>(Policy::SingleTile::kTileItems);
@@ -233,6 +235,7 @@ cudaError_t DispatchRadixSortSchedule(void* temp, size_t* temp_bytes, const Devi
   b.keys_out = args.keys_out;
   b.values_in = argsort ? nullptr : args.values_in;
   b.values_out = argsort ? static_cast<void*>(args.indices_out) : args.values_out;
+  b.inputs_are_scratch = args.inputs_are_scratch;
 
   cudaError_t err;
   if (single) {

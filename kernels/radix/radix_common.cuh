@@ -25,7 +25,10 @@ enum : uint8_t { kSelInput = 0, kSelAlt = 1, kSelOut = 2 };
 
 // Written by the histogram kernel's last block. Skipped passes (all keys share the digit) do
 // nothing, and the active ones alternate buffers so that the last active pass writes the
-// caller's output: the output location never depends on the data.
+// caller's output: the output location never depends on the data. They alternate between the
+// scratch buffer and the output, or, where the inputs may be overwritten
+// (RadixBuffers::inputs_are_scratch), between the scratch buffer and the input, so that only the
+// last pass touches the output.
 struct PassPlan {
   uint8_t active;
   uint8_t first;  // reads the caller's keys and applies the order transform
@@ -87,6 +90,8 @@ struct RadixBuffers {
   const void* values_in = nullptr;  // null with 4-byte values: generate indices (argsort)
   void* values_out = nullptr;
   void* values_alt = nullptr;
+  // The passes before the last may write keys_in and values_in (DeviceSortArgs).
+  bool inputs_are_scratch = false;
 };
 
 struct RadixScratch {

@@ -144,6 +144,7 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     args.indices_out = shape.indices ? static_cast<uint32_t*>(d_indices) : nullptr;
     args.descending = descending;
     args.stable = true;
+    args.inputs_are_scratch = inputs_are_scratch_;
     size_t temp_bytes = 0;
     ASSERT_CUDA_OK(GetParam().fn(nullptr, &temp_bytes, args, s));
     ASSERT_GT(temp_bytes, 0u);
@@ -162,7 +163,11 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     if (shape.indices)
       ASSERT_CUDA_OK(
           cudaMemcpyAsync(out_indices.data(), d_indices, n * 4, cudaMemcpyDeviceToHost, s));
+    std::string keys_after(inputs_are_scratch_ ? keys.size() : 0, '\0');
+    ASSERT_CUDA_OK(cudaMemcpyAsync(keys_after.data(), d_keys_in, keys_after.size(),
+                                   cudaMemcpyDeviceToHost, s));
     ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    inputs_rewritten_ = inputs_are_scratch_ && keys_after != keys;
 
     EXPECT_TRUE(testing::VerifySortResult(
         spec, keys, values, expected, {out_keys, out_values, out_indices}, /*require_stable=*/true))
@@ -195,6 +200,9 @@ class GpuSortTest : public ::testing::TestWithParam<Engine> {
     }
     return sizes;
   }
+
+  bool inputs_are_scratch_ = false;  // DeviceSortArgs::inputs_are_scratch for Check
+  bool inputs_rewritten_ = false;    // Check's sort wrote keys_in
 
   ThreadPool pool_{static_cast<int>(std::thread::hardware_concurrency())};
   CpuSorter cpu_{&pool_};
@@ -404,6 +412,59 @@ TEST_P(GpuSortTest, CountedKeys) {
       }
     }
   }
+}
+
+// With the inputs as scratch the passes before the last alternate between the scratch buffer and
+// the inputs, so the outputs are written once and never read (a client may write them while the
+// sort runs): the sorts are right, and where three or more passes are active (random keys, every
+// size past one tile) the inputs were written. One active pass (keys that vary in one digit) or
+// two (in two digits; values carried, so not counted) leave them as they were.
+TEST_P(GpuSortTest, InputsAsScratch) {
+  const bool radix = std::string(GetParam().name).rfind("radix", 0) == 0;
+  inputs_are_scratch_ = true;
+  if (!radix) {
+    DeviceSortArgs args;
+    args.n = 1000;
+    args.inputs_are_scratch = true;
+    size_t bytes = 0;
+    EXPECT_EQ(GetParam().fn(nullptr, &bytes, args, stream_.get()), cudaErrorInvalidValue);
+    return;
+  }
+  const uint64_t seed = testing::TestSeed();
+  for (KeyType type : kAllKeyTypes) {
+    const kernels::RadixSortTiles t = kernels::GetRadixSortTiles(type);
+    const size_t width = KeyWidth(type);
+    for (size_t n : {size_t{0}, size_t{1}, t.single_tile_max, t.single_tile_max + 1,
+                     3 * t.onesweep_tile + 5, size_t{100003}}) {
+      for (Shape shape : {Shape{0, false}, Shape{4, false}, Shape{8, false}}) {
+        for (bool desc : {false, true}) {
+          Check(type, n, Distribution::kRandom, desc, shape, seed + n);
+          if (HasFailure()) return;
+          EXPECT_EQ(inputs_rewritten_, n > t.single_tile_max)
+              << GetParam().name << " n " << n << " vw " << shape.value_width;
+        }
+      }
+      if (n <= t.single_tile_max) continue;
+      for (const uint64_t varying : {uint64_t{0xF0}, uint64_t{0xFF00F0}}) {
+        std::mt19937_64 rng(seed + n + varying);
+        std::string keys(n * width, '\0');
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t raw = KeyFromOrdered(type, rng() & varying);
+          std::memcpy(&keys[i * width], &raw, width);
+        }
+        Check(type, keys, /*descending=*/false, Shape{8, false}, "one or two digits vary");
+        if (HasFailure()) return;
+        EXPECT_FALSE(inputs_rewritten_) << GetParam().name << " n " << n;
+      }
+    }
+  }
+  DeviceSortArgs argsort;
+  argsort.n = 1000;
+  argsort.inputs_are_scratch = true;
+  uint32_t never_written = 0;
+  argsort.indices_out = &never_written;
+  size_t bytes = 0;
+  EXPECT_EQ(GetParam().fn(nullptr, &bytes, argsort, stream_.get()), cudaErrorInvalidValue);
 }
 
 // The query call alone never touches the device and always asks for some scratch.

@@ -2,6 +2,7 @@
 // arrays lie in it (SortJob::on_gpu).
 #include <cuda.h>  // the driver's types, for cuMemGetAddressRange; no link to libcuda
 
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -102,7 +103,16 @@ absl::StatusOr<OpenedDeviceMemory> CudaSortDevice::OpenIpcMemory(absl::string_vi
 
 absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
   const SortSpec& spec = job.spec;
-  const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
+  // The kernels store whole keys and values, so those outputs must be aligned to their widths
+  // (a range may start at any offset of its allocation); copies back take any.
+  const auto aligned = [](const OutputBytes& out, size_t width) {
+    return width == 0 || reinterpret_cast<uintptr_t>(out.data) % width == 0;
+  };
+  const bool in_place = Ran(spec.algorithm) == Algorithm::kRadix && !spec.return_indices &&
+                        aligned(job.out_keys, KeyWidth(spec.key_type)) &&
+                        aligned(job.out_values, spec.value_width);
+  const LaunchShape shape{
+      job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0, in_place};
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
@@ -132,7 +142,12 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
     absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
     if (!arrays.ok()) return arrays.status();
     LaunchArrays& a = *arrays;
-    const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
+    auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
+    if (in_place) {
+      args.keys_out = job.out_keys.data;
+      args.values_out = vw ? job.out_values.data : nullptr;
+      args.inputs_are_scratch = true;
+    }
     const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
     size_t temp_bytes = 0;
     SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
@@ -146,8 +161,10 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
         sort(a.temp, &temp_bytes, args, compute_.get()),
         absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-    s = copy(job.out_keys.data, a.out_keys, n * kw);
-    if (s.ok()) s = copy(job.out_values.data, a.out_values, n * vw);
+    if (!in_place) {
+      s = copy(job.out_keys.data, a.out_keys, n * kw);
+      if (s.ok()) s = copy(job.out_values.data, a.out_values, n * vw);
+    }
     if (s.ok() && spec.return_indices) s = copy(job.out_indices.data, a.out_indices, n * 4);
   }
   if (!s.ok()) return s;

@@ -310,10 +310,11 @@ absl::StatusOr<CudaSortDevice::LaunchArrays> CudaSortDevice::TakeArrays(const La
   LaunchArrays a(shape);
   const size_t n = shape.n;
   a.inputs = device_arena_.Take(a.layout.offset(LaunchArrays::kIndices));
-  a.out_keys = device_arena_.Take(n * shape.key_width);
-  a.out_values = shape.value_width ? device_arena_.Take(n * shape.value_width) : nullptr;
+  const bool outputs = !shape.outputs_in_place;
+  a.out_keys = outputs ? device_arena_.Take(n * shape.key_width) : nullptr;
+  a.out_values = outputs && shape.value_width ? device_arena_.Take(n * shape.value_width) : nullptr;
   a.out_indices = shape.indices ? device_arena_.Take(n * 4) : nullptr;
-  if (!a.inputs || !a.out_keys || (shape.value_width && !a.out_values) ||
+  if (!a.inputs || (outputs && !a.out_keys) || (outputs && shape.value_width && !a.out_values) ||
       (shape.indices && !a.out_indices)) {
     return DevicePoolExhausted(shape);
   }
@@ -508,41 +509,38 @@ absl::Status CudaSortDevice::KeepRun(const LaunchShape& shape, const LaunchArray
   return absl::OkStatus();
 }
 
-absl::Status CudaSortDevice::RunSingle(const PoolJob& task, SortReport& report) {
-  SortJob& job = *task;
-  const SortSpec& spec = job.spec;
-  const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
+// Copies per request. Bytes from gRPC: one host copy in (gRPC's slices into pinned staging,
+// split over the copy threads), a DMA in, a DMA out into the same staging, none out (gRPC sends
+// from staging). From a registered region: a DMA in straight from the caller's pages and a DMA
+// out straight into them; no host copy and no staging.
+CudaSortDevice::SingleRoute CudaSortDevice::RouteSingle(const PoolJob& task,
+                                                        const LaunchShape& shape) const {
+  const SortJob& job = *task;
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
-  absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
-  if (!arrays.ok()) return arrays.status();
-  LaunchArrays& a = *arrays;
-  const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
-  const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
-  size_t temp_bytes = 0;
-  SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
-                             absl::StrCat(name_, ": scratch query"));
-  // Copies per request. Bytes from gRPC: one host copy in (gRPC's slices into pinned staging,
-  // split over the copy threads), a DMA in, a DMA out into the same staging, none out (gRPC sends
-  // from staging). From a registered region: a DMA in straight from the caller's pages and a DMA
-  // out straight into them; no host copy and no staging.
-  const bool direct_in = job.growing == nullptr && job.InputsPinnedForDma();
-  const bool direct_out = job.OutputsPinnedForDma();
-  absl::Status s = TakeScratchAndStaging(shape, temp_bytes, !(direct_in && direct_out), a);
-  if (!s.ok()) return s;
+  SingleRoute route;
+  route.direct_in = job.growing == nullptr && job.InputsPinnedForDma();
+  route.direct_out = job.OutputsPinnedForDma();
   const bool turns = options_.link != nullptr && task.link_turns;
   // What comes over the link: the input less the ranges that kept runs hold on this GPU.
-  const bool turn_in = turns && direct_in &&
-                       n * (kw + vw) - KeptBytesHere(task, kw, vw) >= options_.link_turn_min_bytes;
-  const bool turn_out =
-      turns && n * (kw + vw + (spec.return_indices ? 4 : 0)) >= options_.link_turn_min_bytes;
+  route.turn_in = turns && route.direct_in &&
+                  n * (kw + vw) - KeptBytesHere(task, kw, vw) >= options_.link_turn_min_bytes;
+  route.turn_out = turns && n * (kw + vw + (shape.indices ? 4 : 0)) >= options_.link_turn_min_bytes;
+  return route;
+}
 
+absl::Status CudaSortDevice::CopyInputs(const PoolJob& task, const SingleRoute& route,
+                                        const LaunchShape& shape, const LaunchArrays& a,
+                                        SortReport& report) {
+  const SortJob& job = *task;
+  const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
   std::optional<absl::MutexLock> turn;
-  if (turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
+  if (route.turn_in) turn.emplace(&options_.link->turn(LinkTurns::Direction::kToDevice));
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[0].get(), compute_.get()), "cudaEventRecord");
-  if (direct_in) {
-    s = CopyIn(task, job.keys, kw, false, a.in_keys, turn_in, report.bytes_from_device);
+  absl::Status s;
+  if (route.direct_in) {
+    s = CopyIn(task, job.keys, kw, false, a.in_keys, route.turn_in, report.bytes_from_device);
     if (s.ok() && vw) {
-      s = CopyIn(task, job.values, vw, true, a.in_values, turn_in, report.bytes_from_device);
+      s = CopyIn(task, job.values, vw, true, a.in_values, route.turn_in, report.bytes_from_device);
     }
   } else {
     // A growing input (SortStream) is copied chunk by chunk as it arrives: the keys first, so
@@ -558,28 +556,63 @@ absl::Status CudaSortDevice::RunSingle(const PoolJob& task, SortReport& report) 
   }
   if (!s.ok()) return s;
   SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[1].get(), compute_.get()), "cudaEventRecord");
-  if (turn_in) {
+  if (route.turn_in) {
     // The turn passes on when the last byte has landed, not when the copies are queued.
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventSynchronize(phase_[1].get()),
                                absl::StrCat(name_, ": host-to-device copy"));
-    turn.reset();
   }
-  SORTD_RETURN_IF_CUDA_ERROR(
-      sort(a.temp, &temp_bytes, args, compute_.get()),
-      absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
-  s = CopyOutputs(shape, a, direct_out ? &job : nullptr, turn_out);
-  if (s.ok() && task.keep) s = KeepRun(shape, a, task);
-  if (!s.ok()) return s;
+  return absl::OkStatus();
+}
+
+// Outputs copied straight into the job's pinned memory are in place already; the rest are shared
+// from staging, or copied from it into memory the job brought.
+void CudaSortDevice::HandOutputs(const LaunchShape& shape, const LaunchArrays& a, bool direct_out,
+                                 SortJob& job) {
   if (!job.outputs_preset) {
     ShareOutputs(shape, a, 0, job);
   } else if (!direct_out) {
     CopyOutputsToPreset(shape, a, 0, job);
   }
-  report.algorithm = Ran(spec.algorithm);
-  report.device = name_;
-  report.host_to_device = EventGap(phase_[0].get(), phase_[1].get());
-  report.compute = EventGap(phase_[1].get(), phase_[2].get());
-  report.device_to_host = EventGap(phase_[4].get(), phase_[3].get());
+}
+
+void CudaSortDevice::ReportStages(Algorithm algorithm, absl::Span<SortReport> reports) const {
+  const absl::Duration in = EventGap(phase_[0].get(), phase_[1].get());
+  const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
+  const absl::Duration out = EventGap(phase_[4].get(), phase_[3].get());
+  for (SortReport& report : reports) {
+    report.algorithm = algorithm;
+    report.device = name_;
+    report.host_to_device = in;
+    report.compute = compute;
+    report.device_to_host = out;
+  }
+}
+
+absl::Status CudaSortDevice::RunSingle(const PoolJob& task, SortReport& report) {
+  SortJob& job = *task;
+  const SortSpec& spec = job.spec;
+  const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0};
+  absl::StatusOr<LaunchArrays> arrays = TakeArrays(shape);
+  if (!arrays.ok()) return arrays.status();
+  LaunchArrays& a = *arrays;
+  const auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, shape.n, a);
+  const kernels::DeviceSortFn sort = SortFunction(spec.algorithm);
+  size_t temp_bytes = 0;
+  SORTD_RETURN_IF_CUDA_ERROR(sort(nullptr, &temp_bytes, args, compute_.get()),
+                             absl::StrCat(name_, ": scratch query"));
+  const SingleRoute route = RouteSingle(task, shape);
+  absl::Status s =
+      TakeScratchAndStaging(shape, temp_bytes, !(route.direct_in && route.direct_out), a);
+  if (s.ok()) s = CopyInputs(task, route, shape, a, report);
+  if (!s.ok()) return s;
+  SORTD_RETURN_IF_CUDA_ERROR(
+      sort(a.temp, &temp_bytes, args, compute_.get()),
+      absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
+  s = CopyOutputs(shape, a, route.direct_out ? &job : nullptr, route.turn_out);
+  if (s.ok() && task.keep) s = KeepRun(shape, a, task);
+  if (!s.ok()) return s;
+  HandOutputs(shape, a, route.direct_out, job);
+  ReportStages(Ran(spec.algorithm), absl::MakeSpan(&report, 1));
   return absl::OkStatus();
 }
 
@@ -633,9 +666,6 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<PoolJob* const> batch,
                              absl::StrCat(name_, ": batched sort launch"));
   st = CopyOutputs(shape, a);
   if (!st.ok()) return st;
-  const absl::Duration h2d = EventGap(phase_[0].get(), phase_[1].get());
-  const absl::Duration compute = EventGap(phase_[1].get(), phase_[2].get());
-  const absl::Duration d2h = EventGap(phase_[4].get(), phase_[3].get());
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = **batch[s];
@@ -645,12 +675,8 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<PoolJob* const> batch,
       ShareOutputs(shape, a, at, job);
     }
     at += job.n;
-    reports[s].algorithm = Algorithm::kBitonic;
-    reports[s].device = name_;
-    reports[s].host_to_device = h2d;
-    reports[s].compute = compute;
-    reports[s].device_to_host = d2h;
   }
+  ReportStages(Algorithm::kBitonic, reports.first(segments));
   return absl::OkStatus();
 }
 

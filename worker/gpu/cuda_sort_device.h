@@ -64,6 +64,9 @@ class CudaSortDevice : public SortDevice {
     size_t value_width = 0;
     bool indices = false;
     size_t segments = 0;  // 0 for a lone request: no offsets array
+    // The sort writes keys and values straight into the job's own outputs (on this GPU): the
+    // launch takes no output arrays for them.
+    bool outputs_in_place = false;
   };
   // Its arrays: device inputs, outputs and scratch from the arena, and one staging block in which
   // each array's way in and way out share a slot (the output is copied back only after the input
@@ -107,14 +110,35 @@ class CudaSortDevice : public SortDevice {
                                   SortJob& job);
   static void ShareOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
                            SortJob& job);
+  // A lone job from host memory: in over the link, sorted, out.
   absl::Status RunSingle(const PoolJob& task, SortReport& report);
+  // How a lone job's arrays cross the link: by DMA straight from and to memory pinned for it, or
+  // through staging; and whether each way waits for its turn on the link (LinkTurns).
+  struct SingleRoute {
+    bool direct_in = false;
+    bool direct_out = false;
+    bool turn_in = false;
+    bool turn_out = false;
+  };
+  SingleRoute RouteSingle(const PoolJob& task, const LaunchShape& shape) const;
+  // Queues the job's inputs into the launch's device arrays by its route; phase_[0] and phase_[1]
+  // bracket them. With a turn on the link, waits until they have landed.
+  absl::Status CopyInputs(const PoolJob& task, const SingleRoute& route, const LaunchShape& shape,
+                          const LaunchArrays& arrays, SortReport& report);
+  // The job's outputs, once they are in staging or in its own pinned memory (`direct_out`).
+  static void HandOutputs(const LaunchShape& shape, const LaunchArrays& arrays, bool direct_out,
+                          SortJob& job);
+  // The launch's stage times from phase_, for every job it sorted.
+  void ReportStages(Algorithm algorithm, absl::Span<SortReport> reports) const;
   // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
-  // device to device into the pool's arrays, sorted, copied back; no staging, nothing over the
-  // link. The pool's arrays, not the caller's, take the sort's passes: the caller can write its
-  // memory while the sort runs, and the kernels trust what they read twice (a histogram's counts
-  // when scattering, an argsort's indices when gathering values), so sorting in the caller's
-  // memory would let it steer writes and reads outside its arrays. It also keeps an input sorted
-  // in place whole when a launch fails.
+  // device to device into the pool's arrays and sorted there; no staging, nothing over the link.
+  // The pool's arrays, not the caller's, take the sort's passes: the caller can write its memory
+  // while the sort runs, and the kernels trust what they read twice (a histogram's counts when
+  // scattering, an argsort's indices when gathering values), so sorting in the caller's memory
+  // would let it steer writes and reads outside its arrays. The radix sort's last pass (keys and
+  // values, no indices) scatters straight into the caller's outputs, which it never reads
+  // (DeviceSortArgs::inputs_are_scratch); other sorts' results are copied back. An input sorted
+  // in place is left whole when a launch fails before that last pass.
   absl::Status RunOnDevice(SortJob& job, SortReport& report);
   absl::Status RunSegmented(absl::Span<PoolJob* const> batch, absl::Span<SortReport> reports);
   absl::Status InjectFaults();
