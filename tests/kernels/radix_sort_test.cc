@@ -440,8 +440,11 @@ TEST_P(GpuSortTest, InputsAsScratch) {
         for (bool desc : {false, true}) {
           Check(type, n, Distribution::kRandom, desc, shape, seed + n);
           if (HasFailure()) return;
-          EXPECT_EQ(inputs_rewritten_, n > t.single_tile_max)
-              << GetParam().name << " n " << n << " vw " << shape.value_width;
+          // The variants' single tiles may be smaller than the plain policy's (t).
+          if (n > t.single_tile_max || !IsVariant(GetParam())) {
+            EXPECT_EQ(inputs_rewritten_, n > t.single_tile_max)
+                << GetParam().name << " n " << n << " vw " << shape.value_width;
+          }
         }
       }
       if (n <= t.single_tile_max) continue;
