@@ -114,7 +114,9 @@ section_tests() {
   [[ -n ${GTEST_FILTER:-} ]] && filter=(--gtest_filter="$GTEST_FILTER")
   if ((shards > 1)); then
     # Shards at once (the CPU reference sorts dominate a narrowed run), each line-buffered so a
-    # shard cut by the timeout still shows how far it got.
+    # shard cut by the timeout still shows how far it got. They share one GPU's memory: the pool
+    # tests (8 GiB of device pool per worker) beside the CUDA IPC suite's sortd (half the free
+    # memory) run it out (H100, 2026-12-07), so shard the kernel tests, not the whole suite.
     for ((i = 0; i < shards; ++i)); do
       GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${TESTS_TIMEOUT:-560}" \
         stdbuf -oL gpu_tests "${filter[@]}" >"$out/gpu_tests_shard$i.log" 2>&1 &
