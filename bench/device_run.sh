@@ -21,7 +21,8 @@
 #                                                                             [sortd, sortctl]
 #   cuda        CUDA IPC: sortctl bench --transport=cuda (16M u32 keys, one client; 1M with 8
 #               clients; unary calls and sessions, over a Unix socket) beside shared memory on the
-#               same sortd, and torch.sort of the same arrays on the device     [sortd, sortctl]
+#               same sortd, and torch.sort of the same arrays on the device (CUDA_PARTS)
+#                                                                             [sortd, sortctl]
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
 #               (bench/python_client_bench.py, the bundle's Python)  [--python, sortd, sortctl]
 #   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)  [--python, sortd]
@@ -191,24 +192,34 @@ section_e2e() {
 
 section_cuda() {
   # Over a Unix socket, where the README puts CUDA IPC (same host); each load as unary calls and
-  # over a SortSession, whose requests skip a call's own setup.
+  # over a SortSession, whose requests skip a call's own setup. CUDA_PARTS picks the parts:
+  # 16M (one client), many (1M keys, 8 clients), each over CUDA IPC and shared memory; caller;
+  # torch (default: all).
   local SORTD_UNIX_SOCKET=/tmp/sortd-cuda-$$.sock
   SORTD_BASE_FLAGS=(--engine=gpu --shared_memory --cuda_ipc)
   start_sortd cuda || { ran "sortd start" 1; return; }
-  local load rpc transport
-  for load in 16M 1M-x8; do
-    local shape=(--concurrency=1 --sizes=fixed:16777216 --duration=10s)
-    [[ $load == 1M-x8 ]] && shape=(--concurrency=8 --sizes=fixed:1048576 --duration=10s)
-    for transport in cuda shm; do
-      for rpc in unary session; do
-        bench_sortd "cuda-$load-$transport-$rpc" "${shape[@]}" --transport="$transport" --rpc="$rpc"
-        ran "$load $transport $rpc" $?
-      done
+  run_parts cuda "${CUDA_PARTS:-16M many caller torch}" 16M many caller torch
+  stop_sortd
+}
+
+cuda_load() {  # cuda_load 16M|1M-x8: both transports, unary and session
+  local load=$1 rpc transport
+  local shape=(--concurrency=1 --sizes=fixed:16777216 --duration=10s)
+  [[ $load == 1M-x8 ]] && shape=(--concurrency=8 --sizes=fixed:1048576 --duration=10s)
+  for transport in cuda shm; do
+    for rpc in unary session; do
+      bench_sortd "cuda-$load-$transport-$rpc" "${shape[@]}" --transport="$transport" --rpc="$rpc"
+      ran "$load $transport $rpc" $?
     done
   done
-  # What the verified rows add, apart: the caller's GPU idle between back-to-back requests (no
-  # input copied in, no results copied back to check); the tester's copy of the next input just
-  # before each request (four requests in the pool); and 25 ms idle gaps with no GPU work.
+}
+part_cuda_16M() { cuda_load 16M; }
+part_cuda_many() { cuda_load 1M-x8; }
+
+# What the verified rows add, apart: the caller's GPU idle between back-to-back requests (no input
+# copied in, no results copied back to check); the tester's copy of the next input just before
+# each request (four requests in the pool); and 25 ms idle gaps with no GPU work.
+part_cuda_caller() {
   local idle=(--concurrency=1 --sizes=fixed:16777216 --duration=10s --transport=cuda --rpc=session
     --no_verify)
   bench_sortd cuda-16M-cuda-session-idle "${idle[@]}" --pool_mb=64
@@ -217,9 +228,11 @@ section_cuda() {
   ran "16M cuda session, an input copied in before each" $?
   bench_sortd cuda-16M-cuda-session-gaps "${idle[@]}" --pool_mb=64 --rate=40
   ran "16M cuda session, 25 ms gaps" $?
-  stop_sortd
-  # torch.sort of the same sizes on the device (int32: torch has no uint32 sort), the arrays
-  # already there: the anchor a caller with GPU arrays would otherwise use.
+}
+
+# torch.sort of the same sizes on the device (int32: torch has no uint32 sort), the arrays already
+# there: the anchor a caller with GPU arrays would otherwise use.
+part_cuda_torch() {
   timeout 120 python3 - <<'PY' 2>&1 | tee "$out/torch_sort.txt"
 import time, torch
 for n, label in ((1 << 24, "16M"), (1 << 20, "1M")):
