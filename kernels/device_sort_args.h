@@ -21,7 +21,8 @@ namespace sortd::kernels {
 struct DeviceSortArgs {
   KeyType key_type = KeyType::kUint32;
   size_t n = 0;
-  // Device pointers. keys_in is read only; outputs must not overlap inputs.
+  // Device pointers. The inputs are read only (unless inputs_are_scratch); outputs must not
+  // overlap inputs.
   const void* keys_in = nullptr;
   void* keys_out = nullptr;
   uint32_t value_width = 0;  // 0, 4 or 8
