@@ -108,11 +108,11 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
   const auto aligned = [](const OutputBytes& out, size_t width) {
     return width == 0 || reinterpret_cast<uintptr_t>(out.data) % width == 0;
   };
-  const bool in_place = Ran(spec.algorithm) == Algorithm::kRadix && !spec.return_indices &&
-                        aligned(job.out_keys, KeyWidth(spec.key_type)) &&
-                        aligned(job.out_values, spec.value_width);
-  const LaunchShape shape{
-      job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices, 0, in_place};
+  const bool sort_writes_outputs =
+      Ran(spec.algorithm) == Algorithm::kRadix && !spec.return_indices &&
+      aligned(job.out_keys, KeyWidth(spec.key_type)) && aligned(job.out_values, spec.value_width);
+  const LaunchShape shape{job.n, KeyWidth(spec.key_type), spec.value_width, spec.return_indices,
+                          0,     sort_writes_outputs};
   const size_t n = shape.n, kw = shape.key_width, vw = shape.value_width;
   report.algorithm = Ran(spec.algorithm);
   report.device = name_;
@@ -143,7 +143,7 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
     if (!arrays.ok()) return arrays.status();
     LaunchArrays& a = *arrays;
     auto args = LaunchArgs<kernels::DeviceSortArgs>(spec, n, a);
-    if (in_place) {
+    if (sort_writes_outputs) {
       args.keys_out = job.out_keys.data;
       args.values_out = vw ? job.out_values.data : nullptr;
       args.inputs_are_scratch = true;
@@ -161,7 +161,7 @@ absl::Status CudaSortDevice::RunOnDevice(SortJob& job, SortReport& report) {
         sort(a.temp, &temp_bytes, args, compute_.get()),
         absl::StrCat(name_, ": ", AlgorithmName(Ran(spec.algorithm)), " sort launch"));
     SORTD_RETURN_IF_CUDA_ERROR(cudaEventRecord(phase_[2].get(), compute_.get()), "cudaEventRecord");
-    if (!in_place) {
+    if (!sort_writes_outputs) {
       s = copy(job.out_keys.data, a.out_keys, n * kw);
       if (s.ok()) s = copy(job.out_values.data, a.out_values, n * vw);
     }

@@ -310,7 +310,7 @@ absl::StatusOr<CudaSortDevice::LaunchArrays> CudaSortDevice::TakeArrays(const La
   LaunchArrays a(shape);
   const size_t n = shape.n;
   a.inputs = device_arena_.Take(a.layout.offset(LaunchArrays::kIndices));
-  const bool outputs = !shape.outputs_in_place;
+  const bool outputs = !shape.sort_writes_job_outputs;
   a.out_keys = outputs ? device_arena_.Take(n * shape.key_width) : nullptr;
   a.out_values = outputs && shape.value_width ? device_arena_.Take(n * shape.value_width) : nullptr;
   a.out_indices = shape.indices ? device_arena_.Take(n * 4) : nullptr;
@@ -566,12 +566,12 @@ absl::Status CudaSortDevice::CopyInputs(const PoolJob& task, const SingleRoute& 
 
 // Outputs copied straight into the job's pinned memory are in place already; the rest are shared
 // from staging, or copied from it into memory the job brought.
-void CudaSortDevice::HandOutputs(const LaunchShape& shape, const LaunchArrays& a, bool direct_out,
-                                 SortJob& job) {
+void CudaSortDevice::HandOutputs(const LaunchShape& shape, const LaunchArrays& a, size_t at,
+                                 bool direct_out, SortJob& job) {
   if (!job.outputs_preset) {
-    ShareOutputs(shape, a, 0, job);
+    ShareOutputs(shape, a, at, job);
   } else if (!direct_out) {
-    CopyOutputsToPreset(shape, a, 0, job);
+    CopyOutputsToPreset(shape, a, at, job);
   }
 }
 
@@ -611,7 +611,7 @@ absl::Status CudaSortDevice::RunSingle(const PoolJob& task, SortReport& report) 
   s = CopyOutputs(shape, a, route.direct_out ? &job : nullptr, route.turn_out);
   if (s.ok() && task.keep) s = KeepRun(shape, a, task);
   if (!s.ok()) return s;
-  HandOutputs(shape, a, route.direct_out, job);
+  HandOutputs(shape, a, 0, route.direct_out, job);
   ReportStages(Ran(spec.algorithm), absl::MakeSpan(&report, 1));
   return absl::OkStatus();
 }
@@ -669,11 +669,7 @@ absl::Status CudaSortDevice::RunSegmented(absl::Span<PoolJob* const> batch,
   at = 0;
   for (size_t s = 0; s < segments; ++s) {
     SortJob& job = **batch[s];
-    if (job.outputs_preset) {
-      CopyOutputsToPreset(shape, a, at, job);
-    } else {
-      ShareOutputs(shape, a, at, job);
-    }
+    HandOutputs(shape, a, at, /*direct_out=*/false, job);
     at += job.n;
   }
   ReportStages(Algorithm::kBitonic, reports.first(segments));

@@ -66,7 +66,7 @@ class CudaSortDevice : public SortDevice {
     size_t segments = 0;  // 0 for a lone request: no offsets array
     // The sort writes keys and values straight into the job's own outputs (on this GPU): the
     // launch takes no output arrays for them.
-    bool outputs_in_place = false;
+    bool sort_writes_job_outputs = false;
   };
   // Its arrays: device inputs, outputs and scratch from the arena, and one staging block in which
   // each array's way in and way out share a slot (the output is copied back only after the input
@@ -125,9 +125,10 @@ class CudaSortDevice : public SortDevice {
   // bracket them. With a turn on the link, waits until they have landed.
   absl::Status CopyInputs(const PoolJob& task, const SingleRoute& route, const LaunchShape& shape,
                           const LaunchArrays& arrays, SortReport& report);
-  // The job's outputs, once they are in staging or in its own pinned memory (`direct_out`).
-  static void HandOutputs(const LaunchShape& shape, const LaunchArrays& arrays, bool direct_out,
-                          SortJob& job);
+  // The job's outputs, from key `at` of the launch, once they are in staging or in its own pinned
+  // memory (`direct_out`).
+  static void HandOutputs(const LaunchShape& shape, const LaunchArrays& arrays, size_t at,
+                          bool direct_out, SortJob& job);
   // The launch's stage times from phase_, for every job it sorted.
   void ReportStages(Algorithm algorithm, absl::Span<SortReport> reports) const;
   // A job whose arrays lie on this GPU (SortJob::on_gpu, worker/gpu/cuda_ipc_sort.cc): copied
