@@ -49,6 +49,10 @@ FROM ${RUNTIME_BASE} AS runtime
 # driver's libcuda on some clusters.
 ENV PATH=/opt/sortd/bin:$PATH \
     LD_LIBRARY_PATH=/opt/sortd/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# malloc's large buffers (messages, sort scratch) in transparent huge pages: each is mapped afresh
+# per request, and faulting it in 4 KiB at a time was most of a 16M-key CPU sort
+# (docs/operations.md, "Huge pages for malloc"). Needs THP in madvise or always mode on the host.
+ENV GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin sortd
 USER sortd
 # 50051: gRPC (sortd.v1.SortService, health, reflection); 9464: Prometheus /metrics.

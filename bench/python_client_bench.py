@@ -6,7 +6,9 @@ against numpy on the same machine. Prints one markdown table. Not run in CI.
         --sortd build/server/sortd --sortctl build/client/sortctl [--engine=cpu] [--quick]
 
 It starts its own sortd (--shared_memory, on a Unix socket in a scratch folder under /dev/shm).
-Latencies are p50 of sequential calls (one in flight), after one warm-up call.
+Latencies are p50 of sequential calls (one in flight), after one warm-up call. sortd and sortctl
+inherit this process's environment: run it with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for all
+three, as docs/python.md does, or without for none.
 """
 from __future__ import annotations
 
