@@ -50,8 +50,8 @@ FROM ${RUNTIME_BASE} AS runtime
 ENV PATH=/opt/sortd/bin:$PATH \
     LD_LIBRARY_PATH=/opt/sortd/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # malloc's large buffers (messages, sort scratch) in transparent huge pages: each is mapped afresh
-# per request, and faulting it in 4 KiB at a time was most of a 16M-key CPU sort
-# (docs/operations.md, "Huge pages for malloc"). Needs THP in madvise or always mode on the host.
+# per request, and without this faulting it in 4 KiB at a time is most of a 16M-key CPU sort
+# (docs/performance.md, "Huge pages for malloc"). It matters where the host's THP mode is madvise.
 ENV GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin sortd
 USER sortd

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh >&2
-# malloc's large buffers in transparent huge pages (docs/operations.md, "Huge pages for malloc");
+# malloc's large buffers in transparent huge pages (docs/performance.md, "Huge pages for malloc");
 # glibc reads its tunables only as a process starts.
 if [[ ${GLIBC_TUNABLES:-} != *glibc.malloc.hugetlb=* ]]; then
   export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.hugetlb=1"

@@ -2,7 +2,8 @@
 # sortd with and without glibc's huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1,
 # docs/operations.md): the same sortd binary started each way in turn, rounds interleaved, one
 # client sorting one large array at a time over shared memory and over gRPC bytes, as one
-# markdown table. sortctl runs with its own environment's setting in both.
+# markdown table. sortctl runs with its own environment's setting in both. The tunable changes
+# something only where transparent huge pages are in madvise mode (the table's header says which).
 #
 #   bench/loadtest/malloc_huge_pages.sh [options]
 # Options (defaults in brackets):
@@ -46,7 +47,8 @@ stop_server() {
 trap 'stop_server; rm -rf "$work"' EXIT
 
 # The tunable without huge pages: whatever else GLIBC_TUNABLES holds, with hugetlb=0.
-others=$(tr ':' '\n' <<<"${GLIBC_TUNABLES:-}" | grep -v '^glibc.malloc.hugetlb=' | paste -sd: -)
+others=$(tr ':' '\n' <<<"${GLIBC_TUNABLES:-}" | { grep -v '^glibc.malloc.hugetlb=' || true; } |
+  paste -sd: -)
 tunables() { echo "${others:+$others:}glibc.malloc.hugetlb=$1"; }
 
 failures=0

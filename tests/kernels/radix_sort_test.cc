@@ -83,10 +83,12 @@ uint64_t KeyFromOrdered(KeyType type, uint64_t ordered) {
 
 // Runs `fn` captured as a graph on `stream`, with a copy of the outputs (keys, then values) taken
 // after each of its operations, and counts in `writes` the operations that changed them (the
-// outputs start poisoned). A sort whose passes go through the outputs writes them more than once,
-// since its result lands there last; one whose outputs are written once never read them after
-// (before, they held poison, and the result would be wrong). The host launches every possible
-// pass and the device skips the inactive ones, so the writing launch need not be the last.
+// outputs start poisoned). A sort whose passes go through the outputs (one pass writes them, a
+// later one reads them) writes them more than once, since its result lands there last; a count
+// of one says no operation read them before the one that wrote them (they held poison, and the
+// result would be wrong) and none wrote them after. Below 2^30 keys each pass is one launch. The
+// host launches every possible pass and the device skips the inactive ones, so the writing launch
+// need not be the last.
 cudaError_t SortCountingOutputWrites(DeviceSortFn fn, void* temp, size_t temp_bytes,
                                      const DeviceSortArgs& args, cudaStream_t stream, int* writes) {
   *writes = 0;
@@ -104,11 +106,10 @@ cudaError_t SortCountingOutputWrites(DeviceSortFn fn, void* temp, size_t temp_by
   size_t nodes = 0, count = 0;
   err = cudaGraphGetNodes(graph, nullptr, &nodes);
   std::vector<cudaGraphNode_t> chain;
-  if (err == cudaSuccess && nodes != 0) {
+  if (err == cudaSuccess && nodes != 0) {  // a second root or branch fails the size check below
     chain.resize(1);
     count = 1;
     err = cudaGraphGetRootNodes(graph, chain.data(), &count);
-    if (err == cudaSuccess && count != 1) err = cudaErrorNotSupported;
   }
   while (err == cudaSuccess && count == 1) {
     cudaGraphNode_t next = nullptr;
