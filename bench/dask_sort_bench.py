@@ -8,8 +8,8 @@ each sort's time into stages by task name: the divisions (quantiles, min/max: co
 graph is built), the shuffle (set_partitions_pre, shuffle-group/split/join, concat) and the
 partition sorts (pandas' sort_values vs sortd.dask's sort_partition, each argsort + take).
 
-    PYTHONPATH=build-py/python /usr/bin/python3 bench/dask_sort_bench.py \\
-        --sortd=/work/py/build-rel/server/sortd --rows=33554432 --partitions=32
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1 PYTHONPATH=build/python /usr/bin/python3 \\
+        bench/dask_sort_bench.py --sortd=build/server/sortd --rows=33554432 --partitions=32
 """
 from __future__ import annotations
 
