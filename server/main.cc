@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "server/flags/flags.h"
 #include "server/grpc_log.h"
+#include "server/malloc_huge_pages.h"
 #include "server/sortd_server.h"
 #include "worker/engine_factory.h"
 #include "worker/gpu_names.h"
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
                        : absl::StrCat(": half the memory left beside the engine's ",
                                       (*server)->engine().HostBytesHeld(), " bytes of pools"),
                    "); at most ", options.max_concurrent_streams, " calls per connection"));
+  Log(sortd::DescribeMallocHugePagesHere());
   Log(absl::StrCat("serving sortd.v1.SortService",
                    options.enable_echo ? " and Diagnostics/Echo" : "", " on ",
                    options.listen_address, " (port ", (*server)->port(), ")"));
