@@ -1,12 +1,12 @@
 #include "server/malloc_huge_pages.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "rpc/flag_file.h"
 
 namespace sortd {
 namespace {
@@ -61,16 +61,11 @@ std::string DescribeMallocHugePages(absl::string_view glibc_tunables,
 
 std::string DescribeMallocHugePagesHere() {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::optional<std::string> mode;
-  if (file) {
-    std::stringstream text;
-    text << file.rdbuf();
-    mode = text.str();
-  }
-  return DescribeMallocHugePages(
-      tunables == nullptr ? "" : tunables,
-      mode.has_value() ? std::optional<absl::string_view>(*mode) : std::nullopt);
+  const absl::StatusOr<std::string> mode =
+      ReadFlagFile("transparent huge pages", "/sys/kernel/mm/transparent_hugepage/enabled");
+  std::optional<absl::string_view> thp_enabled;
+  if (mode.ok()) thp_enabled = *mode;
+  return DescribeMallocHugePages(tunables == nullptr ? "" : tunables, thp_enabled);
 }
 
 }  // namespace sortd
