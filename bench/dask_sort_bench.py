@@ -3,7 +3,8 @@
 distributed.LocalCluster, same data, same run; not part of CI. Prints a Markdown table.
 
 Each of --workers worker processes (one thread each) gets a sortd of its own on loopback with
-shared memory, as a deployment with one sortd per worker host would. Dask's task stream splits
+shared memory, as a deployment with one sortd per worker host would; with --one-sortd they share
+one (--engine=gpu: a host's GPU serves all its workers, as on the GPU host). Dask's task stream splits
 each sort's time into stages by task name: the divisions (quantiles, min/max: computed while the
 graph is built), the shuffle (set_partitions_pre, shuffle-group/split/join, concat) and the
 partition sorts (pandas' sort_values vs sortd.dask's sort_partition, each argsort + take).
@@ -35,11 +36,11 @@ SORT_PREFIXES = ("sort_values", "sort_partition")
 
 
 class Server:
-    def __init__(self, binary: str, port: int) -> None:
+    def __init__(self, binary: str, port: int, engine: str) -> None:
         self.dir = tempfile.mkdtemp(prefix="sortd-dask-bench-", dir="/dev/shm")
         self.target = f"127.0.0.1:{port}"
         self.process = subprocess.Popen(
-            [binary, "--engine=cpu", f"--listen={self.target}", "--metrics_listen=",
+            [binary, f"--engine={engine}", f"--listen={self.target}", "--metrics_listen=",
              "--shared_memory", f"--shared_memory_dir={self.dir}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with sortd.Client(self.target) as client:
@@ -98,7 +99,7 @@ def timed_sort(client: Client, build: Callable[[], dd.DataFrame]) -> dict[str, f
 
 def partition_only(args: argparse.Namespace) -> None:
     """One partition's sort in this process, no cluster: what the partition stage is made of."""
-    server = Server(args.sortd, args.port)
+    server = Server(args.sortd, args.port, args.engine)
     try:
         point_worker(server.target, server.dir)
         df = make_partition(0, args.rows // args.partitions, args.dtype)
@@ -137,6 +138,10 @@ def main() -> None:
     parser.add_argument("--dtype", default="int64")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--port", type=int, default=50871)
+    parser.add_argument("--engine", choices=("cpu", "gpu"), default="cpu",
+                        help="sortd's --engine")
+    parser.add_argument("--one-sortd", action="store_true",
+                        help="one sortd for every worker (one per host) instead of one each")
     parser.add_argument("--partition-only", action="store_true",
                         help="time one partition's sort in this process, no cluster")
     args = parser.parse_args()
@@ -144,12 +149,14 @@ def main() -> None:
         partition_only(args)
         return
 
-    servers = [Server(args.sortd, args.port + i) for i in range(args.workers)]
+    servers = [Server(args.sortd, args.port + i, args.engine)
+               for i in range(1 if args.one_sortd else args.workers)]
     try:
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=None, memory_limit=0) as lc, Client(lc) as client:
             workers = sorted(client.scheduler_info()["workers"])
-            for address, server in zip(workers, servers):
+            for i, address in enumerate(workers):
+                server = servers[i % len(servers)]
                 client.run(point_worker, server.target, server.dir, workers=[address])
             per = args.rows // args.partitions
             ddf = dd.from_map(make_partition, range(args.partitions), rows=per,
@@ -179,7 +186,8 @@ def report(args: argparse.Namespace, runs: dict[str, list[dict[str, float]]]) ->
         return statistics.median(r.get(field, 0.0) for r in runs[name])
 
     print(f"{args.rows} rows ({args.dtype} key + float64 payload + int64 index), "
-          f"{args.partitions} partitions, {args.workers} workers x 1 thread, medians of "
+          f"{args.partitions} partitions, {args.workers} workers x 1 thread, {args.engine} "
+          f"engine, {'one sortd for all' if args.one_sortd else 'a sortd each'}, medians of "
           f"{args.repeats}; busy = summed task compute time over all workers")
     print()
     print("| | pandas partition sort | sortd partition sort | ratio |")

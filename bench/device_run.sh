@@ -27,6 +27,10 @@
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
 #               (bench/python_client_bench.py, the bundle's Python)  [--python, sortd, sortctl]
 #   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)  [--python, sortd]
+#   dask        bench/dask_sort_bench.py on the host's cores with one GPU-engine sortd for all
+#               workers: one partition alone, then Dask's sort_values with pandas' and sortd's
+#               partition sorts (DASK_WORKERS, default 8; DASK_BENCH_FLAGS; every process with
+#               glibc's malloc huge pages, as the images set)     [--python=dask, sortd]
 #   cpu         cpu_sort_bench on the host's cores, beside the host's own numpy: CPU_BENCHES,
 #               CPU_SECTIONS, CPU_MIN_LOG2, CPU_MAX_LOG2, CPU_BENCH_FLAGS, CPU_TIMEOUT
 #                                                          [cpu_sort_bench, or CPU_BENCHES's]
@@ -273,6 +277,23 @@ section_soak() {
     --python "$SORTD_PYTHON" --pythonpath "$SORTD_PYTHONPATH" --duration="${SOAK_DURATION:-9m}" --workers=8 --max_log2=24 \
     --out="$out/soak" --progress=60 2>&1 | tail -60
   ran "chaos soak (gpu)" "${PIPESTATUS[0]}"
+}
+
+section_dask() {
+  has_python "dask bench" && needs "dask bench" sortd || return 0
+  if ! "$SORTD_PYTHON" -c 'import dask.dataframe, distributed' 2>/dev/null; then
+    echo "=== dask bench: skipped: the bundle's Python has no Dask (scripts/device-bundle.sh --python=dask)"
+    return 0
+  fi
+  local mode
+  for mode in --partition-only ''; do
+    # shellcheck disable=SC2086  # DASK_BENCH_FLAGS: flags, split on spaces
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1 PYTHONPATH=$SORTD_PYTHONPATH \
+      timeout "${DASK_TIMEOUT:-300}" "$SORTD_PYTHON" bench/dask_sort_bench.py \
+      --sortd="$(command -v sortd)" --engine=gpu --one-sortd --workers="${DASK_WORKERS:-8}" \
+      ${DASK_BENCH_FLAGS:-} $mode 2>&1 | tee -a "$out/dask_sort_bench.txt"
+    ran "dask bench ${mode:---cluster}" "${PIPESTATUS[0]}"
+  done
 }
 
 section_cpu() {
