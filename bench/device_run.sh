@@ -26,7 +26,8 @@
 #                                                                             [sortd, sortctl]
 #   python      the Python client against sortctl on the same sortd and transport, and numpy
 #               (bench/python_client_bench.py, the bundle's Python)  [--python, sortd, sortctl]
-#   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m)  [--python, sortd]
+#   soak        bench/chaos_soak.py --mode=gpu for $SOAK_DURATION (default 9m); soak-start and
+#               soak-finish run one longer than a call across two (soak.sh)   [--python, sortd]
 #   dask        bench/dask_sort_bench.py on the host's cores with one GPU-engine sortd for all
 #               workers: one partition alone, then Dask's sort_values with pandas' and sortd's
 #               partition sorts (DASK_WORKERS, default 8; DASK_BENCH_FLAGS; every process with
@@ -271,14 +272,6 @@ section_python() {
   ran "python client bench" "${PIPESTATUS[0]}"
 }
 
-section_soak() {
-  has_python "chaos soak (gpu)" && needs "chaos soak (gpu)" sortd || return 0
-  "$SORTD_PYTHON" bench/chaos_soak.py --mode=gpu --sortd "$(command -v sortd)" \
-    --python "$SORTD_PYTHON" --pythonpath "$SORTD_PYTHONPATH" --duration="${SOAK_DURATION:-9m}" --workers=8 --max_log2=24 \
-    --out="$out/soak" --progress=60 2>&1 | tail -60
-  ran "chaos soak (gpu)" "${PIPESTATUS[0]}"
-}
-
 section_dask() {
   has_python "dask bench" && needs "dask bench" sortd || return 0
   if ! "$SORTD_PYTHON" -c 'import dask.dataframe, distributed' 2>/dev/null; then
@@ -346,6 +339,8 @@ PY
 . "$root/bench/device_sections/network.sh"
 # shellcheck source=device_sections/radix.sh
 . "$root/bench/device_sections/radix.sh"
+# shellcheck source=device_sections/soak.sh
+. "$root/bench/device_sections/soak.sh"
 
 sections=("$@")
 ((${#sections[@]})) || sections=(tests sanitizers)
