@@ -7,7 +7,8 @@ shared memory, as a deployment with one sortd per worker host would; with --one-
 one (--engine=gpu: a host's GPU serves all its workers, as on the GPU host). Dask's task stream splits
 each sort's time into stages by task name: the divisions (quantiles, min/max: computed while the
 graph is built), the shuffle (set_partitions_pre, shuffle-group/split/join, concat) and the
-partition sorts (pandas' sort_values vs sortd.dask's sort_partition, each argsort + take).
+partition sorts (pandas' sort_values, argsort + take, vs sortd.dask's sort_partition, its
+permute="auto": argsort + take on the CPU engine, a sort_pairs per column on a GPU).
 
     GLIBC_TUNABLES=glibc.malloc.hugetlb=1 PYTHONPATH=build/python /usr/bin/python3 \\
         bench/dask_sort_bench.py --sortd=build/server/sortd --rows=33554432 --partitions=32
@@ -108,10 +109,15 @@ def partition_only(args: argparse.Namespace) -> None:
         order = np.argsort(keys)
         steps: dict[str, Callable[[], Any]] = {
             "pandas sort_values (Dask's default)": lambda: df.sort_values("key"),
-            "sortd.dask.sort_partition": lambda: sortd.dask.sort_partition(df, "key"),
+            "sortd.dask.sort_partition, permute=take": lambda: sortd.dask.sort_partition(
+                df, "key", permute="take"),
+            "sortd.dask.sort_partition, permute=pairs": lambda: sortd.dask.sort_partition(
+                df, "key", permute="pairs"),
             "  numpy argsort": lambda: np.argsort(keys),
             "  sortd argsort (shm, stable)": lambda: sortd.dask.argsort(keys),
             "  take (both)": lambda: df.take(order),
+            "  the key column alone, permute=pairs (one sort_pairs)": lambda: sortd.dask.sort_partition(
+                df[["key"]], "key", permute="pairs"),
         }
         print(f"one partition of {len(df)} rows ({args.dtype} key + float64 payload + int64 "
               f"index), best of {args.repeats}, seconds")

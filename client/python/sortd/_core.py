@@ -42,6 +42,7 @@ class Result:
     keys: np.ndarray
     values: Optional[np.ndarray]
     indices: Optional[np.ndarray]  # as the server sent them: uint32
+    device: str = ""  # where the sort ran, as the answer says: "cpu", "cuda:0", ...
 
 
 def _data_loss(message: str) -> SortdError:
@@ -76,7 +77,7 @@ def result_from_answer(answer: Answer, arrays: Arrays, opts: Options, copy: bool
     if copy:
         keys = keys.copy()
         values = None if values is None else values.copy()
-    return Result(keys, values, indices)
+    return Result(keys, values, indices, answer.fields.device)
 
 
 # ---- SortStream ----
@@ -109,8 +110,10 @@ class StreamAssembler:
         if opts.return_indices:
             self._out["indices"] = np.empty(n, INDEX_DTYPE)
         self._at = dict.fromkeys(self._out, 0)
+        self._device = ""
 
     def add(self, answer: Answer) -> None:
+        self._device = answer.fields.device or self._device  # the last message carries it
         for name, (offset, length) in answer.spans.items():
             out = self._out.get(name)
             if out is None:
@@ -128,7 +131,8 @@ class StreamAssembler:
             if self._at[name] != out.shape[0]:
                 raise _data_loss(f"SortStream answer: {self._at[name]} {name}, expected "
                                  f"{out.shape[0]}")
-        return Result(self._out["keys"], self._out.get("values"), self._out.get("indices"))
+        return Result(self._out["keys"], self._out.get("values"), self._out.get("indices"),
+                      self._device)
 
 
 # When a bytes request was too large for the server, the limit it named: the next try streams.
@@ -224,7 +228,7 @@ def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
     return ShmPlan(request.SerializeToString(), outputs, in_place)
 
 
-def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool) -> Result:
+def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool, device: str) -> Result:
     """The outputs as arrays over their regions (writable views, valid until the client's next
     shared-memory sort overwrites them), or copies of them with `copy`."""
     def out(name: str, dtype: np.dtype) -> np.ndarray:
@@ -234,4 +238,4 @@ def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool) -> Result:
 
     values = None if arrays.values is None else out("values", arrays.values.dtype)
     indices = out("indices", INDEX_DTYPE) if "indices" in plan.outputs else None
-    return Result(out("keys", arrays.keys.dtype), values, indices)
+    return Result(out("keys", arrays.keys.dtype), values, indices, device)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ DEFAULT_TIMEOUT_S = 600.0
 # contract, so the same rows). It also covers Dask's metadata inference, which runs the partition
 # function on a 2-row stand-in in the *client* process, where no sortd need be reachable.
 IN_PROCESS_ROWS = 64
+PERMUTE_CHOICES = ("auto", "take", "pairs")
 
 _NATIVE = {np.dtype(t) for t in ("uint32", "int32", "float32", "uint64", "int64", "float64")}
 # Lossless widenings for keys sortd has no type of its own for.
@@ -141,21 +142,75 @@ def argsort(keys: np.ndarray, ascending: bool = True, na_position: str = "last",
         raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
     canonical = canonical_keys(np.asarray(keys), ascending, na_position)
     where = resolve(target, shm_dir, timeout)
+    return _through_sortd(where, len(canonical), lambda client: client.argsort(
+        canonical, descending=not ascending, stable=True))
+
+
+def _through_sortd(where: tuple[str, str, float], n: int,
+                   call: Callable[[Client], Any]) -> Any:
+    """call(client) on this thread's client of `where`; every result it returns has n rows."""
     client = _client(*where)
     try:
-        order = client.argsort(canonical, descending=not ascending, stable=True)
+        result = call(client)
     except SortdError as e:
         _forget(*where)
         raise PartitionSortError(
-            f"sortd at {where[0]} failed to sort a partition of {len(canonical)} keys on "
-            f"{_where()}: {e}") from e
-    if len(order) != len(canonical):  # never a silently partial partition
-        raise PartitionSortError(f"sortd at {where[0]} returned {len(order)} indices for "
-                                 f"{len(canonical)} keys")
+            f"sortd at {where[0]} failed to sort a partition of {n} keys on {_where()}: "
+            f"{e}") from e
+    for got in result if isinstance(result, tuple) else (result,):
+        if len(got) != n:  # never a silently partial partition
+            raise PartitionSortError(f"sortd at {where[0]} returned {len(got)} rows for {n} keys")
     with _counts_lock:
         counter = (where[0], client.last_transport or "")
         _counts[counter] = _counts.get(counter, 0) + 1
-    return order
+    return result
+
+
+def _ran_on_gpu(where: tuple[str, str, float]) -> bool:
+    """Whether this thread's last sort through `where` ran on one of sortd's GPUs."""
+    client = _local.__dict__.get("clients", {}).get(where)
+    return client is not None and (client.last_device or "").startswith("cuda")
+
+
+def _pairs_array(values: Any) -> Optional[np.ndarray]:
+    """`values` as the array sort_pairs moves (plain 4- or 8-byte elements), else None."""
+    if isinstance(getattr(values, "dtype", None), pd.api.extensions.ExtensionDtype):
+        return None
+    array = np.asarray(values)
+    if array.ndim != 1 or array.dtype.hasobject or array.dtype.itemsize not in (4, 8):
+        return None
+    return array
+
+
+def _by_pairs(df: pd.DataFrame, column: str, canonical: np.ndarray, ascending: bool,
+              where: tuple[str, str, float]) -> Optional[pd.DataFrame]:
+    """`df` sorted by one stable sort_pairs per column (and index) that must move, each moved by
+    sortd beside the keys; None when a column or the index is not of 4 or 8 plain bytes."""
+    if not df.columns.is_unique:
+        return None
+    moving = {name: _pairs_array(df[name]) for name in df.columns}
+    index = _pairs_array(df.index)
+    if index is None or any(a is None for a in moving.values()):
+        return None
+    key = moving[column]
+    if key.dtype == canonical.dtype and key.dtype.kind in "iu":
+        del moving[column]  # the sorted canonical keys are the column's own values
+    n = len(df)
+
+    def permuted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # Views over the answer (the region's, valid until the next sort): only what is kept is
+        # copied, into arrays of the frame's own.
+        return _through_sortd(where, n, lambda client: client.sort_pairs(
+            canonical, values, descending=not ascending, stable=True, copy=False))
+
+    sorted_keys, new_index = permuted(index)
+    if column not in moving:
+        sorted_keys = sorted_keys.copy()
+    new_index = new_index.copy()
+    columns = {name: permuted(values)[1].copy() for name, values in moving.items()}
+    columns.setdefault(column, sorted_keys)
+    return pd.DataFrame(columns, index=pd.Index(new_index, name=df.index.name),
+                        columns=df.columns, copy=False)
 
 
 def _one_column(by: Union[str, Sequence[str]]) -> str:
@@ -177,7 +232,7 @@ def sort_partition(df: pd.DataFrame, by: Union[str, Sequence[str]],
                    ascending: Union[bool, Sequence[bool]] = True, na_position: str = "last", *,
                    target: Optional[str] = None, shm_dir: Optional[str] = None,
                    timeout: Optional[float] = None, pandas_fallback: bool = False,
-                   **_: Any) -> pd.DataFrame:
+                   permute: str = "auto", **_: Any) -> pd.DataFrame:
     """`df` sorted by column `by`, as ``df.sort_values(by, ascending=ascending,
     na_position=na_position, kind="stable")`` would, with sortd computing the permutation.
 
@@ -186,14 +241,31 @@ def sort_partition(df: pd.DataFrame, by: Union[str, Sequence[str]],
     ``kind``, are ignored: the sort is always stable). With ``pandas_fallback=True`` a partition
     whose sortd fails is sorted by pandas instead, with a warning in the worker's log; by default
     the task fails with :class:`PartitionSortError`.
+
+    `permute` says how the other columns follow the keys. ``"take"``: sortd argsorts the key
+    column and pandas takes the rows in that order, a random gather per column. ``"pairs"``: one
+    stable ``sort_pairs`` per column and for the index, sortd moving each beside the keys, where
+    every one of them holds plain 4- or 8-byte elements (else as "take"). ``"auto"``: "pairs"
+    where this thread's last sort through that sortd ran on a GPU, whose sort of the pairs costs
+    less than the gather; "take" otherwise (on the CPU engine the sorts cost more).
     """
     column = _one_column(by)
     up = _one_flag(ascending)
+    if permute not in PERMUTE_CHOICES:
+        raise ValueError(f"permute: {permute!r}; give one of {', '.join(PERMUTE_CHOICES)}")
+    if na_position not in ("first", "last"):
+        raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
     if len(df) < IN_PROCESS_ROWS:
         return df.sort_values(column, ascending=up, na_position=na_position, kind="stable")
     try:
-        order = argsort(df[column].to_numpy(), up, na_position,
-                        target=target, shm_dir=shm_dir, timeout=timeout)
+        where = resolve(target, shm_dir, timeout)
+        canonical = canonical_keys(df[column].to_numpy(), up, na_position)
+        if permute == "pairs" or (permute == "auto" and _ran_on_gpu(where)):
+            ordered = _by_pairs(df, column, canonical, up, where)
+            if ordered is not None:
+                return ordered
+        order = _through_sortd(where, len(df), lambda client: client.argsort(
+            canonical, descending=not up, stable=True))
     except PartitionSortError as e:
         if not pandas_fallback:
             raise

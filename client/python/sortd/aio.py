@@ -48,6 +48,7 @@ class Client:
         self.max_request_bytes = max_request_bytes or _core.DEFAULT_MAX_REQUEST_BYTES
         self.stream_chunk_bytes = max(1, stream_chunk_bytes)
         self.last_transport: Optional[str] = None
+        self.last_device: Optional[str] = None
         self.shm_unavailable: Optional[str] = (
             None if is_local(target) else "the target is not a Unix socket or loopback address")
         credentials, options = channel_args(tls)
@@ -189,6 +190,12 @@ class Client:
     # ---- transports (as sortd.Client's) ----
     async def _sort(self, arrays: Arrays, opts: Options, copy: bool, in_place: bool,
                     transport: Optional[str]) -> Result:
+        result = await self._sort_on(arrays, opts, copy, in_place, transport)
+        self.last_device = result.device
+        return result
+
+    async def _sort_on(self, arrays: Arrays, opts: Options, copy: bool, in_place: bool,
+                       transport: Optional[str]) -> Result:
         chosen = transport or self.transport
         if chosen in ("auto", "shm") and arrays.n > 0:
             result = await self._sort_shm(arrays, opts, copy, in_place, chosen == "shm")
@@ -252,14 +259,15 @@ class Client:
             plan = _core.plan_shm(arrays, opts, scratch, located, in_place)
             self.last_transport = "shm"
             try:
-                error = _core.answer_error(decode_answer(await self._unary(plan.request)))
+                answer = decode_answer(await self._unary(plan.request))
+                error = _core.answer_error(answer)
             except BaseException:
                 await self._retire_scratch()
                 raise
             if error:
                 await self._retire_scratch()
                 raise error
-            return _core.result_from_shm(plan, arrays, copy)
+            return _core.result_from_shm(plan, arrays, copy, answer.fields.device)
 
     async def _retire_scratch(self) -> None:
         """After a failed call sortd may still be sorting into the scratch region (a call whose

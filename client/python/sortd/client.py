@@ -64,6 +64,8 @@ class Client:
         self.stream_chunk_bytes = max(1, stream_chunk_bytes)
         #: The transport of the last array sort: "shm", "stream" or "bytes".
         self.last_transport: Optional[str] = None
+        #: Where sortd ran the last array sort, as its answer says: "cpu", "cuda:0", ...
+        self.last_device: Optional[str] = None
         #: Why transport="auto" does not use shared memory (None while it may).
         self.shm_unavailable: Optional[str] = (
             None if is_local(target) else "the target is not a Unix socket or loopback address")
@@ -239,6 +241,12 @@ class Client:
     # ---- transports ----
     def _sort(self, arrays: Arrays, opts: Options, copy: bool, in_place: bool,
               transport: Optional[str]) -> Result:
+        result = self._sort_on(arrays, opts, copy, in_place, transport)
+        self.last_device = result.device
+        return result
+
+    def _sort_on(self, arrays: Arrays, opts: Options, copy: bool, in_place: bool,
+                 transport: Optional[str]) -> Result:
         chosen = transport or self.transport
         if chosen in ("auto", "shm") and arrays.n > 0:
             result = self._sort_shm(arrays, opts, copy, in_place, required=chosen == "shm")
@@ -306,11 +314,12 @@ class Client:
             except grpc.RpcError as e:
                 self._retire_scratch()
                 raise SortdError.from_rpc_error(e) from None
-            error = _core.answer_error(decode_answer(raw))
+            answer = decode_answer(raw)
+            error = _core.answer_error(answer)
             if error:
                 self._retire_scratch()
                 raise error
-            return _core.result_from_shm(plan, arrays, copy)
+            return _core.result_from_shm(plan, arrays, copy, answer.fields.device)
 
     def _retire_scratch(self) -> None:
         """After a failed call sortd may still be sorting into the scratch region (a call whose

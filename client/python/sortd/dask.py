@@ -31,8 +31,8 @@ import dask.config
 import dask.dataframe as dd
 
 from sortd._partition import (CONFIG_SHM_DIR, CONFIG_TARGET, CONFIG_TIMEOUT, IN_PROCESS_ROWS,
-                              SHM_DIR_ENV, TARGET_ENV, PartitionSortError, argsort, key_dtype,
-                              partition_counts, sort_partition)
+                              PERMUTE_CHOICES, SHM_DIR_ENV, TARGET_ENV, PartitionSortError,
+                              argsort, key_dtype, partition_counts, sort_partition)
 
 __all__ = ["sort_values", "sort_array", "sort_partition", "argsort", "PartitionSortError",
            "partition_counts", "key_dtype", "TARGET_ENV", "SHM_DIR_ENV", "CONFIG_TARGET",
@@ -42,9 +42,9 @@ _ARRAY_COLUMN = "key"
 
 
 def _engine_kwargs(target: Optional[str], shm_dir: Optional[str], timeout: Optional[float],
-                   pandas_fallback: bool) -> dict[str, Any]:
+                   pandas_fallback: bool, permute: str = "auto") -> dict[str, Any]:
     return {"target": target, "shm_dir": shm_dir, "timeout": timeout,
-            "pandas_fallback": pandas_fallback}
+            "pandas_fallback": pandas_fallback, "permute": permute}
 
 
 def sort_values(df: dd.DataFrame, by: str, *, ascending: bool = True,
@@ -52,13 +52,15 @@ def sort_values(df: dd.DataFrame, by: str, *, ascending: bool = True,
                 npartitions: Union[int, Literal["auto"], None] = None,
                 target: Optional[str] = None, shm_dir: Optional[str] = None,
                 timeout: Optional[float] = None, pandas_fallback: bool = False,
+                permute: Literal["auto", "take", "pairs"] = "auto",
                 shuffle: str = "tasks", **kwargs: Any) -> dd.DataFrame:
     """`df` sorted by column `by`: Dask's ``DataFrame.sort_values`` (its divisions, its shuffle)
     with every partition sorted by its worker's sortd.
 
     `target`, `shm_dir`, `timeout` (seconds per call) override each worker's configuration for
     every worker alike (e.g. ``target="127.0.0.1:50051"`` where each host runs sortd on that
-    port). `shuffle` is Dask's shuffle method: "tasks" (the default here, whatever Dask's
+    port). `permute` is how each partition's other columns follow its keys
+    (:func:`sort_partition`). `shuffle` is Dask's shuffle method: "tasks" (the default here, whatever Dask's
     config says) hands each output partition its rows in input order, so equal keys keep their
     input order across the whole frame; "disk" (partd) does not. Other keywords
     (``upsample=``, ``partition_size=``) go to Dask's ``sort_values``.
@@ -68,13 +70,15 @@ def sort_values(df: dd.DataFrame, by: str, *, ascending: bool = True,
     key_dtype(df._meta[by].dtype)  # an unsortable column fails here, not in every task
     if na_position not in ("first", "last"):
         raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
+    if permute not in PERMUTE_CHOICES:
+        raise ValueError(f"permute: {permute!r}; give one of {', '.join(PERMUTE_CHOICES)}")
     # Dask 2022.12's sort_values takes its shuffle method from config only, when it builds the
     # graph, so the setting need not outlive this call.
     with dask.config.set(shuffle=shuffle):
         return df.sort_values(by, npartitions=npartitions, ascending=bool(ascending),
                               na_position=na_position, sort_function=sort_partition,
                               sort_function_kwargs=_engine_kwargs(target, shm_dir, timeout,
-                                                                  pandas_fallback),
+                                                                  pandas_fallback, permute),
                               **kwargs)
 
 

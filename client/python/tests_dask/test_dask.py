@@ -72,14 +72,16 @@ def frames(cluster: tuple[Client, list[str]]) -> tuple[pd.DataFrame, dd.DataFram
     return pdf, ddf
 
 
-@pytest.mark.parametrize("by, ascending, na_position", [
-    ("f64", True, "last"),
-    ("f64", False, "first"),
+@pytest.mark.parametrize("by, ascending, na_position, permute", [
+    ("f64", True, "last", "auto"),
+    ("f64", False, "first", "auto"),
+    ("u32", False, "last", "pairs"),
 ])
 def test_dataframe_equals_pandas(frames: tuple[pd.DataFrame, dd.DataFrame], by: str,
-                                 ascending: bool, na_position: str) -> None:
+                                 ascending: bool, na_position: str, permute: str) -> None:
     pdf, ddf = frames
-    ordered = sortd.dask.sort_values(ddf, by, ascending=ascending, na_position=na_position)
+    ordered = sortd.dask.sort_values(ddf, by, ascending=ascending, na_position=na_position,
+                                     permute=permute)
     assert ordered.npartitions == PARTITIONS
     got = ordered.compute()
     want = pdf.sort_values(by, ascending=ascending, na_position=na_position, kind="stable")
@@ -112,8 +114,10 @@ def test_array_equals_numpy(cluster: tuple[Client, list[str]]) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("permute", ["take", "pairs"])
 @pytest.mark.parametrize("dtype", [*sortd.KEY_DTYPES, "int8", "uint16", "bool"])
-def test_partition_sort_is_pandas_stable_sort(sortds: list[Any], dtype: str) -> None:
+def test_partition_sort_is_pandas_stable_sort(sortds: list[Any], dtype: str,
+                                              permute: str) -> None:
     """Every key dtype, both orders, both NaN places, ties, -0.0, NaNs of either sign."""
     rng = np.random.default_rng(abs(hash(dtype)) % 2**32)
     n = 20000
@@ -126,10 +130,73 @@ def test_partition_sort_is_pandas_stable_sort(sortds: list[Any], dtype: str) -> 
     for ascending in (True, False):
         for na_position in ("first", "last"):
             got = sortd.dask.sort_partition(frame, ["k"], ascending, na_position,
-                                            target=server.target, shm_dir=server.shm_dir)
+                                            target=server.target, shm_dir=server.shm_dir,
+                                            permute=permute)
             want = frame.sort_values("k", ascending=ascending, na_position=na_position,
                                      kind="stable")
             pd.testing.assert_frame_equal(got, want)
+
+
+def _calls_for(frame: pd.DataFrame, server: Any, **kwargs: Any) -> int:
+    """Sorts `frame` by "k" through `server`, checks it against pandas; the sortd calls it took."""
+    before = sum(sortd.dask.partition_counts().values())
+    got = sortd.dask.sort_partition(frame, "k", target=server.target, shm_dir=server.shm_dir,
+                                    **kwargs)
+    pd.testing.assert_frame_equal(got, frame.sort_values("k", kind="stable"))
+    return sum(sortd.dask.partition_counts().values()) - before
+
+
+def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any]) -> None:
+    rng = np.random.default_rng(5)
+    n = 4099
+    when = np.datetime64("2026-01-01") + rng.integers(0, 10**6, n).astype("timedelta64[s]")
+    frame = pd.DataFrame({
+        "f32": rng.random(n).astype(np.float32),
+        "k": rng.integers(0, 50, n).astype(np.float64),  # ties; floats travel as values
+        "i32": rng.integers(-9, 9, n).astype(np.int32),
+        "when": when.astype("datetime64[ns]"),
+    }, index=pd.DatetimeIndex(when[::-1].astype("datetime64[ns]"), name="stamp"))
+    # One call for the index (and the keys), one per column: the float key column's values too.
+    assert _calls_for(frame, sortds[0], permute="pairs") == 5
+    integer_key = frame.assign(k=frame["k"].astype(np.int64)).reset_index(drop=True)
+    # An integer key column is the sorted keys themselves; a RangeIndex moves as int64.
+    assert _calls_for(integer_key, sortds[0], permute="pairs") == 4
+
+
+@pytest.mark.parametrize("odd", ["object", "category", "int16", "duplicate names", "index"])
+def test_pairs_fall_back_to_take_where_a_column_cannot_move(sortds: list[Any], odd: str) -> None:
+    rng = np.random.default_rng(6)
+    n = 3000
+    frame = pd.DataFrame({"k": rng.integers(0, 40, n), "v": rng.random(n)})
+    if odd == "object":
+        frame["s"] = frame["k"].astype(str)
+    elif odd == "category":
+        frame["c"] = pd.Categorical(rng.integers(0, 5, n))
+    elif odd == "int16":
+        frame["h"] = rng.integers(0, 99, n).astype(np.int16)
+    elif odd == "duplicate names":
+        frame = pd.concat([frame, frame[["v"]]], axis=1)
+        want = frame.take(np.argsort(frame["k"].to_numpy(), kind="stable"))
+        got = sortd.dask.sort_partition(frame, "k", target=sortds[0].target,
+                                        shm_dir=sortds[0].shm_dir, permute="pairs")
+        pd.testing.assert_frame_equal(got, want)
+        return
+    else:
+        frame.index = pd.Index([f"r{i}" for i in range(n)])
+    assert _calls_for(frame, sortds[0], permute="pairs") == 1  # one argsort, then take
+
+
+def test_auto_takes_on_the_cpu_engine(sortds: list[Any]) -> None:
+    frame = pd.DataFrame({"k": np.arange(5000, 0, -1), "v": np.arange(5000.0)})
+    # The answers say "cpu": an argsort each, then pandas' take (no stand-in answers "cuda").
+    assert [_calls_for(frame, sortds[0]) for _ in range(2)] == [1, 1]
+
+
+def test_bad_permute_is_a_value_error(frames: tuple[pd.DataFrame, dd.DataFrame]) -> None:
+    with pytest.raises(ValueError, match="permute: 'gather'"):
+        sortd.dask.sort_values(frames[1], "i64", permute="gather")
+    with pytest.raises(ValueError, match="permute: 'gather'"):
+        sortd.dask.sort_partition(frames[0].head(1000), "i64", permute="gather")
 
 
 def test_no_sortd_configured_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
