@@ -55,7 +55,12 @@ def main() -> None:
     ap.add_argument("--sortctl", required=True)
     ap.add_argument("--engine", default="cpu")
     ap.add_argument("--quick", action="store_true", help="1M only")
+    ap.add_argument("--copy-threads", type=int, default=None,
+                    help="at most this many threads per copy into or out of a region (1: one)")
     args = ap.parse_args()
+    if args.copy_threads is not None:
+        from sortd import _copy
+        _copy.MAX_THREADS = max(1, args.copy_threads)
     sizes = [M] if args.quick else [M, 16 * M]
     work = tempfile.mkdtemp(prefix="sortd-pybench-", dir="/dev/shm")
     target = f"unix:{work}/sortd.sock"

@@ -10,6 +10,7 @@ from typing import Iterator, Optional
 import grpc
 import numpy as np
 
+from sortd._copy import copied, copy_into
 from sortd._errors import SortdError
 from sortd._shm import Region, align_up
 from sortd._types import Arrays, Options
@@ -212,7 +213,7 @@ def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
     for name, arr, in_range, out_range in inputs:
         where = located[name]
         if where is None:
-            scratch.view(at, arr.shape[0], arr.dtype)[...] = arr
+            copy_into(scratch.view(at, arr.shape[0], arr.dtype), arr)
             where = (scratch, at)
             at += align_up(arr.nbytes)
         in_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
@@ -234,7 +235,7 @@ def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool, device: str) -> R
     def out(name: str, dtype: np.dtype) -> np.ndarray:
         region, offset = plan.outputs[name]
         view = region.view(offset, arrays.n, dtype)
-        return view.copy() if copy and not plan.in_place else view
+        return copied(view) if copy and not plan.in_place else view
 
     values = None if arrays.values is None else out("values", arrays.values.dtype)
     indices = out("indices", INDEX_DTYPE) if "indices" in plan.outputs else None
