@@ -33,6 +33,7 @@ def test_calls(cpu_server, transport):
                                            descending=True, stable=True)
             np.testing.assert_array_equal(v, want)
             assert client.last_transport == ("shm" if transport == "auto" else transport)
+            assert client.last_device == "cpu"
             many = await client.sort_many([a[:5], a[5:9]])
             np.testing.assert_array_equal(ref.bits(many[1]),
                                           ref.bits(a[5:9][ref.argsort(a[5:9], False)]))

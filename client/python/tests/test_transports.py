@@ -28,6 +28,15 @@ def test_named_transport(cpu_server, transport):
                 from test_sort_matrix import check
                 check(client, op, a, descending, stable=True)
                 assert client.last_transport == transport
+                assert client.last_device == "cpu"  # the answer's device, on every transport
+
+
+@pytest.mark.parametrize("transport", ["bytes", "stream", "shm"])
+def test_last_device_names_the_stand_in_that_sorted(gpu_server, transport):
+    with gpu_server.client(transport=transport) as client:
+        assert client.last_device is None
+        client.sort(ref.keys(np.uint32, 300_000, seed=3))
+        assert client.last_device.startswith("cpu-device:"), client.last_device
 
 
 def test_auto_uses_shm_on_a_local_server(cpu_server):
