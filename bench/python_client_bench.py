@@ -75,7 +75,7 @@ def main() -> None:
             for n in sizes:
                 reps = 11 if n == M else 5
                 a = rng.integers(0, 1 << 32, n, dtype=np.uint32)
-                for transport in ("shm", "bytes"):
+                for transport in ("shm", "bytes", "stream"):
                     c = sortctl_p50_ms(args.sortctl, target, work, transport, n, reps)
                     py = p50_ms(lambda: client.sort(a, transport=transport), reps)
                     py_view = p50_ms(lambda: client.sort(a, transport=transport, copy=False),
