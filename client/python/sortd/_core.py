@@ -76,8 +76,8 @@ def result_from_answer(answer: Answer, arrays: Arrays, opts: Options, copy: bool
     values = None if arrays.values is None else _take(answer, "values", arrays.values.dtype, n)
     indices = _take(answer, "indices", INDEX_DTYPE, n) if opts.return_indices else None
     if copy:
-        keys = keys.copy()
-        values = None if values is None else values.copy()
+        keys = copied(keys)
+        values = None if values is None else copied(values)
     return Result(keys, values, indices, answer.fields.device)
 
 
