@@ -142,8 +142,10 @@ def argsort(keys: np.ndarray, ascending: bool = True, na_position: str = "last",
         raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
     canonical = canonical_keys(np.asarray(keys), ascending, na_position)
     where = resolve(target, shm_dir, timeout)
-    return _through_sortd(where, len(canonical), lambda client: client.argsort(
+    order = _through_sortd(where, len(canonical), lambda client: client.argsort(
         canonical, descending=not ascending, stable=True))
+    _count(where)
+    return order
 
 
 def _through_sortd(where: tuple[str, str, float], n: int,
@@ -160,10 +162,15 @@ def _through_sortd(where: tuple[str, str, float], n: int,
     for got in result if isinstance(result, tuple) else (result,):
         if len(got) != n:  # never a silently partial partition
             raise PartitionSortError(f"sortd at {where[0]} returned {len(got)} rows for {n} keys")
-    with _counts_lock:
-        counter = (where[0], client.last_transport or "")
-        _counts[counter] = _counts.get(counter, 0) + 1
     return result
+
+
+def _count(where: tuple[str, str, float]) -> None:
+    """One more partition sorted through `where`, by the transport of its last call."""
+    client = _local.__dict__.get("clients", {}).get(where)
+    with _counts_lock:
+        counter = (where[0], (client.last_transport if client else None) or "")
+        _counts[counter] = _counts.get(counter, 0) + 1
 
 
 def _ran_on_gpu(where: tuple[str, str, float]) -> bool:
@@ -246,8 +253,8 @@ def sort_partition(df: pd.DataFrame, by: Union[str, Sequence[str]],
     column and pandas takes the rows in that order, a random gather per column. ``"pairs"``: one
     stable ``sort_pairs`` per column and for the index, sortd moving each beside the keys, where
     every one of them holds plain 4- or 8-byte elements (else as "take"). ``"auto"``: "pairs"
-    where this thread's last sort through that sortd ran on a GPU, whose sort of the pairs costs
-    less than the gather; "take" otherwise (on the CPU engine the sorts cost more).
+    where this thread's last sort through that sortd ran on a GPU, whose sorts of the pairs cost
+    less than the gather; "take" otherwise (on the CPU engine the sorts gained nothing over it).
     """
     column = _one_column(by)
     up = _one_flag(ascending)
@@ -263,9 +270,11 @@ def sort_partition(df: pd.DataFrame, by: Union[str, Sequence[str]],
         if permute == "pairs" or (permute == "auto" and _ran_on_gpu(where)):
             ordered = _by_pairs(df, column, canonical, up, where)
             if ordered is not None:
+                _count(where)
                 return ordered
         order = _through_sortd(where, len(df), lambda client: client.argsort(
             canonical, descending=not up, stable=True))
+        _count(where)
     except PartitionSortError as e:
         if not pandas_fallback:
             raise

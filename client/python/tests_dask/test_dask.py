@@ -137,16 +137,28 @@ def test_partition_sort_is_pandas_stable_sort(sortds: list[Any], dtype: str,
             pd.testing.assert_frame_equal(got, want)
 
 
-def _calls_for(frame: pd.DataFrame, server: Any, **kwargs: Any) -> int:
-    """Sorts `frame` by "k" through `server`, checks it against pandas; the sortd calls it took."""
+def _calls_for(frame: pd.DataFrame, server: Any, monkeypatch: pytest.MonkeyPatch,
+               **kwargs: Any) -> dict[str, int]:
+    """Sorts `frame` by "k" through `server`, checks it against pandas; the client calls it made
+    by name ("argsort", "sort_pairs")."""
+    calls: dict[str, int] = {}
+    for name in ("argsort", "sort_pairs"):
+        def counted(self: Any, *args: Any, _name: str = name,
+                    _real: Any = getattr(sortd.Client, name), **kw: Any) -> Any:
+            calls[_name] = calls.get(_name, 0) + 1
+            return _real(self, *args, **kw)
+        monkeypatch.setattr(sortd.Client, name, counted)
     before = sum(sortd.dask.partition_counts().values())
     got = sortd.dask.sort_partition(frame, "k", target=server.target, shm_dir=server.shm_dir,
                                     **kwargs)
     pd.testing.assert_frame_equal(got, frame.sort_values("k", kind="stable"))
-    return sum(sortd.dask.partition_counts().values()) - before
+    assert sum(sortd.dask.partition_counts().values()) == before + 1  # partitions, not calls
+    monkeypatch.undo()
+    return calls
 
 
-def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any]) -> None:
+def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(5)
     n = 4099
     when = np.datetime64("2026-01-01") + rng.integers(0, 10**6, n).astype("timedelta64[s]")
@@ -157,14 +169,15 @@ def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any]) -> None:
         "when": when.astype("datetime64[ns]"),
     }, index=pd.DatetimeIndex(when[::-1].astype("datetime64[ns]"), name="stamp"))
     # One call for the index (and the keys), one per column: the float key column's values too.
-    assert _calls_for(frame, sortds[0], permute="pairs") == 5
+    assert _calls_for(frame, sortds[0], monkeypatch, permute="pairs") == {"sort_pairs": 5}
     integer_key = frame.assign(k=frame["k"].astype(np.int64)).reset_index(drop=True)
     # An integer key column is the sorted keys themselves; a RangeIndex moves as int64.
-    assert _calls_for(integer_key, sortds[0], permute="pairs") == 4
+    assert _calls_for(integer_key, sortds[0], monkeypatch, permute="pairs") == {"sort_pairs": 4}
 
 
 @pytest.mark.parametrize("odd", ["object", "category", "int16", "duplicate names", "index"])
-def test_pairs_fall_back_to_take_where_a_column_cannot_move(sortds: list[Any], odd: str) -> None:
+def test_pairs_fall_back_to_take_where_a_column_cannot_move(
+        sortds: list[Any], odd: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(6)
     n = 3000
     frame = pd.DataFrame({"k": rng.integers(0, 40, n), "v": rng.random(n)})
@@ -183,13 +196,26 @@ def test_pairs_fall_back_to_take_where_a_column_cannot_move(sortds: list[Any], o
         return
     else:
         frame.index = pd.Index([f"r{i}" for i in range(n)])
-    assert _calls_for(frame, sortds[0], permute="pairs") == 1  # one argsort, then take
+    assert _calls_for(frame, sortds[0], monkeypatch, permute="pairs") == {"argsort": 1}
 
 
-def test_auto_takes_on_the_cpu_engine(sortds: list[Any]) -> None:
+def test_auto_takes_on_the_cpu_engine(sortds: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     frame = pd.DataFrame({"k": np.arange(5000, 0, -1), "v": np.arange(5000.0)})
     # The answers say "cpu": an argsort each, then pandas' take (no stand-in answers "cuda").
-    assert [_calls_for(frame, sortds[0]) for _ in range(2)] == [1, 1]
+    assert [_calls_for(frame, sortds[0], monkeypatch) for _ in range(2)] == [{"argsort": 1}] * 2
+
+
+def test_auto_moves_pairs_after_an_answer_from_a_gpu(sortds: list[Any],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from sortd import _partition
+    server = sortds[0]
+    frame = pd.DataFrame({"k": np.arange(5000, 0, -1), "v": np.arange(5000.0)})
+    assert _calls_for(frame, server, monkeypatch) == {"argsort": 1}
+    client = _partition._local.clients[_partition.resolve(server.target, server.shm_dir, None)]
+    client.last_device = "cuda:0"  # as a GPU engine's answer names its device
+    assert _calls_for(frame, server, monkeypatch) == {"sort_pairs": 2}
+    assert client.last_device == "cpu"  # this server's answer: the next partition takes again
+    assert _calls_for(frame, server, monkeypatch) == {"argsort": 1}
 
 
 def test_bad_permute_is_a_value_error(frames: tuple[pd.DataFrame, dd.DataFrame]) -> None:
