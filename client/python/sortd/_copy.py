@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Optional
 
 import numpy as np
@@ -25,16 +25,25 @@ _pool: Optional[ThreadPoolExecutor] = None
 
 
 def _forget_pool() -> None:
-    global _pool
-    _pool = None  # a forked child has none of the parent's threads
+    # A forked child has none of the parent's threads, and a lock one of them held stays held.
+    global _pool, _lock
+    _pool = None
+    _lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def _threads_for(nbytes: int) -> int:
-    return max(1, min(MAX_THREADS, os.cpu_count() or 1, nbytes // MIN_BYTES_PER_THREAD))
+    return max(1, min(MAX_THREADS, _cores(), nbytes // MIN_BYTES_PER_THREAD))
 
 
 def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
@@ -52,7 +61,12 @@ def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
     step = -(-src.shape[0] // threads)
     slices = [slice(i, i + step) for i in range(0, src.shape[0], step)]
     done = [pool.submit(np.copyto, dst[s], src[s]) for s in slices[1:]]
-    dst[slices[0]] = src[slices[0]]
+    try:
+        dst[slices[0]] = src[slices[0]]
+    finally:
+        # Every slice has landed before this returns or raises: a copy still running could
+        # otherwise overwrite what the next sort copies into the same region.
+        wait(done)
     for d in done:
         d.result()
 

@@ -193,7 +193,8 @@ def _by_pairs(df: pd.DataFrame, column: str, canonical: np.ndarray, ascending: b
               where: tuple[str, str, float]) -> Optional[pd.DataFrame]:
     """`df` sorted by one stable sort_pairs per column (and index) that must move, each moved by
     sortd beside the keys; None when a column or the index is not of 4 or 8 plain bytes."""
-    if not df.columns.is_unique:
+    # pandas' take keeps a DatetimeIndex's freq where the order is a slice: left to it.
+    if not df.columns.is_unique or getattr(df.index, "freq", None) is not None:
         return None
     moving = {name: _pairs_array(df[name]) for name in df.columns}
     index = _pairs_array(df.index)
@@ -216,8 +217,9 @@ def _by_pairs(df: pd.DataFrame, column: str, canonical: np.ndarray, ascending: b
     new_index = new_index.copy()
     columns = {name: permuted(values)[1].copy() for name, values in moving.items()}
     columns.setdefault(column, sorted_keys)
-    return pd.DataFrame(columns, index=pd.Index(new_index, name=df.index.name),
-                        columns=df.columns, copy=False)
+    ordered = pd.DataFrame(columns, index=pd.Index(new_index, name=df.index.name),
+                           columns=df.columns, copy=False)
+    return ordered.__finalize__(df)  # attrs and flags, as pandas' own sort keeps them
 
 
 def _one_column(by: Union[str, Sequence[str]]) -> str:

@@ -151,7 +151,9 @@ def _calls_for(frame: pd.DataFrame, server: Any, monkeypatch: pytest.MonkeyPatch
     before = sum(sortd.dask.partition_counts().values())
     got = sortd.dask.sort_partition(frame, "k", target=server.target, shm_dir=server.shm_dir,
                                     **kwargs)
-    pd.testing.assert_frame_equal(got, frame.sort_values("k", kind="stable"))
+    want = frame.sort_values("k", kind="stable")
+    pd.testing.assert_frame_equal(got, want)  # freq of a DatetimeIndex included
+    assert got.attrs == want.attrs
     assert sum(sortd.dask.partition_counts().values()) == before + 1  # partitions, not calls
     monkeypatch.undo()
     return calls
@@ -168,6 +170,7 @@ def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any],
         "i32": rng.integers(-9, 9, n).astype(np.int32),
         "when": when.astype("datetime64[ns]"),
     }, index=pd.DatetimeIndex(when[::-1].astype("datetime64[ns]"), name="stamp"))
+    frame.attrs["source"] = "kept"
     # One call for the index (and the keys), one per column: the float key column's values too.
     assert _calls_for(frame, sortds[0], monkeypatch, permute="pairs") == {"sort_pairs": 5}
     integer_key = frame.assign(k=frame["k"].astype(np.int64)).reset_index(drop=True)
@@ -175,7 +178,8 @@ def test_pairs_move_every_plain_column_and_the_index(sortds: list[Any],
     assert _calls_for(integer_key, sortds[0], monkeypatch, permute="pairs") == {"sort_pairs": 4}
 
 
-@pytest.mark.parametrize("odd", ["object", "category", "int16", "duplicate names", "index"])
+@pytest.mark.parametrize("odd", ["object", "category", "int16", "duplicate names", "index",
+                                 "index freq"])
 def test_pairs_fall_back_to_take_where_a_column_cannot_move(
         sortds: list[Any], odd: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(6)
@@ -194,8 +198,12 @@ def test_pairs_fall_back_to_take_where_a_column_cannot_move(
                                         shm_dir=sortds[0].shm_dir, permute="pairs")
         pd.testing.assert_frame_equal(got, want)
         return
+    elif odd == "index freq":
+        frame["k"] = np.arange(n)  # sorted already: pandas keeps the freq of its slice
+        frame.index = pd.date_range("2026-01-01", periods=n, freq="s")
     else:
         frame.index = pd.Index([f"r{i}" for i in range(n)])
+    frame.attrs["source"] = "kept"
     assert _calls_for(frame, sortds[0], monkeypatch, permute="pairs") == {"argsort": 1}
 
 
