@@ -43,6 +43,8 @@ def _cores() -> int:
 
 
 def _threads_for(nbytes: int) -> int:
+    if nbytes < 2 * MIN_BYTES_PER_THREAD:
+        return 1  # the common small copy asks the kernel for nothing
     return max(1, min(MAX_THREADS, _cores(), nbytes // MIN_BYTES_PER_THREAD))
 
 

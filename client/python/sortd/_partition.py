@@ -167,15 +167,19 @@ def _through_sortd(where: tuple[str, str, float], n: int,
 
 def _count(where: tuple[str, str, float]) -> None:
     """One more partition sorted through `where`, by the transport of its last call."""
-    client = _local.__dict__.get("clients", {}).get(where)
+    client = _existing_client(where)
     with _counts_lock:
         counter = (where[0], (client.last_transport if client else None) or "")
         _counts[counter] = _counts.get(counter, 0) + 1
 
 
+def _existing_client(where: tuple[str, str, float]) -> Optional[Client]:
+    return _local.__dict__.get("clients", {}).get(where)
+
+
 def _ran_on_gpu(where: tuple[str, str, float]) -> bool:
     """Whether this thread's last sort through `where` ran on one of sortd's GPUs."""
-    client = _local.__dict__.get("clients", {}).get(where)
+    client = _existing_client(where)
     return client is not None and (client.last_device or "").startswith("cuda")
 
 
@@ -222,6 +226,11 @@ def _by_pairs(df: pd.DataFrame, column: str, canonical: np.ndarray, ascending: b
     return ordered.__finalize__(df)  # attrs and flags, as pandas' own sort keeps them
 
 
+def check_permute(permute: str) -> None:
+    if permute not in PERMUTE_CHOICES:
+        raise ValueError(f"permute: {permute!r}; give one of {', '.join(PERMUTE_CHOICES)}")
+
+
 def _one_column(by: Union[str, Sequence[str]]) -> str:
     columns = [by] if isinstance(by, str) else list(by)
     if len(columns) != 1:
@@ -260,8 +269,7 @@ def sort_partition(df: pd.DataFrame, by: Union[str, Sequence[str]],
     """
     column = _one_column(by)
     up = _one_flag(ascending)
-    if permute not in PERMUTE_CHOICES:
-        raise ValueError(f"permute: {permute!r}; give one of {', '.join(PERMUTE_CHOICES)}")
+    check_permute(permute)
     if na_position not in ("first", "last"):
         raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
     if len(df) < IN_PROCESS_ROWS:

@@ -31,8 +31,8 @@ import dask.config
 import dask.dataframe as dd
 
 from sortd._partition import (CONFIG_SHM_DIR, CONFIG_TARGET, CONFIG_TIMEOUT, IN_PROCESS_ROWS,
-                              PERMUTE_CHOICES, SHM_DIR_ENV, TARGET_ENV, PartitionSortError,
-                              argsort, key_dtype, partition_counts, sort_partition)
+                              SHM_DIR_ENV, TARGET_ENV, PartitionSortError, argsort,
+                              check_permute, key_dtype, partition_counts, sort_partition)
 
 __all__ = ["sort_values", "sort_array", "sort_partition", "argsort", "PartitionSortError",
            "partition_counts", "key_dtype", "TARGET_ENV", "SHM_DIR_ENV", "CONFIG_TARGET",
@@ -70,8 +70,7 @@ def sort_values(df: dd.DataFrame, by: str, *, ascending: bool = True,
     key_dtype(df._meta[by].dtype)  # an unsortable column fails here, not in every task
     if na_position not in ("first", "last"):
         raise ValueError(f"na_position: {na_position!r}; give 'first' or 'last'")
-    if permute not in PERMUTE_CHOICES:
-        raise ValueError(f"permute: {permute!r}; give one of {', '.join(PERMUTE_CHOICES)}")
+    check_permute(permute)
     # Dask 2022.12's sort_values takes its shuffle method from config only, when it builds the
     # graph, so the setting need not outlive this call.
     with dask.config.set(shuffle=shuffle):
