@@ -32,9 +32,10 @@
 #               workers: one partition alone, then Dask's sort_values with pandas' and sortd's
 #               partition sorts (DASK_WORKERS, default 8; DASK_BENCH_FLAGS; every process with
 #               glibc's malloc huge pages, as the images set)     [--python=dask, sortd]
-#   cpu         cpu_sort_bench on the host's cores, beside the host's own numpy: CPU_BENCHES,
+#   cpu         cpu_sort_bench on the host's cores; then np.sort of the host's own numpy beside
+#               vqsort and radix sorts in one process (numpy_anchor.py): CPU_BENCHES,
 #               CPU_SECTIONS, CPU_MIN_LOG2, CPU_MAX_LOG2, CPU_BENCH_FLAGS, CPU_TIMEOUT
-#                                                          [cpu_sort_bench, or CPU_BENCHES's]
+#                          [cpu_sort_bench, or CPU_BENCHES's; libnumpy_anchor.so for numpy's rows]
 #   pool        the GPU worker pool: the batched sort's kernels, the transfer path alone, and
 #               sortd + sortctl bench with batching on and off, chunked against serial copies, and
 #               2 or 4 workers per GPU (POOL_PARTS; pool.sh)
@@ -310,19 +311,15 @@ section_cpu() {
     ran "${names[i]}" $?
     grep '^|' "$out/${names[i]}.txt" | grep -v -- '---'
   done
-  # The host's own numpy (2.x on the GPU machine), one core, on the same sizes: the anchor.
-  timeout 120 python3 - <<'PY' 2>&1 | tee "$out/numpy_sort.txt"
-import time, numpy as np
-rng = np.random.default_rng(1)
-print(f"numpy {np.__version__}: np.sort, Mkeys/s (median of 5)")
-for dtype in (np.uint32, np.int32, np.float32, np.uint64, np.int64, np.float64):
-    for log2 in (16, 20, 24, 26):
-        a = rng.integers(0, np.iinfo(np.uint32).max, 1 << log2).astype(dtype)
-        times = []
-        for _ in range(5):
-            t = time.perf_counter(); np.sort(a); times.append(time.perf_counter() - t)
-        print(f"| {np.dtype(dtype).name} | 2^{log2} | {(1 << log2) / sorted(times)[2] / 1e6:.0f} |")
-PY
+  # The host's own numpy (2.x on the GPU machine), one core: np.sort beside vqsort and the radix
+  # sorts of u32 keys, alternating in one process (bench/numpy_anchor.py).
+  if [[ -f $bundle/bin/libnumpy_anchor.so ]]; then
+    timeout "${CPU_TIMEOUT:-400}" python3 bench/numpy_anchor.py --lib "$bundle/bin/libnumpy_anchor.so" \
+      --min_log2="${CPU_MIN_LOG2:-16}" --max_log2="${CPU_MAX_LOG2:-26}" 2>&1 | tee "$out/numpy_anchor.txt"
+    ran numpy_anchor "${PIPESTATUS[0]}"
+  else
+    echo "numpy_anchor: not in the bundle (build/bench/libnumpy_anchor.so)"
+  fi
 }
 
 # shellcheck source=sortd_bench_lib.sh
