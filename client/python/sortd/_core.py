@@ -3,6 +3,7 @@ arrays, the shared-memory layout and the choice of transport. Everything here is
 except region files; the clients make the calls."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -14,7 +15,9 @@ from sortd._copy import copied, copy_into
 from sortd._errors import SortdError
 from sortd._shm import Region, align_up
 from sortd._types import Arrays, Options
-from sortd._wire import REQUEST_KEYS, REQUEST_VALUES, Answer, join_fields
+from sortd._wire import (REQUEST_KEYS, REQUEST_KEYS_REGION, REQUEST_OUT_INDICES_REGION,
+                         REQUEST_OUT_KEYS_REGION, REQUEST_OUT_VALUES_REGION, REQUEST_VALUES,
+                         REQUEST_VALUES_REGION, Answer, join_fields, region_range)
 from sortd.v1 import sortd_pb2 as pb
 
 INDEX_DTYPE = np.dtype("<u4")  # what the server sends
@@ -50,10 +53,24 @@ def _data_loss(message: str) -> SortdError:
     return SortdError(grpc.StatusCode.DATA_LOSS, message)
 
 
-def bytes_request(arrays: Arrays, opts: Options) -> bytes:
-    head = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
+def request_head(arrays: Arrays, opts: Options) -> bytes:
+    """SortRequest's small fields, serialized: the same for every sort of these dtypes and
+    options, so protobuf builds them once, not on every call."""
+    return _request_head(arrays.key_type, arrays.value_width, opts.descending, opts.stable,
+                         opts.algorithm, opts.return_indices)
+
+
+@functools.lru_cache(maxsize=256)
+def _request_head(key_type: int, value_width: int, descending: bool, stable: bool,
+                  algorithm: str, return_indices: bool) -> bytes:
+    opts = Options(descending, stable, algorithm, return_indices)
+    return pb.SortRequest(key_type=key_type, value_width=value_width,
                           **opts.header_fields()).SerializeToString()
-    return join_fields(head, [(REQUEST_KEYS, arrays.keys), (REQUEST_VALUES, arrays.values)])
+
+
+def bytes_request(arrays: Arrays, opts: Options) -> bytes:
+    return join_fields(request_head(arrays, opts),
+                       [(REQUEST_KEYS, arrays.keys), (REQUEST_VALUES, arrays.values)])
 
 
 def _take(answer: Answer, name: str, dtype: np.dtype, n: int) -> np.ndarray:
@@ -64,8 +81,12 @@ def _take(answer: Answer, name: str, dtype: np.dtype, n: int) -> np.ndarray:
 
 
 def answer_error(answer: Answer, index: Optional[int] = None) -> Optional[SortdError]:
-    if answer.fields.HasField("error"):
-        return SortdError.from_number(answer.fields.error.code, answer.fields.error.message, index)
+    return fields_error(answer.fields, index)
+
+
+def fields_error(fields: pb.SortResponse, index: Optional[int] = None) -> Optional[SortdError]:
+    if fields.HasField("error"):
+        return SortdError.from_number(fields.error.code, fields.error.message, index)
     return None
 
 
@@ -172,10 +193,6 @@ class ShmPlan:
     in_place: bool
 
 
-def _range(region: Region, offset: int, nbytes: int) -> pb.RegionRange:
-    return pb.RegionRange(region=region.name, offset=offset, byte_size=nbytes)
-
-
 def locate(arr: np.ndarray, regions: list[Region]) -> Optional[tuple[Region, int]]:
     for region in regions:
         offset = region.holds(arr)
@@ -204,29 +221,31 @@ def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
     """Copies the inputs that are not in a region yet into `scratch` and lays the outputs out
     after them (`scratch` must hold scratch_bytes())."""
     at = 0
-    request = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
-                             **opts.header_fields())
+    in_ranges: list[bytes] = []
+    out_ranges: list[bytes] = []
     outputs: dict[str, tuple[Region, int]] = {}
-    inputs = [("keys", arrays.keys, request.keys_region, request.out_keys_region)]
+    inputs = [("keys", arrays.keys, REQUEST_KEYS_REGION, REQUEST_OUT_KEYS_REGION)]
     if arrays.values is not None:
-        inputs.append(("values", arrays.values, request.values_region, request.out_values_region))
-    for name, arr, in_range, out_range in inputs:
+        inputs.append(("values", arrays.values, REQUEST_VALUES_REGION, REQUEST_OUT_VALUES_REGION))
+    for name, arr, in_field, out_field in inputs:
         where = located[name]
         if where is None:
             copy_into(scratch.view(at, arr.shape[0], arr.dtype), arr)
             where = (scratch, at)
             at += align_up(arr.nbytes)
-        in_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        in_ranges.append(region_range(in_field, where[0].name, where[1], arr.nbytes))
         if not in_place:
             where = (scratch, at)
             at += align_up(arr.nbytes)
-        out_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        out_ranges.append(region_range(out_field, where[0].name, where[1], arr.nbytes))
         outputs[name] = where
     if opts.return_indices:
         nbytes = arrays.n * INDEX_DTYPE.itemsize
-        request.out_indices_region.CopyFrom(_range(scratch, at, nbytes))
+        out_ranges.append(region_range(REQUEST_OUT_INDICES_REGION, scratch.name, at, nbytes))
         outputs["indices"] = (scratch, at)
-    return ShmPlan(request.SerializeToString(), outputs, in_place)
+    # In field order, as protobuf writes them: the inputs (9, 10) before the outputs (11 to 13).
+    return ShmPlan(b"".join([request_head(arrays, opts), *in_ranges, *out_ranges]), outputs,
+                   in_place)
 
 
 def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool, device: str) -> Result:

@@ -15,7 +15,7 @@ from sortd._core import Result
 from sortd._errors import SortdError
 from sortd._shm import Region
 from sortd._types import Arrays, Options, check_arrays, check_transport, make_options
-from sortd._wire import decode_answer
+from sortd._wire import decode_answer, decode_fields
 from sortd.v1 import sortd_pb2 as pb
 from sortd.v1 import sortd_pb2_grpc as pb_grpc
 
@@ -314,12 +314,12 @@ class Client:
             except grpc.RpcError as e:
                 self._retire_scratch()
                 raise SortdError.from_rpc_error(e) from None
-            answer = decode_answer(raw)
-            error = _core.answer_error(answer)
+            fields = decode_fields(raw)
+            error = _core.fields_error(fields)
             if error:
                 self._retire_scratch()
                 raise error
-            return _core.result_from_shm(plan, arrays, copy, answer.fields.device)
+            return _core.result_from_shm(plan, arrays, copy, fields.device)
 
     def _retire_scratch(self) -> None:
         """After a failed call sortd may still be sorting into the scratch region (a call whose
