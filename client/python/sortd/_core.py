@@ -250,12 +250,20 @@ def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
 
 def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool, device: str) -> Result:
     """The outputs as arrays over their regions (writable views, valid until the client's next
-    shared-memory sort overwrites them), or copies of them with `copy`."""
+    shared-memory sort overwrites them), or copies of them with `copy`. Arrays sorted where they
+    lie are their inputs, never copied."""
+    copy = copy and not plan.in_place
+
     def out(name: str, dtype: np.dtype) -> np.ndarray:
         region, offset = plan.outputs[name]
         view = region.view(offset, arrays.n, dtype)
-        return copied(view) if copy and not plan.in_place else view
+        return copied(view) if copy else view
 
-    values = None if arrays.values is None else out("values", arrays.values.dtype)
+    if plan.in_place:
+        # The inputs' own bytes in their region hold the result: no new view over them.
+        keys, values = arrays.keys, arrays.values
+    else:
+        keys = out("keys", arrays.keys.dtype)
+        values = None if arrays.values is None else out("values", arrays.values.dtype)
     indices = out("indices", INDEX_DTYPE) if "indices" in plan.outputs else None
-    return Result(out("keys", arrays.keys.dtype), values, indices, device)
+    return Result(keys, values, indices, device)
