@@ -223,6 +223,16 @@ class Client:
 
     async def _sort_via_stream(self, arrays: Arrays, opts: Options) -> Result:
         self.last_transport = "stream"
+        try:
+            return await self._stream(arrays, opts)
+        except SortdError as e:
+            limit = _core.answer_chunk_limit(e)
+            if limit is None or limit >= self.max_request_bytes:
+                raise
+            self.max_request_bytes = limit  # a server with a smaller limit than it was told
+            return await self._stream(arrays, opts)
+
+    async def _stream(self, arrays: Arrays, opts: Options) -> Result:
         chunk = min(self.stream_chunk_bytes, self.max_request_bytes)
         assembler = _core.StreamAssembler(arrays, opts)
         call = self._sort_stream(_core.stream_requests(arrays, opts, chunk), timeout=self.timeout)
