@@ -6,7 +6,12 @@ against numpy on the same machine. Prints one markdown table. Not run in CI.
         --sortd build/server/sortd --sortctl build/client/sortctl [--engine=cpu] [--quick]
 
 It starts its own sortd (--shared_memory, on a Unix socket in a scratch folder under /dev/shm).
-Latencies are p50 of sequential calls (one in flight), after one warm-up call. sortd and sortctl
+Latencies are p50 of sequential calls (one in flight), after one warm-up call; ratios are of the
+unrounded p50s. The "from client.empty" rows do what sortctl bench --transport=shm does: keys in a
+registered region, refilled before each call outside the timing (sortctl loads each request into
+its region before its clock starts), sorted into another range of shared memory and read there
+(copy=False); their notes add the same sort where the keys lie (overwrite_input=True). Their 1K
+row shows the fixed cost of a call. sortd and sortctl
 inherit this process's environment: run it with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for all
 three, as docs/python.md does, or without for none.
 """
@@ -39,6 +44,31 @@ def p50_ms(fn: Callable[[], object], reps: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def interleaved_p50_ms(fns: list[Callable[[], object]], reps: int,
+                       setup: Callable[[], object]) -> list[float]:
+    """p50 of each of `fns`, their calls taken in turn (each after an untimed `setup`). Measured
+    one after the other, the first (right after sortctl's run) came out 1.4 to 1.6 times slower
+    in one run than in calls interleaved with the other."""
+    times: list[list[float]] = [[] for _ in fns]
+    for i in range(reps + 1):
+        for k, fn in enumerate(fns):
+            setup()
+            t = time.perf_counter()
+            fn()
+            if i:  # the first round warms up: connection, region, page faults
+                times[k].append(time.perf_counter() - t)
+    return [statistics.median(ts) * 1e3 for ts in times]
+
+
+def ms(t: float) -> str:
+    # Sub-millisecond rows (the fixed cost of a call) need 0.01 ms to be compared at all.
+    return f"{t:.2f}" if t < 10 else f"{t:.1f}"
+
+
+def size(n: int) -> str:
+    return f"{n // M}M" if n >= M else f"{n // 1024}K"
+
+
 def sortctl_p50_ms(sortctl: str, target: str, shm_dir: str, transport: str, n: int,
                    reps: int) -> float:
     out = subprocess.run(
@@ -49,12 +79,31 @@ def sortctl_p50_ms(sortctl: str, target: str, shm_dir: str, transport: str, n: i
     return json.loads(out)["latency_ms"]["p50_ms"]
 
 
+def region_row(client: sortd.Client, sortctl: str, target: str, work: str, a: np.ndarray,
+               reps: int) -> tuple[str, str, str, str]:
+    """Python against sortctl bench --transport=shm doing the same work (see the docstring)."""
+    n = a.shape[0]
+    c = sortctl_p50_ms(sortctl, target, work, "shm", n, reps)
+    lent = client.empty(n, np.uint32)
+
+    def refill() -> None:
+        lent[...] = a
+
+    py, py_in_place = interleaved_p50_ms(
+        [lambda: client.sort(lent, copy=False),
+         lambda: client.sort(lent, overwrite_input=True, copy=False)], reps, refill)
+    return (f"u32 {size(n)} sort, shm from client.empty: Python / sortctl",
+            f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x",
+            f"refilled untimed, copy=False; overwrite_input=True: {ms(py_in_place)} ms "
+            f"({py_in_place / c:.3f}x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sortd", required=True)
     ap.add_argument("--sortctl", required=True)
     ap.add_argument("--engine", default="cpu")
-    ap.add_argument("--quick", action="store_true", help="1M only")
+    ap.add_argument("--quick", action="store_true", help="1M only (and the 1K client.empty row)")
     ap.add_argument("--copy-threads", type=int, default=None,
                     help="at most this many threads per copy into or out of a region (1: one)")
     args = ap.parse_args()
@@ -72,6 +121,8 @@ def main() -> None:
         with sortd.Client(target, shm_dir=work) as client:
             client.wait_for_server(60)
             rng = np.random.default_rng(1)
+            small = rng.integers(0, 1 << 32, 1024, dtype=np.uint32)
+            rows.append(region_row(client, args.sortctl, target, work, small, 2001))
             for n in sizes:
                 reps = 11 if n == M else 5
                 a = rng.integers(0, 1 << 32, n, dtype=np.uint32)
@@ -80,16 +131,11 @@ def main() -> None:
                     py = p50_ms(lambda: client.sort(a, transport=transport), reps)
                     py_view = p50_ms(lambda: client.sort(a, transport=transport, copy=False),
                                      reps)
-                    note = f"copy=False: {py_view:.1f} ms ({py_view / c:.2f}x)"
+                    note = f"copy=False: {ms(py_view)} ms ({py_view / c:.3f}x)"
                     if transport == "shm":
-                        # As sortctl sends it: the keys already in shared memory, the result read
-                        # where sortd wrote it. Filled once; each sort writes to the scratch region.
-                        lent = client.empty(n, np.uint32)
-                        lent[...] = a
-                        py_lent = p50_ms(lambda: client.sort(lent, copy=False), reps)
-                        note += f"; input from client.empty: {py_lent:.1f} ms ({py_lent / c:.2f}x)"
-                    rows.append((f"u32 {n // M}M sort, {transport}: Python / sortctl",
-                                 f"{py:.1f} / {c:.1f} ms", f"{py / c:.2f}x", note))
+                        rows.append(region_row(client, args.sortctl, target, work, a, reps))
+                    rows.append((f"u32 {size(n)} sort, {transport}: Python / sortctl",
+                                 f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x", note))
             for dtype in (np.uint32, np.float64, np.int64):
                 for n in sizes:
                     reps = 5 if n == M else 3
@@ -100,8 +146,8 @@ def main() -> None:
                             ("argsort", lambda: client.argsort(a), lambda: np.argsort(a))):
                         o = p50_ms(ours, reps)
                         t = p50_ms(theirs, reps)
-                        rows.append((f"{np.dtype(dtype).name} {n // M}M {name}: sortd / numpy",
-                                     f"{o:.1f} / {t:.1f} ms", f"{o / t:.2f}x",
+                        rows.append((f"{np.dtype(dtype).name} {size(n)} {name}: sortd / numpy",
+                                     f"{ms(o)} / {ms(t)} ms", f"{o / t:.3f}x",
                                      f"transport {client.last_transport}"))
     finally:
         server.terminate()

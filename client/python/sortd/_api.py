@@ -32,6 +32,7 @@ def indices_of(result: Result) -> np.ndarray:
 
 
 def write_back(target: np.ndarray, got: np.ndarray) -> np.ndarray:
-    if not np.shares_memory(target, got):
+    # `got` is `target` itself when sortd sorted it where it lies.
+    if got is not target and not np.shares_memory(target, got):
         target[...] = got
     return target

@@ -3,6 +3,7 @@ arrays, the shared-memory layout and the choice of transport. Everything here is
 except region files; the clients make the calls."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -14,7 +15,9 @@ from sortd._copy import copied, copy_into
 from sortd._errors import SortdError
 from sortd._shm import Region, align_up
 from sortd._types import Arrays, Options
-from sortd._wire import REQUEST_KEYS, REQUEST_VALUES, Answer, join_fields
+from sortd._wire import (REQUEST_KEYS, REQUEST_KEYS_REGION, REQUEST_OUT_INDICES_REGION,
+                         REQUEST_OUT_KEYS_REGION, REQUEST_OUT_VALUES_REGION, REQUEST_VALUES,
+                         REQUEST_VALUES_REGION, Answer, join_fields, region_range)
 from sortd.v1 import sortd_pb2 as pb
 
 INDEX_DTYPE = np.dtype("<u4")  # what the server sends
@@ -50,10 +53,24 @@ def _data_loss(message: str) -> SortdError:
     return SortdError(grpc.StatusCode.DATA_LOSS, message)
 
 
-def bytes_request(arrays: Arrays, opts: Options) -> bytes:
-    head = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
+def request_head(arrays: Arrays, opts: Options) -> bytes:
+    """SortRequest's small fields, serialized: the same for every sort of these dtypes and
+    options, so protobuf builds them once, not on every call."""
+    return _request_head(arrays.key_type, arrays.value_width, opts.descending, opts.stable,
+                         opts.algorithm, opts.return_indices)
+
+
+@functools.lru_cache(maxsize=256)
+def _request_head(key_type: int, value_width: int, descending: bool, stable: bool,
+                  algorithm: str, return_indices: bool) -> bytes:
+    opts = Options(descending, stable, algorithm, return_indices)
+    return pb.SortRequest(key_type=key_type, value_width=value_width,
                           **opts.header_fields()).SerializeToString()
-    return join_fields(head, [(REQUEST_KEYS, arrays.keys), (REQUEST_VALUES, arrays.values)])
+
+
+def bytes_request(arrays: Arrays, opts: Options) -> bytes:
+    return join_fields(request_head(arrays, opts),
+                       [(REQUEST_KEYS, arrays.keys), (REQUEST_VALUES, arrays.values)])
 
 
 def _take(answer: Answer, name: str, dtype: np.dtype, n: int) -> np.ndarray:
@@ -64,8 +81,12 @@ def _take(answer: Answer, name: str, dtype: np.dtype, n: int) -> np.ndarray:
 
 
 def answer_error(answer: Answer, index: Optional[int] = None) -> Optional[SortdError]:
-    if answer.fields.HasField("error"):
-        return SortdError.from_number(answer.fields.error.code, answer.fields.error.message, index)
+    return fields_error(answer.fields, index)
+
+
+def fields_error(fields: pb.SortResponse, index: Optional[int] = None) -> Optional[SortdError]:
+    if fields.HasField("error"):
+        return SortdError.from_number(fields.error.code, fields.error.message, index)
     return None
 
 
@@ -84,9 +105,12 @@ def result_from_answer(answer: Answer, arrays: Arrays, opts: Options, copy: bool
 # ---- SortStream ----
 
 def stream_requests(arrays: Arrays, opts: Options, chunk_bytes: int) -> Iterator[bytes]:
-    """The header, then the arrays in chunks of whole keys, each sent from the arrays' memory."""
+    """The header, then the arrays in chunks of whole keys, each sent from the arrays' memory.
+    The header asks for answer messages of about `chunk_bytes` too."""
     header = pb.SortStreamHeader(key_type=arrays.key_type, value_width=arrays.value_width,
-                                 key_count=arrays.n, **opts.header_fields())
+                                 key_count=arrays.n,
+                                 response_chunk_keys=answer_chunk_keys(arrays, opts, chunk_bytes),
+                                 **opts.header_fields())
     head = pb.SortStreamRequest(header=header).SerializeToString()
     per_key = arrays.keys.dtype.itemsize + arrays.value_width
     step = max(1, chunk_bytes // per_key)
@@ -98,6 +122,16 @@ def stream_requests(arrays: Arrays, opts: Options, chunk_bytes: int) -> Iterator
         values = None if arrays.values is None else arrays.values[start:stop]
         yield join_fields(head if start == 0 else b"",
                           [(REQUEST_KEYS, arrays.keys[start:stop]), (REQUEST_VALUES, values)])
+
+
+def answer_chunk_keys(arrays: Arrays, opts: Options, chunk_bytes: int) -> int:
+    """Keys per SortStream answer message: as many as fit in `chunk_bytes` with their values and
+    indices. Not the server's default (about 4 MiB): grpcio (1.51) receives a message by growing a
+    bytearray slice by slice and copying it into bytes, in memory new to the process for messages
+    that large, and its page faults made a 1M-key u32 stream take 2 to 3 times sortctl's."""
+    per_key = (arrays.keys.dtype.itemsize + arrays.value_width
+               + (INDEX_DTYPE.itemsize if opts.return_indices else 0))
+    return max(1, chunk_bytes // per_key)
 
 
 class StreamAssembler:
@@ -160,6 +194,20 @@ def learned_limit(error: SortdError) -> Optional[int]:
     return None
 
 
+# A SortStream header that asks for answer messages past the server's --max_request_bytes is
+# refused with the limit named; the stream is sent again with messages that fit.
+_ANSWER_CHUNK_LIMIT = re.compile(
+    r"header\.response_chunk_keys: .* --max_request_bytes \((\d+)\) per message")
+
+
+def answer_chunk_limit(error: SortdError) -> Optional[int]:
+    """The server's --max_request_bytes when `error` refused a stream's answer chunk size."""
+    if error.code != grpc.StatusCode.INVALID_ARGUMENT:
+        return None
+    m = _ANSWER_CHUNK_LIMIT.search(error.details)
+    return int(m.group(1)) if m else None
+
+
 # ---- shared memory ----
 
 @dataclass
@@ -170,10 +218,6 @@ class ShmPlan:
     request: bytes
     outputs: dict[str, tuple[Region, int]]  # name -> (region, offset)
     in_place: bool
-
-
-def _range(region: Region, offset: int, nbytes: int) -> pb.RegionRange:
-    return pb.RegionRange(region=region.name, offset=offset, byte_size=nbytes)
 
 
 def locate(arr: np.ndarray, regions: list[Region]) -> Optional[tuple[Region, int]]:
@@ -204,39 +248,49 @@ def plan_shm(arrays: Arrays, opts: Options, scratch: Region,
     """Copies the inputs that are not in a region yet into `scratch` and lays the outputs out
     after them (`scratch` must hold scratch_bytes())."""
     at = 0
-    request = pb.SortRequest(key_type=arrays.key_type, value_width=arrays.value_width,
-                             **opts.header_fields())
+    in_ranges: list[bytes] = []
+    out_ranges: list[bytes] = []
     outputs: dict[str, tuple[Region, int]] = {}
-    inputs = [("keys", arrays.keys, request.keys_region, request.out_keys_region)]
+    inputs = [("keys", arrays.keys, REQUEST_KEYS_REGION, REQUEST_OUT_KEYS_REGION)]
     if arrays.values is not None:
-        inputs.append(("values", arrays.values, request.values_region, request.out_values_region))
-    for name, arr, in_range, out_range in inputs:
+        inputs.append(("values", arrays.values, REQUEST_VALUES_REGION, REQUEST_OUT_VALUES_REGION))
+    for name, arr, in_field, out_field in inputs:
         where = located[name]
         if where is None:
             copy_into(scratch.view(at, arr.shape[0], arr.dtype), arr)
             where = (scratch, at)
             at += align_up(arr.nbytes)
-        in_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        in_ranges.append(region_range(in_field, where[0].name, where[1], arr.nbytes))
         if not in_place:
             where = (scratch, at)
             at += align_up(arr.nbytes)
-        out_range.CopyFrom(_range(where[0], where[1], arr.nbytes))
+        out_ranges.append(region_range(out_field, where[0].name, where[1], arr.nbytes))
         outputs[name] = where
     if opts.return_indices:
         nbytes = arrays.n * INDEX_DTYPE.itemsize
-        request.out_indices_region.CopyFrom(_range(scratch, at, nbytes))
+        out_ranges.append(region_range(REQUEST_OUT_INDICES_REGION, scratch.name, at, nbytes))
         outputs["indices"] = (scratch, at)
-    return ShmPlan(request.SerializeToString(), outputs, in_place)
+    # In field order, as protobuf writes them: the inputs (9, 10) before the outputs (11 to 13).
+    return ShmPlan(b"".join([request_head(arrays, opts), *in_ranges, *out_ranges]), outputs,
+                   in_place)
 
 
 def result_from_shm(plan: ShmPlan, arrays: Arrays, copy: bool, device: str) -> Result:
     """The outputs as arrays over their regions (writable views, valid until the client's next
-    shared-memory sort overwrites them), or copies of them with `copy`."""
+    shared-memory sort overwrites them), or copies of them with `copy`. Arrays sorted where they
+    lie are their inputs, never copied."""
+    copy = copy and not plan.in_place
+
     def out(name: str, dtype: np.dtype) -> np.ndarray:
         region, offset = plan.outputs[name]
         view = region.view(offset, arrays.n, dtype)
-        return copied(view) if copy and not plan.in_place else view
+        return copied(view) if copy else view
 
-    values = None if arrays.values is None else out("values", arrays.values.dtype)
+    if plan.in_place:
+        # The inputs' own bytes in their region hold the result: no new view over them.
+        keys, values = arrays.keys, arrays.values
+    else:
+        keys = out("keys", arrays.keys.dtype)
+        values = None if arrays.values is None else out("values", arrays.values.dtype)
     indices = out("indices", INDEX_DTYPE) if "indices" in plan.outputs else None
-    return Result(out("keys", arrays.keys.dtype), values, indices, device)
+    return Result(keys, values, indices, device)

@@ -11,6 +11,7 @@ import itertools
 import mmap
 import os
 import secrets
+import sys
 import weakref
 from typing import Optional
 
@@ -75,7 +76,7 @@ class Region:
         """The offset of `arr`'s bytes in this region, or None when they are not all inside it."""
         if self._mmap is None or not arr.flags.c_contiguous:
             return None
-        start = arr.ctypes.data - self.address
+        start = arr.__array_interface__["data"][0] - self.address
         if 0 <= start and start + arr.nbytes <= self.size:
             return start
         return None
@@ -95,6 +96,10 @@ class Region:
         """Releases the region when no array views it any more (then True)."""
         if self._mmap is None:
             return True
+        if sys.getrefcount(self._mmap) > 2:
+            # Held by more than this region and the call's argument: every view holds it. Saves
+            # the refused close (a raised BufferError) on every sort while an empty() array lives.
+            return False
         try:
             self._mmap.close()  # refused (BufferError) while numpy arrays view the mapping
         except BufferError:

@@ -1,6 +1,7 @@
 """What the client accepts, checked before any call: key and value dtypes, shapes, options."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -49,13 +50,23 @@ class Options:
         )
 
 
+def _check_flag(name: str, flag: Any) -> None:
+    if not isinstance(flag, (bool, np.bool_)):
+        raise TypeError(f"{name}: {flag!r}; give True or False")
+
+
 def make_options(descending: Any, stable: Any, algorithm: Any, return_indices: bool) -> Options:
-    for name, flag in (("descending", descending), ("stable", stable)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name}: {flag!r}; give True or False")
+    _check_flag("descending", descending)
+    _check_flag("stable", stable)
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: {algorithm!r}; use one of {', '.join(ALGORITHMS)}")
-    return Options(bool(descending), bool(stable), algorithm, return_indices)
+    return _options(bool(descending), bool(stable), algorithm, bool(return_indices))
+
+
+@functools.lru_cache(maxsize=None)  # at most 2 * 2 * 7 * 2 checked combinations
+def _options(descending: bool, stable: bool, algorithm: str, return_indices: bool) -> Options:
+    # Options are immutable: every sort with the same options shares one.
+    return Options(descending, stable, algorithm, return_indices)
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,12 @@ def _one_d(a: Any, what: str, axis: int) -> np.ndarray:
 
 def check_keys(a: Any, axis: int = -1, what: str = "keys") -> tuple[np.ndarray, int]:
     """The keys as a contiguous little-endian 1-d array (no copy when they already are one)."""
+    if type(a) is np.ndarray and a.ndim == 1 and axis in (-1, 0) and a.flags.c_contiguous:
+        # The common case, as the checks below would pass it but without their new view: a plain
+        # array already as it goes on the wire (a big-endian dtype is not in KEY_TYPES).
+        key_type = KEY_TYPES.get(a.dtype)
+        if key_type is not None:
+            return a, key_type
     arr = _one_d(a, what, axis)
     if arr.dtype.kind not in "uif" or arr.dtype.itemsize not in (4, 8):
         raise TypeError(f"{what}: dtype {arr.dtype} is not supported; sortd sorts {SUPPORTED_KEYS}")

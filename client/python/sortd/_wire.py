@@ -9,6 +9,7 @@ are plain SortRequest / SortStreamRequest / SortResponse messages.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -21,6 +22,11 @@ _LENGTH_DELIMITED = 2
 # (keys 1, values 2, indices 3).
 REQUEST_KEYS, REQUEST_VALUES = 2, 3
 ANSWER_ARRAYS = {1: "keys", 2: "values", 3: "indices"}
+# SortRequest's RegionRange fields (shared memory).
+REQUEST_KEYS_REGION, REQUEST_VALUES_REGION = 9, 10
+REQUEST_OUT_KEYS_REGION, REQUEST_OUT_VALUES_REGION, REQUEST_OUT_INDICES_REGION = 11, 12, 13
+# RegionRange { string region = 1; uint64 offset = 2; uint64 byte_size = 3; }: tags of 2 and 3.
+_RANGE_OFFSET_TAG, _RANGE_SIZE_TAG = b"\x10", b"\x18"
 
 
 def _varint(n: int) -> bytes:
@@ -47,6 +53,21 @@ def join_fields(head: bytes, arrays: list[tuple[int, Optional[np.ndarray]]]) -> 
             parts.append(_field_header(field, arr.nbytes))
             parts.append(memoryview(arr).cast("B"))
     return b"".join(parts)
+
+
+@functools.lru_cache(maxsize=256)
+def region_range(field: int, region: str, offset: int, nbytes: int) -> bytes:
+    """A RegionRange field, byte for byte as protobuf serializes it (zeros left out). Built here
+    because a shared-memory sort's whole request is a few such fields: through protobuf messages
+    they cost more than the rest of the call's Python. Cached: a client that sorts arrays of one
+    size names the same ranges of the same regions in every request."""
+    name = region.encode()
+    body = _field_header(1, len(name)) + name
+    if offset:
+        body += _RANGE_OFFSET_TAG + _varint(offset)
+    if nbytes:
+        body += _RANGE_SIZE_TAG + _varint(nbytes)
+    return _field_header(field, len(body)) + body
 
 
 def _read_varint(buf: memoryview, at: int) -> tuple[int, int]:
@@ -105,6 +126,12 @@ def decode_answer(raw: bytes) -> Answer:
             raise ValueError(f"SortResponse: field {field} ends past the message")
         rest.append(buf[start:at])
     return Answer(raw, spans, pb.SortResponse.FromString(b"".join(rest)))
+
+
+def decode_fields(raw: bytes) -> pb.SortResponse:
+    """A SortResponse that carries no arrays (a shared-memory sort's answer), parsed by protobuf
+    in one call: no walk over its fields here, as decode_answer needs for array fields."""
+    return pb.SortResponse.FromString(raw)
 
 
 def identity(raw: bytes) -> bytes:

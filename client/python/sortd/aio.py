@@ -23,7 +23,7 @@ from sortd._core import Result
 from sortd._errors import SortdError
 from sortd._shm import Region
 from sortd._types import Arrays, Options, check_arrays, check_transport, make_options
-from sortd._wire import decode_answer
+from sortd._wire import decode_answer, decode_fields
 from sortd.client import _SHM_UNUSABLE, _UNREGISTER_TIMEOUT
 from sortd.v1 import sortd_pb2 as pb
 from sortd.v1 import sortd_pb2_grpc as pb_grpc
@@ -223,6 +223,16 @@ class Client:
 
     async def _sort_via_stream(self, arrays: Arrays, opts: Options) -> Result:
         self.last_transport = "stream"
+        try:
+            return await self._stream(arrays, opts)
+        except SortdError as e:
+            limit = _core.answer_chunk_limit(e)
+            if limit is None or limit >= self.max_request_bytes:
+                raise
+            self.max_request_bytes = limit  # a server with a smaller limit than it was told
+            return await self._stream(arrays, opts)
+
+    async def _stream(self, arrays: Arrays, opts: Options) -> Result:
         chunk = min(self.stream_chunk_bytes, self.max_request_bytes)
         assembler = _core.StreamAssembler(arrays, opts)
         call = self._sort_stream(_core.stream_requests(arrays, opts, chunk), timeout=self.timeout)
@@ -259,15 +269,15 @@ class Client:
             plan = _core.plan_shm(arrays, opts, scratch, located, in_place)
             self.last_transport = "shm"
             try:
-                answer = decode_answer(await self._unary(plan.request))
-                error = _core.answer_error(answer)
+                fields = decode_fields(await self._unary(plan.request))
+                error = _core.fields_error(fields)
             except BaseException:
                 await self._retire_scratch()
                 raise
             if error:
                 await self._retire_scratch()
                 raise error
-            return _core.result_from_shm(plan, arrays, copy, answer.fields.device)
+            return _core.result_from_shm(plan, arrays, copy, fields.device)
 
     async def _retire_scratch(self) -> None:
         """After a failed call sortd may still be sorting into the scratch region (a call whose

@@ -15,7 +15,7 @@ from sortd._core import Result
 from sortd._errors import SortdError
 from sortd._shm import Region
 from sortd._types import Arrays, Options, check_arrays, check_transport, make_options
-from sortd._wire import decode_answer
+from sortd._wire import decode_answer, decode_fields
 from sortd.v1 import sortd_pb2 as pb
 from sortd.v1 import sortd_pb2_grpc as pb_grpc
 
@@ -44,7 +44,8 @@ class Client:
         max_request_bytes: the server's ``--max_request_bytes`` when it is not sortd's default
             (1 GiB). Not needed for correctness: a larger request that the server refuses is sent
             again over SortStream, and the limit it names is remembered.
-        stream_chunk_bytes: bytes of keys and values per SortStream request message.
+        stream_chunk_bytes: bytes of keys and values (and indices, in answers) per SortStream
+            message, both ways.
 
     A Client may be shared by threads. Its shared-memory sorts use one region per client (grown
     as needed), one sort at a time; use one client per thread to run them in parallel.
@@ -274,6 +275,16 @@ class Client:
 
     def _sort_via_stream(self, arrays: Arrays, opts: Options) -> Result:
         self.last_transport = "stream"
+        try:
+            return self._stream(arrays, opts)
+        except SortdError as e:
+            limit = _core.answer_chunk_limit(e)
+            if limit is None or limit >= self.max_request_bytes:
+                raise
+            self.max_request_bytes = limit  # a server with a smaller limit than it was told
+            return self._stream(arrays, opts)
+
+    def _stream(self, arrays: Arrays, opts: Options) -> Result:
         chunk = min(self.stream_chunk_bytes, self.max_request_bytes)
         assembler = _core.StreamAssembler(arrays, opts)
         call = self._sort_stream(_core.stream_requests(arrays, opts, chunk), timeout=self.timeout)
@@ -314,12 +325,12 @@ class Client:
             except grpc.RpcError as e:
                 self._retire_scratch()
                 raise SortdError.from_rpc_error(e) from None
-            answer = decode_answer(raw)
-            error = _core.answer_error(answer)
+            fields = decode_fields(raw)
+            error = _core.fields_error(fields)
             if error:
                 self._retire_scratch()
                 raise error
-            return _core.result_from_shm(plan, arrays, copy, answer.fields.device)
+            return _core.result_from_shm(plan, arrays, copy, fields.device)
 
     def _retire_scratch(self) -> None:
         """After a failed call sortd may still be sorting into the scratch region (a call whose

@@ -68,6 +68,31 @@ def test_auto_without_shm_streams_past_the_limit(plain_server):
         assert client.last_transport == "stream"
 
 
+def test_stream_answers_come_in_the_clients_chunks(cpu_server):
+    """Answer messages of stream_chunk_bytes, not the server's 4 MiB; a server whose
+    --max_request_bytes (262144) is smaller than that refuses the stream, which is sent again in
+    chunks of its limit."""
+    a = ref.keys(np.uint64, 100_000, seed=4)  # 800 KB
+    with cpu_server.client(transport="stream") as client:
+        sizes: list[int] = []
+        real = client._sort_stream
+
+        def recording(requests, **kwargs):
+            for raw in real(requests, **kwargs):
+                sizes.append(len(raw))
+                yield raw
+
+        client._sort_stream = recording
+        np.testing.assert_array_equal(client.sort(a), np.sort(a))
+        assert client.max_request_bytes == 262144  # learned from the refusal
+        assert len(sizes) >= 4 and max(sizes) <= 262144 + 64
+        client.stream_chunk_bytes = 65536
+        sizes.clear()
+        got, values = client.sort_pairs(a, a.view(np.float64))
+        np.testing.assert_array_equal(got, np.sort(a))
+        assert len(sizes) >= 25 and max(sizes) <= 65536 + 64  # 100,000 keys of 16 bytes
+
+
 def test_bytes_past_the_limit_is_the_servers_error(plain_server):
     with plain_server.client(transport="bytes") as client:
         with pytest.raises(sortd.SortdError) as e:
