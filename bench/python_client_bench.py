@@ -27,9 +27,12 @@ import tempfile
 import time
 from typing import Callable
 
+import grpc
 import numpy as np
 
 import sortd
+from sortd import _wire
+from sortd.v1 import sortd_pb2 as pb
 
 M = 1 << 20
 
@@ -98,6 +101,29 @@ def region_row(client: sortd.Client, sortctl: str, target: str, work: str, a: np
             f"({py_in_place / c:.3f}x)")
 
 
+def echo_row(sortctl: str, target: str, work: str, a: np.ndarray,
+             reps: int) -> tuple[str, str, str, str]:
+    """The transport's floor over bytes: Diagnostics/Echo (sortd --enable_echo) carries the keys
+    both ways and sorts nothing. Python's call is the bytes path's minimum through grpcio (the
+    request joined from the array's memory, the answer kept as gRPC's bytes); sortctl's lends its
+    array to gRPC and reads the answer in place."""
+    n = a.shape[0]
+    out = subprocess.run(
+        [sortctl, "bench", f"--target={target}", "--echo", "--key_type=u32", f"--sizes=fixed:{n}",
+         "--concurrency=1", f"--requests={reps}", "--warmup=0s", "--no_verify",
+         "--progress=false", "--json", "--timeout=600s"],
+        check=True, capture_output=True, text=True).stdout
+    c = json.loads(out)["latency_ms"]["p50_ms"]
+    head = pb.SortRequest(key_type=pb.KEY_TYPE_UINT32).SerializeToString()
+    limit = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    with grpc.insecure_channel(target, options=limit) as channel:
+        echo = channel.unary_unary("/sortd.v1.Diagnostics/Echo")
+        py = p50_ms(lambda: echo(_wire.join_fields(head, [(_wire.REQUEST_KEYS, a)]),
+                                 timeout=600), reps)
+    return (f"u32 {size(n)} Echo, bytes: Python / sortctl", f"{ms(py)} / {ms(c)} ms",
+            f"{py / c:.3f}x", "the transport alone: grpcio's least copies against sortctl's")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sortd", required=True)
@@ -115,7 +141,8 @@ def main() -> None:
     target = f"unix:{work}/sortd.sock"
     server = subprocess.Popen(
         [args.sortd, f"--listen={target}", "--metrics_listen=", f"--engine={args.engine}",
-         "--shared_memory", f"--shared_memory_dir={work}"], stderr=subprocess.DEVNULL)
+         "--shared_memory", f"--shared_memory_dir={work}", "--enable_echo"],
+        stderr=subprocess.DEVNULL)
     rows = []
     try:
         with sortd.Client(target, shm_dir=work) as client:
@@ -134,6 +161,8 @@ def main() -> None:
                     note = f"copy=False: {ms(py_view)} ms ({py_view / c:.3f}x)"
                     if transport == "shm":
                         rows.append(region_row(client, args.sortctl, target, work, a, reps))
+                    if transport == "bytes":
+                        rows.append(echo_row(args.sortctl, target, work, a, reps))
                     rows.append((f"u32 {size(n)} sort, {transport}: Python / sortctl",
                                  f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x", note))
             for dtype in (np.uint32, np.float64, np.int64):
