@@ -7,11 +7,11 @@ against numpy on the same machine. Prints one markdown table. Not run in CI.
 
 It starts its own sortd (--shared_memory, on a Unix socket in a scratch folder under /dev/shm).
 Latencies are p50 of sequential calls (one in flight), after one warm-up call; ratios are of the
-unrounded p50s. The "from client.empty" rows do what sortctl bench --transport=shm does: keys in a
-registered region, refilled before each call outside the timing (sortctl loads each request into
-its region before its clock starts), sorted into another range of shared memory and read there
-(copy=False); their notes add the same sort where the keys lie (overwrite_input=True). Their 1K
-row shows the fixed cost of a call. sortd and sortctl
+unrounded p50s. The "from client.empty" rows do what sortctl bench --transport=shm does: keys
+loaded once into a registered region (sortctl loads a request into its region once and sends it
+again from there), sorted into another range of shared memory and read there (copy=False); their
+notes add the same sort where the keys lie (overwrite_input=True), the keys loaded again before
+each call outside the timing. Their 1K row shows the fixed cost of a call. sortd and sortctl
 inherit this process's environment: run it with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for all
 three, as docs/python.md does, or without for none.
 """
@@ -27,12 +27,9 @@ import tempfile
 import time
 from typing import Callable
 
-import grpc
 import numpy as np
 
 import sortd
-from sortd import _wire
-from sortd.v1 import sortd_pb2 as pb
 
 M = 1 << 20
 
@@ -48,14 +45,14 @@ def p50_ms(fn: Callable[[], object], reps: int) -> float:
 
 
 def interleaved_p50_ms(fns: list[Callable[[], object]], reps: int,
-                       setup: Callable[[], object]) -> list[float]:
-    """p50 of each of `fns`, their calls taken in turn (each after an untimed `setup`). Measured
+                       setups: list[Callable[[], object]]) -> list[float]:
+    """p50 of each of `fns`, their calls taken in turn (each after its untimed setup). Measured
     one after the other, the first (right after sortctl's run) came out 1.4 to 1.6 times slower
     in one run than in calls interleaved with the other."""
     times: list[list[float]] = [[] for _ in fns]
     for i in range(reps + 1):
         for k, fn in enumerate(fns):
-            setup()
+            setups[k]()
             t = time.perf_counter()
             fn()
             if i:  # the first round warms up: connection, region, page faults
@@ -92,36 +89,16 @@ def region_row(client: sortd.Client, sortctl: str, target: str, work: str, a: np
     def refill() -> None:
         lent[...] = a
 
+    # Sorted into another range, the keys stay as loaded, as sortctl's do; sorted where they lie
+    # they are loaded again before each call.
     py, py_in_place = interleaved_p50_ms(
         [lambda: client.sort(lent, copy=False),
-         lambda: client.sort(lent, overwrite_input=True, copy=False)], reps, refill)
+         lambda: client.sort(lent, overwrite_input=True, copy=False)], reps,
+        [lambda: None, refill])
     return (f"u32 {size(n)} sort, shm from client.empty: Python / sortctl",
             f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x",
-            f"refilled untimed, copy=False; overwrite_input=True: {ms(py_in_place)} ms "
+            f"copy=False; overwrite_input=True (keys loaded again, untimed): {ms(py_in_place)} ms "
             f"({py_in_place / c:.3f}x)")
-
-
-def echo_row(sortctl: str, target: str, work: str, a: np.ndarray,
-             reps: int) -> tuple[str, str, str, str]:
-    """The transport's floor over bytes: Diagnostics/Echo (sortd --enable_echo) carries the keys
-    both ways and sorts nothing. Python's call is the bytes path's minimum through grpcio (the
-    request joined from the array's memory, the answer kept as gRPC's bytes); sortctl's lends its
-    array to gRPC and reads the answer in place."""
-    n = a.shape[0]
-    out = subprocess.run(
-        [sortctl, "bench", f"--target={target}", "--echo", "--key_type=u32", f"--sizes=fixed:{n}",
-         "--concurrency=1", f"--requests={reps}", "--warmup=0s", "--no_verify",
-         "--progress=false", "--json", "--timeout=600s"],
-        check=True, capture_output=True, text=True).stdout
-    c = json.loads(out)["latency_ms"]["p50_ms"]
-    head = pb.SortRequest(key_type=pb.KEY_TYPE_UINT32).SerializeToString()
-    limit = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
-    with grpc.insecure_channel(target, options=limit) as channel:
-        echo = channel.unary_unary("/sortd.v1.Diagnostics/Echo")
-        py = p50_ms(lambda: echo(_wire.join_fields(head, [(_wire.REQUEST_KEYS, a)]),
-                                 timeout=600), reps)
-    return (f"u32 {size(n)} Echo, bytes: Python / sortctl", f"{ms(py)} / {ms(c)} ms",
-            f"{py / c:.3f}x", "the transport alone: grpcio's least copies against sortctl's")
 
 
 def main() -> None:
@@ -130,6 +107,7 @@ def main() -> None:
     ap.add_argument("--sortctl", required=True)
     ap.add_argument("--engine", default="cpu")
     ap.add_argument("--quick", action="store_true", help="1M only (and the 1K client.empty row)")
+    ap.add_argument("--no-numpy", action="store_true", help="leave out the rows against numpy")
     ap.add_argument("--copy-threads", type=int, default=None,
                     help="at most this many threads per copy into or out of a region (1: one)")
     args = ap.parse_args()
@@ -141,8 +119,7 @@ def main() -> None:
     target = f"unix:{work}/sortd.sock"
     server = subprocess.Popen(
         [args.sortd, f"--listen={target}", "--metrics_listen=", f"--engine={args.engine}",
-         "--shared_memory", f"--shared_memory_dir={work}", "--enable_echo"],
-        stderr=subprocess.DEVNULL)
+         "--shared_memory", f"--shared_memory_dir={work}"], stderr=subprocess.DEVNULL)
     rows = []
     try:
         with sortd.Client(target, shm_dir=work) as client:
@@ -161,11 +138,9 @@ def main() -> None:
                     note = f"copy=False: {ms(py_view)} ms ({py_view / c:.3f}x)"
                     if transport == "shm":
                         rows.append(region_row(client, args.sortctl, target, work, a, reps))
-                    if transport == "bytes":
-                        rows.append(echo_row(args.sortctl, target, work, a, reps))
                     rows.append((f"u32 {size(n)} sort, {transport}: Python / sortctl",
                                  f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x", note))
-            for dtype in (np.uint32, np.float64, np.int64):
+            for dtype in () if args.no_numpy else (np.uint32, np.float64, np.int64):
                 for n in sizes:
                     reps = 5 if n == M else 3
                     a = (rng.integers(0, 1 << 62, n).astype(dtype) if dtype != np.float64
