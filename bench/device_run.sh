@@ -266,7 +266,7 @@ has_python() {
 
 section_python() {
   has_python "python client bench" && needs "python client bench" sortd sortctl || return 0
-  # shellcheck disable=SC2086  # PYTHON_BENCH_FLAGS: flags, split on spaces (--quick: 1M only)
+  # shellcheck disable=SC2086  # PYTHON_BENCH_FLAGS: flags, split on spaces (--quick, --no-numpy)
   PYTHONPATH=$SORTD_PYTHONPATH timeout "${PYTHON_TIMEOUT:-420}" "$SORTD_PYTHON" \
     bench/python_client_bench.py --sortd "$(command -v sortd)" --sortctl "$(command -v sortctl)" \
     --engine gpu ${PYTHON_BENCH_FLAGS:-} 2>&1 | tee "$out/python_client_bench.txt"
@@ -318,7 +318,7 @@ section_cpu() {
       --min_log2="${CPU_MIN_LOG2:-16}" --max_log2="${CPU_MAX_LOG2:-26}" 2>&1 | tee "$out/numpy_anchor.txt"
     ran numpy_anchor "${PIPESTATUS[0]}"
   else
-    echo "numpy_anchor: not in the bundle (build/bench/libnumpy_anchor.so)"
+    echo "=== numpy_anchor: skipped: not in the bundle (build/bench/libnumpy_anchor.so)"
   fi
 }
 

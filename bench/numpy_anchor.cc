@@ -32,6 +32,7 @@ void VqSortAscending(void* keys, size_t n) {
 template <int kDigits>
 uint32_t* LsdRadix(uint32_t* src, uint32_t* dst, size_t n, int bits, int shift) {
   static uint32_t counts[kDigits][1 << 12];
+  if (n == 0) return src;
   const uint32_t radix = 1u << bits, mask = radix - 1;
   for (auto& digit : counts) std::fill(digit, digit + radix, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -57,7 +58,8 @@ void Lsd11(uint32_t* keys, uint32_t* tmp, size_t n) {
 }
 
 // Scatters src into dst by the top `top_bits` bits (at most 11), each bucket's keys gathered in a
-// 64-byte line first so that memory sees whole lines; starts[b] is bucket b's first index.
+// 64-byte line first so that memory sees whole lines (dst 64-byte aligned, as numpy_anchor.py
+// passes it); starts[b] is bucket b's first index. n < 2^32.
 void PartitionByTopBits(const uint32_t* src, uint32_t* dst, size_t n, int top_bits,
                         uint32_t* starts) {
   constexpr uint32_t kLine = 16;
@@ -112,18 +114,21 @@ void MsdVqSort(uint32_t* keys, uint32_t* tmp, size_t n) {
   static uint32_t starts[2048 + 1];
   PartitionByTopBits(keys, tmp, n, top, starts);
   for (uint32_t b = 0; b < (1u << top); ++b) {
-    Sorter()(tmp + starts[b], starts[b + 1] - starts[b], hwy::SortAscending());
+    const size_t from = starts[b], m = starts[b + 1] - from;
+    if (m != 0) Sorter()(tmp + from, m, hwy::SortAscending());
   }
   std::memcpy(keys, tmp, n * sizeof(uint32_t));
 }
 
 }  // namespace
 
-// `dtype`: numpy's dtype name. Returns 0, or -1 for a sort or dtype this library does not have.
+// `dtype`: numpy's dtype name. Returns 0, or -1 for a sort or dtype this library does not have
+// (or n of 2^32 or more).
 // `tmp` holds n keys (the radix sorts' second array).
 extern "C" int sortd_anchor_sort(const char* sort, const char* dtype, void* keys, void* tmp,
                                  size_t n) {
   const auto is = [](const char* a, const char* b) { return std::strcmp(a, b) == 0; };
+  if (n >> 32 != 0) return -1;  // the radix sorts count in uint32
   if (is(sort, "vqsort")) {
     if (is(dtype, "uint32")) return VqSortAscending<uint32_t>(keys, n), 0;
     if (is(dtype, "int32")) return VqSortAscending<int32_t>(keys, n), 0;

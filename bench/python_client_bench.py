@@ -3,7 +3,8 @@
 against numpy on the same machine. Prints one markdown table. Not run in CI.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_client_bench.py \
-        --sortd build/server/sortd --sortctl build/client/sortctl [--engine=cpu] [--quick]
+        --sortd build/server/sortd --sortctl build/client/sortctl [--engine=cpu] [--quick] \
+        [--no-numpy] [--copy-threads=N]
 
 It starts its own sortd (--shared_memory, on a Unix socket in a scratch folder under /dev/shm).
 Latencies are p50 of sequential calls (one in flight), after one warm-up call; ratios are of the
@@ -84,16 +85,17 @@ def region_row(client: sortd.Client, sortctl: str, target: str, work: str, a: np
     """Python against sortctl bench --transport=shm doing the same work (see the docstring)."""
     n = a.shape[0]
     c = sortctl_p50_ms(sortctl, target, work, "shm", n, reps)
-    lent = client.empty(n, np.uint32)
+    # Sorted into another range, the keys stay as loaded, as sortctl's do; sorted where they lie
+    # (an array of their own) they are loaded again before each call.
+    lent, lent_in_place = client.empty(n, np.uint32), client.empty(n, np.uint32)
+    lent[...] = a
 
     def refill() -> None:
-        lent[...] = a
+        lent_in_place[...] = a
 
-    # Sorted into another range, the keys stay as loaded, as sortctl's do; sorted where they lie
-    # they are loaded again before each call.
     py, py_in_place = interleaved_p50_ms(
         [lambda: client.sort(lent, copy=False),
-         lambda: client.sort(lent, overwrite_input=True, copy=False)], reps,
+         lambda: client.sort(lent_in_place, overwrite_input=True, copy=False)], reps,
         [lambda: None, refill])
     return (f"u32 {size(n)} sort, shm from client.empty: Python / sortctl",
             f"{ms(py)} / {ms(c)} ms", f"{py / c:.3f}x",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from sortd.v1 import sortd_pb2 as pb
 
@@ -130,8 +131,12 @@ def decode_answer(raw: bytes) -> Answer:
 
 def decode_fields(raw: bytes) -> pb.SortResponse:
     """A SortResponse that carries no arrays (a shared-memory sort's answer), parsed by protobuf
-    in one call: no walk over its fields here, as decode_answer needs for array fields."""
-    return pb.SortResponse.FromString(raw)
+    in one call: no walk over its fields here, as decode_answer needs for array fields. Raises
+    ValueError, as decode_answer does, when `raw` is not one."""
+    try:
+        return pb.SortResponse.FromString(raw)
+    except DecodeError as e:
+        raise ValueError(f"SortResponse: {e}") from None
 
 
 def identity(raw: bytes) -> bytes:

@@ -321,11 +321,13 @@ class Client:
             plan = _core.plan_shm(arrays, opts, scratch, located, in_place)
             self.last_transport = "shm"
             try:
-                raw = self._sort_keys(plan.request, timeout=self.timeout)
+                fields = decode_fields(self._sort_keys(plan.request, timeout=self.timeout))
             except grpc.RpcError as e:
                 self._retire_scratch()
                 raise SortdError.from_rpc_error(e) from None
-            fields = decode_fields(raw)
+            except BaseException:
+                self._retire_scratch()
+                raise
             error = _core.fields_error(fields)
             if error:
                 self._retire_scratch()
