@@ -63,3 +63,42 @@ def test_empty_in_place_and_errors_in_a_session(cpu_server):
             assert list(got[0]) == [1, 2] and list(got[2]) == [3, 4]
             assert isinstance(got[1], sortd.SortdError) and got[1].index == 1
     run(main())
+
+
+def test_stream_answers_come_in_the_clients_chunks(cpu_server):
+    """As the sync client's test: answer messages of stream_chunk_bytes, and a server whose
+    --max_request_bytes (262144) is smaller refuses the stream, which is sent again in chunks of
+    its limit."""
+    a = ref.keys(np.uint64, 100_000, seed=4)  # 800 KB
+    sizes: list[int] = []
+
+    class Recording:
+        """A SortStream call whose answer messages are counted as they arrive."""
+
+        def __init__(self, call):
+            self._call = call
+
+        async def _answers(self):
+            async for raw in self._call:
+                sizes.append(len(raw))
+                yield raw
+
+        def __aiter__(self):
+            return self._answers()
+
+        def cancel(self):
+            return self._call.cancel()
+
+    async def main():
+        async with sortd.aio.Client(cpu_server.target, transport="stream", timeout=60) as client:
+            real = client._sort_stream
+            client._sort_stream = lambda requests, **kwargs: Recording(real(requests, **kwargs))
+            np.testing.assert_array_equal(await client.sort(a), np.sort(a))
+            assert client.max_request_bytes == 262144  # learned from the refusal
+            assert len(sizes) >= 4 and max(sizes) <= 262144 + 64
+            client.stream_chunk_bytes = 65536
+            sizes.clear()
+            got, _ = await client.sort_pairs(a, a.view(np.float64))
+            np.testing.assert_array_equal(got, np.sort(a))
+            assert len(sizes) >= 25 and max(sizes) <= 65536 + 64  # 100,000 keys of 16 bytes
+    run(main())
