@@ -200,12 +200,14 @@ _ANSWER_CHUNK_LIMIT = re.compile(
     r"header\.response_chunk_keys: .* --max_request_bytes \((\d+)\) per message")
 
 
-def answer_chunk_limit(error: SortdError) -> Optional[int]:
-    """The server's --max_request_bytes when `error` refused a stream's answer chunk size."""
+def answer_chunk_limit(error: SortdError, current: int) -> Optional[int]:
+    """The server's --max_request_bytes when `error` refused a stream's answer chunk size and
+    names a limit below `current` (the client's), so that a stream in chunks of it would fit;
+    None otherwise."""
     if error.code != grpc.StatusCode.INVALID_ARGUMENT:
         return None
     m = _ANSWER_CHUNK_LIMIT.search(error.details)
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m and int(m.group(1)) < current else None
 
 
 # ---- shared memory ----

@@ -278,8 +278,8 @@ class Client:
         try:
             return self._stream(arrays, opts)
         except SortdError as e:
-            limit = _core.answer_chunk_limit(e)
-            if limit is None or limit >= self.max_request_bytes:
+            limit = _core.answer_chunk_limit(e, self.max_request_bytes)
+            if limit is None:
                 raise
             self.max_request_bytes = limit  # a server with a smaller limit than it was told
             return self._stream(arrays, opts)

@@ -88,3 +88,11 @@ def test_decode_fields_reads_an_error():
     assert error is not None and error.code.name == "RESOURCE_EXHAUSTED" and error.index == 3
     assert _core.fields_error(decode_fields(pb.SortResponse(device="cpu").SerializeToString())) \
         is None
+
+
+def test_decode_fields_refuses_what_is_no_sortresponse():
+    # A truncated answer (its device string cut short) and a wire type protobuf never writes.
+    whole = pb.SortResponse(device="cuda:0").SerializeToString()
+    for raw in (whole[:-2], b"\x0f"):
+        with pytest.raises(ValueError, match="SortResponse"):
+            decode_fields(raw)
